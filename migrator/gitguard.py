@@ -1,0 +1,52 @@
+"""Refuse to overwrite files with uncommitted changes inside a git work tree (as `cargo fix` does)."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+
+class GitGuardError(Exception):
+    pass
+
+
+def dirty_files(paths: list[str]) -> list[str]:
+    """Those of `paths` that are modified, staged, or untracked in their git work tree."""
+    if not paths:
+        return []
+    import git  # gitpython, loaded only when something is about to be written
+
+    by_repo: dict[str, list[str]] = defaultdict(list)
+    repos: dict[str, object] = {}
+    for path in paths:
+        directory = os.path.dirname(os.path.abspath(path))
+        try:
+            repo = git.Repo(directory, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            continue  # outside git: nothing to protect the user with, just run
+        if repo.bare or repo.working_tree_dir is None:
+            continue
+        top = os.path.realpath(repo.working_tree_dir)
+        repos[top] = repo
+        by_repo[top].append(path)
+    dirty: list[str] = []
+    for top, members in by_repo.items():
+        repo = repos[top]
+        rel = {os.path.relpath(os.path.realpath(p), top).replace(os.sep, "/"): p for p in members}
+        try:
+            out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--", *sorted(rel))
+        except Exception as exc:  # noqa: BLE001 - gitpython raises many kinds; say what git said
+            raise GitGuardError(f"git status failed in {top}: {exc}") from None
+        entries = out.split("\0")
+        i = 0
+        while i < len(entries):
+            item = entries[i]
+            i += 1
+            if len(item) < 4:
+                continue
+            code, name = item[:2], item[3:]
+            if code[0] in "RC":
+                i += 1  # the rename source follows
+            if name in rel:
+                dirty.append(rel[name])
+    return sorted(set(dirty))

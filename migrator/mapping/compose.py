@@ -1,0 +1,308 @@
+"""Compose release tables from `--from` to `--to` into one `MappingSet` that rewriters query.
+
+Composition is sequential application: a key is passed through each release's table in order, so
+renames chain (a → b, then b → c gives a → c) and a removal after a rename removes the original key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrator.mapping.entries import (
+    Entry,
+    EnvRemoval,
+    EnvRename,
+    FileCondition,
+    KeyNoAction,
+    KeyRemoval,
+    KeyRename,
+    ModuleMove,
+    PathMove,
+    PathRemoval,
+    VarRename,
+)
+from migrator.mapping.load import ReleaseTable, TableError, TableSet, check_table_consistency, load_table
+
+
+@dataclass(frozen=True)
+class KeyChange:
+    """What becomes of one config key. `new` is None for removals and warnings."""
+
+    old: str
+    new: str | None
+    action: str  # "rename" | "remove" | "warn"
+    hint: str | None
+    entries: tuple[Entry, ...]
+
+    @property
+    def prs(self) -> tuple[int, ...]:
+        return tuple(dict.fromkeys(e.pr for e in self.entries))
+
+
+@dataclass(frozen=True)
+class PathChange:
+    old: str
+    new: str | None  # None: removed
+    env: tuple[tuple[str, str], ...]
+    args: tuple[str, ...]
+    hint: str | None
+    entries: tuple[Entry, ...]
+
+    @property
+    def prs(self) -> tuple[int, ...]:
+        return tuple(dict.fromkeys(e.pr for e in self.entries))
+
+
+@dataclass(frozen=True)
+class ModuleChange:
+    old: str
+    new: str
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True)
+class NameRule:
+    """An env or shell-variable rule, in release order. `new` None means removal."""
+
+    old: str
+    new: str | None
+    value: str | None
+    when: FileCondition | None
+    entry: Entry
+
+    def applies_to(self, source: bytes) -> bool:
+        return self.when is None or self.when.matches(source)
+
+
+class _Step:
+    """One release's table, indexed for lookups."""
+
+    def __init__(self, table: ReleaseTable):
+        self.table = table
+        self.keys: dict[str, Entry] = {}
+        self.key_subtrees: dict[str, Entry] = {}  # prefix without ".*"
+        self.paths: dict[str, Entry] = {}
+        self.dirs: dict[str, Entry] = {}
+        self.modules: dict[str, ModuleMove] = {}
+        for e in table.entries:
+            if isinstance(e, (KeyRename, KeyRemoval, KeyNoAction)):
+                if e.old.endswith(".*"):
+                    self.key_subtrees[e.old[:-2]] = e
+                else:
+                    self.keys[e.old] = e
+            elif isinstance(e, (PathMove, PathRemoval)):
+                (self.dirs if e.old.endswith("/") else self.paths)[e.old] = e
+            elif isinstance(e, ModuleMove):
+                self.modules[e.old] = e
+
+    def key_entry(self, key: str) -> tuple[Entry, str] | None:
+        """The entry for `key` and the key after it (longest match: exact key, then nearest subtree)."""
+        e = self.keys.get(key)
+        if e is not None:
+            return e, getattr(e, "new", key)
+        if not self.key_subtrees:
+            return None
+        parts = key.split(".")
+        for n in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:n])
+            e = self.key_subtrees.get(prefix)
+            if e is not None:
+                if isinstance(e, KeyRename):
+                    return e, e.new[:-2] + key[len(prefix):]
+                return e, key
+        return None
+
+    def path_entry(self, path: str) -> tuple[Entry, str] | None:
+        e = self.paths.get(path)
+        if e is not None:
+            return e, getattr(e, "new", path)
+        if self.dirs:
+            idx = path.find("/")
+            while idx != -1:
+                e = self.dirs.get(path[: idx + 1])
+                if e is not None:
+                    return e, (e.new + path[idx + 1:]) if isinstance(e, PathMove) else path
+                idx = path.find("/", idx + 1)
+        return None
+
+    def module_entry(self, module: str) -> tuple[ModuleMove, str] | None:
+        parts = module.split(".")
+        for n in range(len(parts), 0, -1):
+            e = self.modules.get(".".join(parts[:n]))
+            if e is not None:
+                return e, e.new + module[len(e.old):]
+        return None
+
+
+@dataclass
+class MappingSet:
+    """The composed migration from `from_release` to `to_release`: what rewriters ask about."""
+
+    from_release: str
+    to_release: str
+    tables: tuple[ReleaseTable, ...]
+    _steps: list[_Step] = field(init=False, repr=False)
+    _key_cache: dict = field(init=False, repr=False, default_factory=dict)
+    _path_cache: dict = field(init=False, repr=False, default_factory=dict)
+
+    def __post_init__(self):
+        self._steps = [_Step(t) for t in self.tables]
+        self.env_rules: tuple[NameRule, ...] = tuple(
+            NameRule(e.old, getattr(e, "new", None), e.value, e.when, e)
+            for t in self.tables for e in t.entries if isinstance(e, (EnvRename, EnvRemoval)))
+        self.var_rules: tuple[NameRule, ...] = tuple(
+            NameRule(e.old, e.new, None, e.when, e)
+            for t in self.tables for e in t.entries if isinstance(e, VarRename))
+        self._check_cycles()
+
+    # -- queries -----------------------------------------------------------------------------
+    def key(self, key: str) -> KeyChange | None:
+        """The composed change for a concrete config key, or None when it stays as it is."""
+        try:
+            return self._key_cache[key]
+        except KeyError:
+            pass
+        current, chain = key, []
+        result = None
+        for step in self._steps:
+            found = step.key_entry(current)
+            if found is None:
+                continue
+            entry, after = found
+            if isinstance(entry, KeyNoAction):
+                continue
+            chain.append(entry)
+            if isinstance(entry, KeyRemoval):
+                result = KeyChange(key, None, entry.action, entry.hint, tuple(chain))
+                break
+            current = after
+        else:
+            if chain and current != key:
+                result = KeyChange(key, current, "rename", None, tuple(chain))
+        self._key_cache[key] = result
+        return result
+
+    def path(self, path: str) -> PathChange | None:
+        """The composed change for a repository-relative path, or None."""
+        try:
+            return self._path_cache[path]
+        except KeyError:
+            pass
+        current, chain, env, args = path, [], {}, []
+        result = None
+        for step in self._steps:
+            found = step.path_entry(current)
+            if found is None:
+                continue
+            entry, after = found
+            chain.append(entry)
+            if isinstance(entry, PathRemoval):
+                result = PathChange(path, None, tuple(env.items()), tuple(args), entry.hint, tuple(chain))
+                break
+            assert isinstance(entry, PathMove)
+            env.update(entry.env)
+            args.extend(entry.args)
+            current = after
+        else:
+            if chain and current != path:
+                result = PathChange(path, current, tuple(env.items()), tuple(args), None, tuple(chain))
+        self._path_cache[path] = result
+        return result
+
+    def module(self, module: str) -> ModuleChange | None:
+        current, chain = module, []
+        for step in self._steps:
+            found = step.module_entry(current)
+            if found is not None:
+                chain.append(found[0])
+                current = found[1]
+        if chain and current != module:
+            return ModuleChange(module, current, tuple(chain))
+        return None
+
+    # -- what the table knows ------------------------------------------------------------------
+    def entries(self) -> list[Entry]:
+        return [e for t in self.tables for e in t.entries]
+
+    def old_keys(self) -> set[str]:
+        """Every key (subtree keys without '.*') that some step maps."""
+        out = set()
+        for step in self._steps:
+            out.update(step.keys)
+            out.update(step.key_subtrees)
+        return out
+
+    def old_paths(self) -> set[str]:
+        out = set()
+        for step in self._steps:
+            out.update(step.paths)
+            out.update(step.dirs)
+        return out
+
+    def old_modules(self) -> set[str]:
+        return {m for step in self._steps for m in step.modules}
+
+    def old_tokens(self) -> set[str]:
+        """Every literal a file must contain for any entry to apply (for prefiltering)."""
+        tokens = self.old_keys() | self.old_paths() | self.old_modules()
+        tokens |= {r.old for r in self.env_rules} | {r.old for r in self.var_rules}
+        return {t for t in tokens if t}
+
+    @property
+    def is_empty(self) -> bool:
+        return not any(t.entries for t in self.tables)
+
+    def _check_cycles(self) -> None:
+        for step in self._steps:
+            for old, entry in list(step.keys.items()):
+                if isinstance(entry, KeyRename):
+                    change = self.key(old)
+                    if change is None and self.key(entry.new) is not None:
+                        later = self.key(entry.new)
+                        raise TableError(entry.origin.file, entry.origin.line,
+                                         f"rename cycle: {old} -> {entry.new} -> ... -> {old} "
+                                         f"({', '.join(e.origin.release for e in later.entries)})",
+                                         entry.describe())
+
+
+def compose(tables: TableSet, from_release: str | None = None, to_release: str | None = None,
+            extra_tables: list[Path] | None = None) -> MappingSet:
+    """Compose the tables of the releases after `from_release` up to and including `to_release`.
+
+    Extra (user) tables naming a release are merged into it, replacing built-in entries that
+    have the same `old`; tables without a release apply after the target release.
+    """
+    releases = list(tables.releases)
+    from_release = from_release or releases[0]
+    to_release = to_release or releases[-1]
+    for name, label in ((from_release, "--from"), (to_release, "--to")):
+        if name not in releases:
+            raise UnknownRelease(label, name, releases)
+    lo, hi = releases.index(from_release), releases.index(to_release)
+    if lo > hi:
+        raise TableError("--from/--to", None, f"--from {from_release} is newer than --to {to_release}")
+    chosen = {r: tables.tables[r] for r in releases[lo + 1: hi + 1]}
+    trailing: list[ReleaseTable] = []
+    for path in extra_tables or []:
+        user = load_table(Path(path))
+        if not user.release:
+            trailing.append(user)
+            continue
+        if user.release not in releases:
+            raise TableError(str(path), None, f"table names unknown release {user.release!r} "
+                                              f"(known: {', '.join(releases)})")
+        if user.release not in chosen:
+            continue  # outside the requested range
+        base = chosen[user.release]
+        overridden = {e.identity for e in user.entries}
+        merged = ReleaseTable(base.release, base.file,
+                              tuple(e for e in base.entries if e.identity not in overridden) + user.entries)
+        check_table_consistency(merged)
+        chosen[user.release] = merged
+    return MappingSet(from_release, to_release, tuple(chosen.values()) + tuple(trailing))
+
+
+class UnknownRelease(TableError):
+    def __init__(self, option: str, name: str, known: list[str]):
+        super().__init__(option, None, f"unknown release {name!r} (known: {', '.join(known)})")

@@ -1,0 +1,261 @@
+"""Load and validate mapping tables: every error names the file, the line, the entry and the fault."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from migrator.mapping.entries import (
+    ENTRY_KINDS,
+    Entry,
+    FieldError,
+    KeyRemoval,
+    KeyRename,
+    ModuleMove,
+    Origin,
+    PathMove,
+    PathRemoval,
+    EnvRename,
+    EnvRemoval,
+    VarRename,
+)
+
+
+class TableError(Exception):
+    """A broken mapping table; str() is the message a person reads (`file:line: entry: problem`)."""
+
+    def __init__(self, file: str, line: int | None, message: str, entry: str | None = None):
+        self.file, self.line, self.entry, self.message = file, line, entry, message
+        where = f"{file}:{line}" if line else file
+        what = f" {entry}:" if entry else ""
+        super().__init__(f"{where}:{what} {message}")
+
+
+@dataclass(frozen=True)
+class ReleaseTable:
+    release: str
+    file: str
+    entries: tuple[Entry, ...]
+
+
+def builtin_mappings_dir() -> Path:
+    """The tables shipped with the package: inside the wheel, or the repository's `mappings/`."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "_builtin_mappings", here.parent / "mappings"):
+        if (candidate / "verl" / "releases.yaml").is_file():
+            return candidate
+    raise TableError(str(here / "_builtin_mappings"), None, "built-in mapping tables are missing from the installation")
+
+
+def _to_python(node: yaml.Node, file: str):
+    """Convert a composed YAML node tree to plain values, keeping each mapping's line as `__line__`."""
+    if isinstance(node, yaml.MappingNode):
+        out: dict = {}
+        lines: dict = {}
+        for key_node, value_node in node.value:
+            key = _to_python(key_node, file)
+            if not isinstance(key, (str, int, float, bool)) or key is None:
+                raise TableError(file, key_node.start_mark.line + 1, f"mapping key {key!r} is not a scalar")
+            if key in out:
+                raise TableError(file, key_node.start_mark.line + 1, f"field {key!r} is given twice")
+            out[key] = _to_python(value_node, file)
+            lines[key] = key_node.start_mark.line + 1
+        out["__line__"] = node.start_mark.line + 1
+        out["__lines__"] = lines
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_to_python(child, file) for child in node.value]
+    return yaml.SafeLoader.construct_object(_SCALAR_LOADER, node)  # type: ignore[arg-type]
+
+
+class _ScalarLoader(yaml.SafeLoader):
+    def __init__(self):  # no stream: used only to construct scalars with YAML 1.1 safe semantics
+        yaml.SafeLoader.__init__(self, "")
+
+
+_SCALAR_LOADER = _ScalarLoader()
+
+
+def _plain(value):
+    """Strip the line bookkeeping from nested values (env presets, when-conditions)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if k not in ("__line__", "__lines__")}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def parse_entry(raw: object, file: str, release: str, index: int) -> Entry:
+    if not isinstance(raw, dict):
+        raise TableError(file, None, f"entry #{index + 1} is not a mapping: {raw!r}")
+    line = raw.get("__line__")
+    kind = raw.get("kind")
+    label = f"entry #{index + 1} ({kind} {raw.get('old', '?')})"
+    if kind not in ENTRY_KINDS:
+        known = ", ".join(sorted(ENTRY_KINDS))
+        raise TableError(file, line, f"unknown kind {kind!r} (known: {known})", label)
+    cls = ENTRY_KINDS[kind]
+    fields = {k: v for k, v in raw.items() if k not in ("kind", "__line__", "__lines__")}
+    extra = sorted(set(fields) - set(cls.FIELDS))
+    if extra:
+        raise TableError(file, raw["__lines__"].get(extra[0], line),
+                         f"unexpected field(s) {', '.join(map(str, extra))} for {kind} "
+                         f"(allowed: {', '.join(cls.FIELDS)})", label)
+    missing = [name for name, (required, _) in cls.FIELDS.items() if required and name not in fields]
+    if missing:
+        raise TableError(file, line, f"missing field(s) {', '.join(missing)} for {kind}", label)
+    values = {}
+    for name, value in fields.items():
+        _, check = cls.FIELDS[name]
+        try:
+            values[name] = check(_plain(value))  # type: ignore[operator]
+        except FieldError as exc:
+            raise TableError(file, raw["__lines__"].get(name, line), f"{name}: {exc}", label) from None
+    values.setdefault("note", None)
+    entry = cls(origin=Origin(file, line or 0, release), **values)
+    _check_entry_shape(entry, file, line, label)
+    return entry
+
+
+def _check_entry_shape(entry: Entry, file: str, line: int | None, label: str) -> None:
+    """Rules that relate an entry's fields to each other."""
+    if isinstance(entry, (KeyRename,)):
+        if entry.old.endswith(".*") != entry.new.endswith(".*"):
+            raise TableError(file, line, "a subtree rename needs '.*' on both old and new", label)
+    if isinstance(entry, (PathMove,)):
+        if entry.old.endswith("/") != entry.new.endswith("/"):
+            raise TableError(file, line, "a directory move needs a trailing '/' on both old and new", label)
+    if isinstance(entry, (KeyRename, PathMove, EnvRename, ModuleMove, VarRename)) and entry.old == entry.new:
+        raise TableError(file, line, "old and new are the same", label)
+
+
+def _family_match(old: str, candidate: str, family: str) -> bool:
+    """Does `candidate` fall under `old` (exactly, or inside its subtree/directory/package)?"""
+    if family == "key":
+        return candidate == old or (old.endswith(".*") and (candidate == old[:-2] or candidate.startswith(old[:-1])))
+    if family == "path":
+        return candidate == old or (old.endswith("/") and candidate.startswith(old))
+    if family == "module":
+        return candidate == old or candidate.startswith(old + ".")
+    return candidate == old
+
+
+def check_table_consistency(table: ReleaseTable) -> None:
+    """Duplicates, chains and cycles inside one table, and renames into something removed."""
+    seen: dict[tuple, Entry] = {}
+    for entry in table.entries:
+        other = seen.get(entry.identity)
+        if other is not None:
+            raise TableError(table.file, entry.origin.line,
+                             f"duplicate old {getattr(entry, 'old')!r}: already given at line {other.origin.line}",
+                             entry.describe())
+        seen[entry.identity] = entry
+    by_family: dict[str, list[Entry]] = {}
+    for entry in table.entries:
+        if entry.KIND != "key-no-action":
+            by_family.setdefault(entry.FAMILY, []).append(entry)
+    for family, entries in by_family.items():
+        for entry in entries:
+            new = getattr(entry, "new", None)
+            if new is None:
+                continue
+            probe = new[:-2] if new.endswith(".*") else new
+            for other in entries:
+                if other is entry or not _family_match(other.old, probe, family):  # type: ignore[attr-defined]
+                    continue
+                if family == "env" and other.value not in (None, getattr(entry, "value", None)):  # type: ignore[attr-defined]
+                    continue
+                if isinstance(other, (KeyRemoval, PathRemoval, EnvRemoval)):
+                    problem = "renames into something this table removes"
+                elif _family_match(getattr(entry, "old"), getattr(other, "new").removesuffix(".*"), family):
+                    problem = "forms a rename cycle"
+                else:
+                    problem = "chains into another rename in the same table (write old -> final new)"
+                raise TableError(table.file, entry.origin.line,
+                                 f"{problem}: {other.describe()} at line {other.origin.line}", entry.describe())
+
+
+def load_table(path: Path, release: str | None = None, display: str | None = None) -> ReleaseTable:
+    """Load one table file. `release` is the release the table must declare (built-in tables)."""
+    file = display or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TableError(file, None, "no such table file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TableError(file, None, f"cannot read table: {exc}") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise TableError(file, line, f"invalid YAML: {problem}") from None
+    if node is None:
+        raise TableError(file, None, "table is empty (expected 'release:' and 'entries:')")
+    data = _to_python(node, file)
+    if not isinstance(data, dict):
+        raise TableError(file, 1, "table must be a mapping with 'release:' and 'entries:'")
+    extra = sorted(set(data) - {"release", "entries", "__line__", "__lines__"})
+    if extra:
+        raise TableError(file, data["__lines__"][extra[0]], f"unexpected top-level field(s): {', '.join(map(str, extra))}")
+    declared = data.get("release")
+    if declared is not None and not isinstance(declared, str):
+        declared = str(declared)
+    if release is not None and declared != release:
+        raise TableError(file, data["__lines__"].get("release", 1),
+                         f"table declares release {declared!r} but is the table for {release!r}")
+    entries_raw = data.get("entries")
+    if entries_raw is None:
+        entries_raw = []
+    if not isinstance(entries_raw, list):
+        raise TableError(file, data["__lines__"].get("entries"), "'entries' must be a list")
+    entries = tuple(parse_entry(raw, file, declared or "", i) for i, raw in enumerate(entries_raw))
+    table = ReleaseTable(release=declared or "", file=file, entries=entries)
+    check_table_consistency(table)
+    return table
+
+
+@dataclass(frozen=True)
+class TableSet:
+    """All releases in order, with their tables (the first release is the baseline)."""
+
+    name: str
+    releases: tuple[str, ...]
+    tables: dict[str, ReleaseTable]
+
+
+def load_release_index(directory: Path, display_root: Path | None = None) -> TableSet:
+    index = directory / "releases.yaml"
+    display = _display(index, display_root)
+    try:
+        data = yaml.safe_load(index.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise TableError(display, None, f"cannot read release index: {exc}") from None
+    releases = data.get("releases") if isinstance(data, dict) else None
+    if not isinstance(releases, list) or not releases or not all(isinstance(r, str) for r in releases):
+        raise TableError(display, None, "'releases' must be a non-empty list of release names")
+    if len(set(releases)) != len(releases):
+        raise TableError(display, None, "a release is listed twice")
+    tables = {}
+    for release in releases[1:]:
+        path = directory / f"{release}.yaml"
+        tables[release] = load_table(path, release=release, display=_display(path, display_root))
+    return TableSet(directory.name, tuple(releases), tables)
+
+
+def _display(path: Path, root: Path | None) -> str:
+    if root is None:
+        return str(path)
+    try:
+        return os.path.relpath(path, root)
+    except ValueError:
+        return str(path)
+
+
+def load_builtin() -> TableSet:
+    root = builtin_mappings_dir()
+    return load_release_index(root / "verl", display_root=root.parent if root.name == "mappings" else root)

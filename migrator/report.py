@@ -1,0 +1,92 @@
+"""How a run is told to people (one summary line, findings, -v detail) and to machines (JSON)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from migrator.engine import FileResult
+
+
+@dataclass
+class RunSummary:
+    changed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    failed: int = 0
+    edits_by_kind: Counter = field(default_factory=Counter)
+    manual: int = 0
+    warnings: int = 0
+
+    @classmethod
+    def of(cls, results: list[FileResult]) -> "RunSummary":
+        summary = cls()
+        for r in results:
+            setattr(summary, r.status, getattr(summary, r.status) + 1)
+            if r.status == "changed":
+                summary.edits_by_kind.update(r.edit_counts)
+            for f in r.findings:
+                if f.severity == "manual":
+                    summary.manual += 1
+                elif f.severity == "warning":
+                    summary.warnings += 1
+        return summary
+
+    def line(self, check: bool, releases: str) -> str:
+        verb = "would change" if check else "changed"
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.edits_by_kind.items()))
+        edits = f" ({kinds})" if kinds else ""
+        return (f"{releases}: {_files(self.changed)} {verb}{edits}, {self.manual} manual action"
+                f"{'s' if self.manual != 1 else ''}, {self.warnings} warning{'s' if self.warnings != 1 else ''}, "
+                f"{self.unchanged} unchanged, {self.skipped} skipped, {self.failed} failed")
+
+    def as_dict(self) -> dict:
+        return {"changed": self.changed, "unchanged": self.unchanged, "skipped": self.skipped,
+                "failed": self.failed, "edits_by_kind": dict(sorted(self.edits_by_kind.items())),
+                "manual_actions": self.manual, "warnings": self.warnings}
+
+
+def _files(n: int) -> str:
+    return f"{n} file{'s' if n != 1 else ''}"
+
+
+def unified_diff(result: FileResult) -> bytes:
+    before = (result.before or b"").splitlines(keepends=True)
+    after = (result.after or b"").splitlines(keepends=True)
+    name = result.path.encode("utf-8", "surrogateescape")
+    lines = difflib.diff_bytes(difflib.unified_diff, before, after, b"a/" + name, b"b/" + name)
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n")
+    return b"".join(out)
+
+
+def result_as_dict(result: FileResult, with_diff: bool) -> dict:
+    data = {
+        "path": result.path,
+        "status": result.status,
+        "kind": result.kind,
+        "reason": result.reason,
+        "edits": [{"line": e.line, "kind": e.kind, "message": e.message, "prs": list(e.prs),
+                   "in_comment": e.in_comment} for e in result.edits],
+        "findings": [{"line": f.line, "col": f.col, "kind": f.kind, "severity": f.severity,
+                      "message": f.message, "hint": f.hint, "prs": list(f.prs)} for f in result.findings],
+    }
+    if with_diff and result.status == "changed":
+        data["diff"] = unified_diff(result).decode("utf-8", "replace")
+    return data
+
+
+def json_report(results: list[FileResult], summary: RunSummary, from_release: str, to_release: str,
+                mode: str, with_diff: bool) -> str:
+    interesting = [r for r in results if r.status != "unchanged" or r.findings]
+    return json.dumps({
+        "version": 1,
+        "from": from_release,
+        "to": to_release,
+        "mode": mode,
+        "summary": summary.as_dict(),
+        "files": [result_as_dict(r, with_diff) for r in interesting],
+    }, indent=2, ensure_ascii=False)

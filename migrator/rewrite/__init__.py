@@ -1,0 +1,45 @@
+"""Rewriters: one module per file kind. Each only *locates* spans and returns `Edit`s and `Finding`s.
+
+The engine picks a rewriter by extension or shebang from `REWRITERS`, imports it lazily, and does
+all applying, validating and writing itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RewriterSpec:
+    kind: str
+    module: str
+    extensions: tuple[str, ...]
+    shebang_interpreters: tuple[str, ...] = ()
+
+
+REWRITERS: tuple[RewriterSpec, ...] = (
+    RewriterSpec("shell", "migrator.rewrite.shell", (".sh", ".bash"), ("bash", "sh", "dash", "zsh", "ksh")),
+)
+
+
+def spec_for(name: str, head: bytes) -> RewriterSpec | None:
+    """The rewriter for a file, by extension first, then by the interpreter on its `#!` line."""
+    lower = name.lower()
+    for spec in REWRITERS:
+        if lower.endswith(spec.extensions):
+            return spec
+    if head.startswith(b"#!"):
+        first = head.split(b"\n", 1)[0].decode("latin-1").split()
+        words = [w.rsplit("/", 1)[-1] for w in first[:3]]
+        if words and words[0].startswith("#!"):
+            words[0] = words[0][2:].rsplit("/", 1)[-1]
+        interpreter = words[1] if words and words[0] == "env" and len(words) > 1 else (words[0] if words else "")
+        for spec in REWRITERS:
+            if interpreter in spec.shebang_interpreters:
+                return spec
+    return None
+
+
+def load_rewriter(spec: RewriterSpec):
+    return importlib.import_module(spec.module)

@@ -1,0 +1,448 @@
+"""Shell scripts (bash): locate old Hydra keys, script paths, modules, env and shell variables.
+
+Parsed with tree-sitter-bash, which parses verl's scripts (arrays, `$(( ))`, `case`) where bashlex
+fails, and keeps parse errors local. The tree is only used to *classify* bytes (argument, string,
+comment, heredoc, assignment); every edit is a byte span of the original source.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+
+from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
+from migrator.mapping import MappingSet
+from migrator.rewrite import scan
+
+KIND = "shell"
+
+# Commands that run the script given as their first non-option argument.
+SCRIPT_RUNNERS = frozenset({b"bash", b"sh", b"zsh", b"dash", b"source", b".", b"exec", b"nohup", b"time", b"srun"})
+# Node types whose bytes are literal text the script passes on (after quote removal).
+LITERAL_TYPES = frozenset({"word", "string_content", "raw_string", "heredoc_body", "number", "ansi_c_string"})
+ARGUMENT_TYPES = frozenset({"word", "string", "raw_string", "concatenation", "number", "ansi_c_string"})
+# A word starts a new shell word after these bytes (inside strings too: "a.b=1 c.d=2").
+WORD_BOUNDARY = b" \t\n\r;|&()"
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def parse(source: bytes):
+    return _parser().parse(source)
+
+
+def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
+    tree = parse(source)
+    locator = _ShellLocator(source, mappings)
+    locator.visit(tree.root_node)
+    return LocateResult(tuple(locator.edits), tuple(locator.findings))
+
+
+class _ShellLocator:
+    def __init__(self, source: bytes, mappings: MappingSet):
+        self.src = source
+        self.maps = mappings
+        self.edits: list[Edit] = []
+        self.findings: list[Finding] = []
+        self.var_rules = {r.old.encode(): r for r in mappings.var_rules if r.applies_to(source)}
+        self.env_rules = [r for r in mappings.env_rules if r.applies_to(source)]
+        # Env renames without a value condition rename references ($OLD, ${OLD}) too.
+        self.env_ref_renames = {r.old.encode(): r for r in self.env_rules if r.new and r.value is None}
+        self.handled_literals: set[int] = set()
+
+    # -- traversal ---------------------------------------------------------------------------
+    def visit(self, root) -> None:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind == "comment":
+                self.comment(node)
+                continue
+            if kind == "command":
+                self.command(node)
+            elif kind == "variable_assignment":
+                self.assignment(node)
+            elif kind == "variable_name":
+                self.variable_name(node)
+            elif kind in LITERAL_TYPES and node.start_byte not in self.handled_literals:
+                self.literal(node, in_argument=False)
+            stack.extend(reversed(node.children))
+
+    # -- node handlers ---------------------------------------------------------------------------
+    def command(self, node) -> None:
+        args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
+        words = [self.src[a.start_byte:a.end_byte] for a in args]
+        name = words[0].rsplit(b"/", 1)[-1] if words else b""
+        runs_scripts = name in SCRIPT_RUNNERS
+        script_arg_seen = False
+        for i, arg in enumerate(args):
+            target = arg.children[0] if arg.type == "command_name" and arg.children else arg
+            if i > 0 and words[i - 1] == b"-m" and target.type == "word":
+                self.module_word(target)
+                self.handled_literals.add(target.start_byte)
+                continue
+            is_script_position = i == 0 or (runs_scripts and not script_arg_seen and not words[i].startswith(b"-"))
+            if i > 0 and runs_scripts and not words[i].startswith(b"-"):
+                script_arg_seen = True
+            self.argument(target, command=node, runs_script=is_script_position)
+
+    def argument(self, node, command, runs_script: bool) -> None:
+        """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
+        pieces = _literal_pieces(node)
+        for piece in pieces:
+            self.handled_literals.add(piece.start_byte)
+        if not pieces:
+            return
+        first = pieces[0]
+        starts_word = first.start_byte == _content_start(node)
+        if starts_word:
+            self.override_at(first, whole=node, removable=command is not None)
+        for piece in pieces:
+            self.scan_text(piece, start_handled=piece is first and starts_word,
+                           path_context=(command, node, runs_script))
+
+    def override_at(self, piece, whole, removable: bool) -> bool:
+        """Handle `[+|++|~]key=...` at the start of `piece`; True when it is an override."""
+        content_start, content_end = _literal_span(piece, self.src)
+        m = scan.OVERRIDE_AT_START.match(self.src, content_start, content_end)
+        if not m or not scan.is_override(m):
+            return False
+        key = m.group("key").decode("ascii")
+        self.key_occurrence(key, m.start("key"), m.end("key"), whole if removable else None)
+        return True
+
+    def key_occurrence(self, key: str, start: int, end: int, removable_node) -> None:
+        change = self.maps.key(key)
+        if change is None:
+            return
+        if change.action == "rename":
+            self.edits.append(Edit(start, end, change.new.encode(), "key-rename",
+                                   f"{key} -> {change.new}", change.prs))
+        elif change.action == "warn":
+            self.findings.append(Finding(start, "key-warn", f"{key}: {_first_note(change)}", change.hint,
+                                         change.prs, severity="warning"))
+        elif removable_node is not None:
+            span = _argument_removal_span(self.src, removable_node.start_byte, removable_node.end_byte)
+            self.edits.append(Edit(span[0], span[1], b"", "key-removal", f"removed {key}", change.prs))
+            if change.hint:
+                self.findings.append(Finding(start, "key-removal", f"removed {key}", change.hint, change.prs,
+                                             severity="info"))
+        else:
+            self.findings.append(Finding(start, "key-removal", f"{key} was removed; delete it by hand",
+                                         change.hint, change.prs))
+
+    def scan_text(self, piece, start_handled: bool, path_context=None) -> None:
+        """Keys at word starts, paths, and `-m module` inside one literal piece."""
+        start, end = _literal_span(piece, self.src)
+        for m in scan.OVERRIDE_IN_TEXT.finditer(self.src, start, end):
+            if not scan.is_override(m):
+                continue
+            if m.start() == start:
+                if start_handled or not _word_starts_at(piece, self.src):
+                    continue
+            elif self.src[m.start() - 1:m.start()] not in WORD_BOUNDARY:
+                continue
+            key = m.group("key").decode("ascii")
+            self.key_occurrence(key, m.start("key"), m.end("key"), None)
+        for m in scan.MODULE_AFTER_DASH_M.finditer(self.src, start, end):
+            self.module_span(m.start("module"), m.end("module"))
+        for old_start, old_end, change in scan.find_paths(self.src, start, end, self.maps):
+            self.path_occurrence(old_start, old_end, change, path_context, in_comment=False)
+
+    def path_occurrence(self, start: int, end: int, change, path_context, in_comment: bool) -> None:
+        old = self.src[start:end].decode("ascii")
+        if change.new is None:
+            if not in_comment:
+                self.findings.append(Finding(start, "path-removal", f"{old} was removed", change.hint, change.prs))
+            return
+        new = change.new
+        presets = change.env or change.args
+        if presets and not in_comment:
+            command, node, runs_script = path_context or (None, None, False)
+            if command is None or not runs_script:
+                preset = " ".join(f"{k}={v}" for k, v in change.env)
+                self.findings.append(Finding(
+                    start, "path-move", f"{old} moved to {new}; run it as `{preset} bash {new}`"
+                    f"{' ' + ' '.join(change.args) if change.args else ''} (edit by hand: not a script invocation here)",
+                    None, change.prs))
+                return
+            self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs))
+            if change.env:
+                prefix = "".join(f"{k}={v} " for k, v in change.env).encode()
+                self.edits.append(Edit(command.start_byte, command.start_byte, prefix, "path-move",
+                                       f"env presets for {new}", change.prs))
+            if change.args:
+                self.edits.append(Edit(node.end_byte, node.end_byte, (" " + " ".join(change.args)).encode(),
+                                       "path-move", f"args for {new}", change.prs))
+            return
+        self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs, in_comment))
+
+    def module_word(self, node) -> None:
+        self.module_span(node.start_byte, node.end_byte)
+
+    def module_span(self, start: int, end: int, in_comment: bool = False) -> None:
+        name = self.src[start:end]
+        if not scan.MODULE_RE.fullmatch(name):
+            return
+        change = self.maps.module(name.decode("ascii"))
+        if change is not None:
+            self.edits.append(Edit(start, end, change.new.encode(), "module-move",
+                                   f"{change.old} -> {change.new}", tuple(e.pr for e in change.entries), in_comment))
+
+    def comment(self, node) -> None:
+        start, end = node.start_byte, node.end_byte
+        if start == 0 and self.src.startswith(b"#!"):
+            return
+        for key_start, key_end, change in scan.find_keys_in_prose(self.src, start, end, self.maps):
+            if change.action == "rename":
+                self.edits.append(Edit(key_start, key_end, change.new.encode(), "key-rename",
+                                       f"{change.old} -> {change.new} (in a comment)", change.prs, True))
+        for m in scan.MODULE_AFTER_DASH_M.finditer(self.src, start, end):
+            self.module_span(m.start("module"), m.end("module"), in_comment=True)
+        for old_start, old_end, change in scan.find_paths(self.src, start, end, self.maps):
+            if change.new is not None and not change.env and not change.args:
+                self.path_occurrence(old_start, old_end, change, None, in_comment=True)
+
+    def literal(self, node, in_argument: bool) -> None:
+        self.handled_literals.add(node.start_byte)
+        self.scan_text(node, start_handled=False, path_context=None)
+
+    def assignment(self, node) -> None:
+        name_node = node.child_by_field_name("name") or (node.children[0] if node.children else None)
+        value = node.child_by_field_name("value")
+        if value is not None and value.type == "array":
+            for element in value.children:
+                if element.type in ARGUMENT_TYPES:
+                    self.argument(element, command=value, runs_script=False)
+        if name_node is None or name_node.type != "variable_name":
+            return
+        name = self.src[name_node.start_byte:name_node.end_byte]
+        literal = _literal_value(value, self.src) if value is not None else None
+        for rule in self.env_rules:
+            if rule.old.encode() != name or (rule.value is not None and rule.value != literal):
+                continue
+            prs = (rule.entry.pr,)
+            if rule.new is not None:
+                if rule.value is not None:  # a value-specific rename: references keep the old name
+                    self.edits.append(Edit(name_node.start_byte, name_node.end_byte, rule.new.encode(),
+                                           "env-rename", f"{rule.old} -> {rule.new}", prs))
+                return  # value-less renames are done by variable_name() for every occurrence
+            self.env_removal(node, rule)
+            return
+
+    def env_removal(self, assignment, rule) -> None:
+        prs = (rule.entry.pr,)
+        label = f"{rule.old}={rule.value}" if rule.value is not None else rule.old
+        statement = assignment.parent
+        if statement is not None and statement.type == "command":
+            # `NAME=v cmd ...`: drop the prefix assignment and the blank after it.
+            end = assignment.end_byte
+            while end < len(self.src) and self.src[end:end + 1] in (b" ", b"\t"):
+                end += 1
+            self.edits.append(Edit(assignment.start_byte, end, b"", "env-removal", f"removed {label}", prs))
+            return
+        if statement is not None and statement.type == "declaration_command":
+            assignments = [c for c in statement.children if c.type in ("variable_assignment", "variable_name")]
+            if len(assignments) != 1:
+                statement = None
+        else:
+            statement = assignment
+        if statement is not None and _alone_on_its_line(self.src, statement.start_byte, statement.end_byte):
+            marker = f"# verl-migrate: removed (verl#{rule.entry.pr}): ".encode()
+            self.edits.append(Edit(statement.start_byte, statement.start_byte, marker, "env-removal",
+                                   f"commented out {label}", prs))
+            if rule.entry.note or getattr(rule.entry, "hint", None):
+                self.findings.append(Finding(assignment.start_byte, "env-removal", f"commented out {label}",
+                                             getattr(rule.entry, "hint", None) or rule.entry.note, prs, "info"))
+            return
+        self.findings.append(Finding(assignment.start_byte, "env-removal",
+                                     f"{label} is no longer used; remove it by hand",
+                                     getattr(rule.entry, "hint", None), prs))
+
+    def variable_name(self, node) -> None:
+        name = self.src[node.start_byte:node.end_byte]
+        rule = self.var_rules.get(name) or self.env_ref_renames.get(name)
+        if rule is not None:
+            kind = "var-rename" if name in self.var_rules else "env-rename"
+            self.edits.append(Edit(node.start_byte, node.end_byte, rule.new.encode(), kind,
+                                   f"{rule.old} -> {rule.new}", (rule.entry.pr,)))
+
+
+# -- byte-level helpers ---------------------------------------------------------------------------
+
+def _first_note(change) -> str:
+    for entry in reversed(change.entries):
+        if entry.note:
+            return entry.note
+    return "has no effect in this release"
+
+
+def _literal_pieces(node) -> list:
+    """The literal text nodes of an argument, in order (not those inside `$(...)` or `${...}`)."""
+    if node.type in ("word", "raw_string", "number", "ansi_c_string"):
+        return [node]
+    out = []
+    for child in node.children:
+        if child.type in ("word", "raw_string", "string_content", "number", "ansi_c_string"):
+            out.append(child)
+        elif child.type == "string":
+            out.extend(_literal_pieces(child))
+    return out
+
+
+def _content_start(node) -> int:
+    """Where an argument's text starts once its opening quote is removed."""
+    while node.type == "concatenation" and node.children:
+        node = node.children[0]
+    if node.type in ("string", "raw_string"):
+        return node.start_byte + 1
+    if node.type == "ansi_c_string":
+        return node.start_byte + 2
+    return node.start_byte
+
+
+def _literal_span(piece, src: bytes) -> tuple[int, int]:
+    if piece.type == "raw_string":
+        return piece.start_byte + 1, max(piece.start_byte + 1, piece.end_byte - 1)
+    if piece.type == "ansi_c_string":
+        return piece.start_byte + 2, max(piece.start_byte + 2, piece.end_byte - 1)
+    return piece.start_byte, piece.end_byte
+
+
+def _word_starts_at(piece, src: bytes) -> bool:
+    """Is the start of this literal piece also the start of a shell word?"""
+    start = piece.start_byte
+    node = piece
+    if piece.type == "string_content":
+        string = piece.parent
+        if string is None or string.start_byte + 1 != start:
+            return False
+        node = string
+    elif piece.type in ("raw_string", "ansi_c_string"):
+        return True if _word_starts_at_node(piece) else False
+    return _word_starts_at_node(node)
+
+
+def _word_starts_at_node(node) -> bool:
+    parent = node.parent
+    if parent is not None and parent.type == "concatenation":
+        return parent.children[0].start_byte == node.start_byte and _word_starts_at_node(parent)
+    return True
+
+
+def _literal_value(node, src: bytes) -> str | None:
+    """The value of `NAME=value` when it is plain text (no expansions)."""
+    if node.type in ("word", "number"):
+        return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+    if node.type == "raw_string":
+        return src[node.start_byte + 1:node.end_byte - 1].decode("utf-8", "replace")
+    if node.type == "string":
+        inner = [c for c in node.children if c.type not in ('"',)]
+        if not inner:
+            return ""
+        if all(c.type == "string_content" for c in inner):
+            return b"".join(src[c.start_byte:c.end_byte] for c in inner).decode("utf-8", "replace")
+    return None
+
+
+def _line_bounds(src: bytes, start: int, end: int) -> tuple[int, int]:
+    """[line start, index of the newline ending the line holding `end`) (len(src) without one)."""
+    line_start = src.rfind(b"\n", 0, start) + 1
+    nl = src.find(b"\n", end)
+    return line_start, (len(src) if nl == -1 else nl)
+
+
+def _alone_on_its_line(src: bytes, start: int, end: int) -> bool:
+    line_start, line_end = _line_bounds(src, start, end)
+    if b"\n" in src[start:end]:
+        return False
+    after = src[end:line_end].rstrip(b"\r")
+    return not src[line_start:start].strip() and (not after.strip() or after.lstrip().startswith(b"#"))
+
+
+_CONTINUATION_TAIL = re.compile(rb"[ \t]*\\\r?\Z")
+
+
+def _argument_removal_span(src: bytes, start: int, end: int) -> tuple[int, int]:
+    """The bytes to delete so that an argument disappears cleanly from its command or array."""
+    line_start, line_end = _line_bounds(src, start, end)
+    before = src[line_start:start]
+    after = src[end:line_end]
+    if not before.strip():
+        if not after.strip(b" \t\r") or _CONTINUATION_TAIL.match(after):
+            if _CONTINUATION_TAIL.match(after) or line_end == len(src) or not _prev_line_continues(src, line_start):
+                # The argument owns the whole line (`    key=v \`, or an array element): drop the line.
+                return line_start, min(line_end + 1, len(src))
+            # Last argument of a `\`-continued command: drop it with the `\` that led to it.
+            prev_tail = _prev_line_continues(src, line_start)
+            content_end = line_end - (1 if src[line_end - 1:line_end] == b"\r" else 0)
+            return prev_tail, content_end
+        # First on its line, followed by more arguments: drop it and the blanks after it.
+        stop = end
+        while stop < line_end and src[stop:stop + 1] in (b" ", b"\t"):
+            stop += 1
+        return start, stop
+    # Shares the line with earlier words: drop the blanks before it and the argument.
+    begin = start
+    while begin > line_start and src[begin - 1:begin] in (b" ", b"\t"):
+        begin -= 1
+    return begin, end
+
+
+def _prev_line_continues(src: bytes, line_start: int) -> int:
+    """If the line before `line_start` ends in a `\\` continuation, where its trailing `[ \\t]*\\` starts."""
+    if line_start == 0:
+        return 0
+    prev_start = src.rfind(b"\n", 0, line_start - 1) + 1
+    prev = src[prev_start:line_start - 1]
+    m = re.search(rb"[ \t]*\\\r?\Z", prev)
+    if not m:
+        return 0
+    return prev_start + m.start()
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+def validate(before: bytes, after: bytes) -> str | None:
+    """None when `after` is a valid script; else why not. CRLF is normalised only for checking."""
+    bash = shutil.which("bash")
+    if bash:
+        error = _bash_n(bash, after)
+        if error is None:
+            return None
+        if _bash_n(bash, before) is not None:
+            raise SourceNotParsed(f"the script does not pass `bash -n` before any edit: {_bash_n(bash, before)}")
+        return f"the edited script would not pass `bash -n`: {error}"
+    # No bash on this machine: a re-parse must not add tree-sitter errors.
+    if _error_count(after) > _error_count(before):
+        return "the edited script would have new parse errors"
+    return None
+
+
+def _bash_n(bash: str, source: bytes) -> str | None:
+    proc = subprocess.run([bash, "-n"], input=source.replace(b"\r\n", b"\n"), capture_output=True,
+                          env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"}, timeout=60)
+    if proc.returncode == 0:
+        return None
+    message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    return (message[0] if message else f"exit {proc.returncode}").replace("bash: ", "")
+
+
+def _error_count(source: bytes) -> int:
+    stack, count = [parse(source).root_node], 0
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            count += 1
+        stack.extend(node.children)
+    return count
