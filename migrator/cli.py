@@ -93,6 +93,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     from migrator.config import ConfigError, find_pyproject, load_config
     from migrator.engine import DirtyFilesError, RunOptions, run
     from migrator.gitguard import GitGuardError
+    from migrator.lock import LockHeld
     from migrator.report import RunSummary, json_report, unified_diff
 
     try:
@@ -138,14 +139,14 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
                          jobs=jobs or config.get("jobs", 1))
     try:
-        results = run(options, mappings, on_result=on_result)
+        results = run(options, mappings, on_result=on_result, on_note=lambda note: click.echo(note, err=True))
     except DirtyFilesError as exc:
         click.echo("error: refusing to overwrite files with uncommitted changes "
                    "(commit or stash them, or pass --allow-dirty):", err=True)
         for name in exc.files:
             click.echo(f"  {name}", err=True)
         sys.exit(EXIT_USAGE)
-    except GitGuardError as exc:
+    except (GitGuardError, LockHeld) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     summary = RunSummary.of(results)

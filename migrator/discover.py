@@ -103,7 +103,7 @@ def _walk(root: str, exclude: tuple[str, ...], seen: set[str]) -> Iterator[Candi
         dirnames[:] = kept
         for name in sorted(filenames):
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            if rel in ignored or _excluded(rel, exclude) or name.startswith(".verl-migrate-"):
+            if rel in ignored or _excluded(rel, exclude) or name.startswith((".verl-migrate-", ".verl-migrate.lock")):
                 continue
             full = os.path.join(dirpath, name)
             display = full

@@ -232,8 +232,22 @@ class DirtyFilesError(Exception):
         super().__init__("files with uncommitted changes: " + ", ".join(files))
 
 
-def run(options: RunOptions, mappings: MappingSet, on_result=None) -> list[FileResult]:
-    """Discover, process and (unless dry) write; the git guard runs before the first write."""
+def run(options: RunOptions, mappings: MappingSet, on_result=None, on_note=None) -> list[FileResult]:
+    """Discover, process and (unless dry) write; the git guard runs before the first write.
+
+    A writing run holds the lock of its trees (`migrator.lock`; raises `LockHeld` when another run
+    has it) and first removes temp files that a killed run left behind. Dry runs take no lock."""
+    if not options.write:
+        return _run(options, mappings, on_result)
+    from migrator.lock import remove_stale_temp_files, run_lock
+
+    note = on_note or (lambda message: None)
+    with run_lock(options.paths, note) as me:
+        remove_stale_temp_files(options.paths, me, note)
+        return _run(options, mappings, on_result)
+
+
+def _run(options: RunOptions, mappings: MappingSet, on_result=None) -> list[FileResult]:
     from migrator.discover import discover
     from migrator.prefilter import build_prefilter
 
