@@ -173,6 +173,8 @@ def write_atomic(path: str, before: bytes, after: bytes) -> None:
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
         raise WriteError("is a symlink; not writing through it")
+    if not os.access(path, os.W_OK):  # the rename would succeed, but the owner said "don't edit"
+        raise WriteError("the file is read-only; make it writable to migrate it")
     with open(path, "rb") as fh:
         if fh.read() != before:
             raise WriteError("changed on disk while verl-migrate ran; run again")
