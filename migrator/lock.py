@@ -164,7 +164,11 @@ def _acquire(root: str, me: LockInfo, note: Callable[[str], None]) -> str | None
                 note(f"note: cannot create {path} ({exc.strerror}); running without a lock there")
                 return None
             raise
-        data = _read(path)
+        try:
+            data = _read(path)
+        except OSError as exc:
+            raise LockHeld(f"{path} exists and cannot be read ({exc.strerror}): another verl-migrate run "
+                           f"may be working on {root}; if none is, delete it") from None
         if data is None:
             continue  # released meanwhile
         other = LockInfo.loads(data)
@@ -193,7 +197,10 @@ def _acquire(root: str, me: LockInfo, note: Callable[[str], None]) -> str | None
 
 def live_lock(directory: str, me: LockInfo) -> LockInfo | None:
     """The lock in `directory` when it belongs to another live run (or another host)."""
-    data = _read(os.path.join(directory, LOCK_NAME)) if os.path.isdir(directory) else None
+    try:
+        data = _read(os.path.join(directory, LOCK_NAME))
+    except OSError:  # not a directory, or not ours to read: nothing we can judge
+        return None
     other = LockInfo.loads(data) if data else None
     if other is None or other == me:
         return None
@@ -214,7 +221,10 @@ def _refuse_if_an_ancestor_is_locked(root: str, me: LockInfo) -> None:
 
 
 def _release(path: str, me: LockInfo) -> None:
-    data = _read(path)
+    try:
+        data = _read(path)
+    except OSError:
+        return
     if data is not None and LockInfo.loads(data) == me:  # never remove a lock someone took over
         try:
             os.unlink(path)
