@@ -50,25 +50,63 @@ def builtin_mappings_dir() -> Path:
     raise TableError(str(here / "_builtin_mappings"), None, "built-in mapping tables are missing from the installation")
 
 
-def _to_python(node: yaml.Node, file: str):
+# Anchors and aliases are allowed (a shared `when:`), but expanded they may not explode
+# ("billion laughs") or refer to themselves; tables are small and shallow.
+MAX_NODES = 100_000
+MAX_DEPTH = 50
+PLAIN_TAGS = {"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
+
+
+class _Lines(list):
+    """A YAML sequence as a list that remembers the line of each item."""
+
+    lines: list[int]
+
+
+def _to_python(node: yaml.Node, file: str, _state: dict | None = None, _depth: int = 0):
     """Convert a composed YAML node tree to plain values, keeping each mapping's line as `__line__`."""
+    state = _state if _state is not None else {"budget": MAX_NODES, "active": set()}
+    line = node.start_mark.line + 1
+    state["budget"] -= 1
+    if state["budget"] < 0:
+        raise TableError(file, line, f"table too large: more than {MAX_NODES} YAML values once aliases are expanded")
+    if _depth > MAX_DEPTH:
+        raise TableError(file, line, f"values nested more than {MAX_DEPTH} levels deep")
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+        if node.tag not in PLAIN_TAGS:
+            raise TableError(file, line, f"unsupported YAML tag {node.tag!r}")
+        if id(node) in state["active"]:
+            raise TableError(file, line, "a YAML alias refers to a value that contains it")
+        state["active"].add(id(node))
+        try:
+            return _container(node, file, state, _depth)
+        finally:
+            state["active"].discard(id(node))
+    try:
+        return yaml.SafeLoader.construct_object(_SCALAR_LOADER, node)  # type: ignore[arg-type]
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise TableError(file, line, f"invalid YAML value: {problem}") from None
+
+
+def _container(node: yaml.Node, file: str, state: dict, depth: int):
     if isinstance(node, yaml.MappingNode):
         out: dict = {}
         lines: dict = {}
         for key_node, value_node in node.value:
-            key = _to_python(key_node, file)
+            key = _to_python(key_node, file, state, depth + 1)
             if not isinstance(key, (str, int, float, bool)) or key is None:
                 raise TableError(file, key_node.start_mark.line + 1, f"mapping key {key!r} is not a scalar")
             if key in out:
                 raise TableError(file, key_node.start_mark.line + 1, f"field {key!r} is given twice")
-            out[key] = _to_python(value_node, file)
+            out[key] = _to_python(value_node, file, state, depth + 1)
             lines[key] = key_node.start_mark.line + 1
         out["__line__"] = node.start_mark.line + 1
         out["__lines__"] = lines
         return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_to_python(child, file) for child in node.value]
-    return yaml.SafeLoader.construct_object(_SCALAR_LOADER, node)  # type: ignore[arg-type]
+    items = _Lines(_to_python(child, file, state, depth + 1) for child in node.value)
+    items.lines = [child.start_mark.line + 1 for child in node.value]
+    return items
 
 
 class _ScalarLoader(yaml.SafeLoader):
@@ -88,9 +126,9 @@ def _plain(value):
     return value
 
 
-def parse_entry(raw: object, file: str, release: str, index: int) -> Entry:
+def parse_entry(raw: object, file: str, release: str, index: int, line: int | None = None) -> Entry:
     if not isinstance(raw, dict):
-        raise TableError(file, None, f"entry #{index + 1} is not a mapping: {raw!r}")
+        raise TableError(file, line, f"entry #{index + 1} is not a mapping: {raw!r}")
     line = raw.get("__line__")
     kind = raw.get("kind")
     label = f"entry #{index + 1} ({kind} {raw.get('old', '?')})"
@@ -189,6 +227,8 @@ def load_table(path: Path, release: str | None = None, display: str | None = Non
         raise TableError(file, None, f"cannot read table: {exc}") from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise TableError(file, None, "invalid YAML: values nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else None
@@ -213,7 +253,8 @@ def load_table(path: Path, release: str | None = None, display: str | None = Non
         entries_raw = []
     if not isinstance(entries_raw, list):
         raise TableError(file, data["__lines__"].get("entries"), "'entries' must be a list")
-    entries = tuple(parse_entry(raw, file, declared or "", i) for i, raw in enumerate(entries_raw))
+    lines = getattr(entries_raw, "lines", [None] * len(entries_raw))
+    entries = tuple(parse_entry(raw, file, declared or "", i, lines[i]) for i, raw in enumerate(entries_raw))
     table = ReleaseTable(release=declared or "", file=file, entries=entries)
     check_table_consistency(table)
     return table
