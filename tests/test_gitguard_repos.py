@@ -1,0 +1,181 @@
+"""The git guard on real repositories: dirty files are refused and listed (exit 2, nothing written),
+`--allow-dirty` writes them, and staged changes, a detached HEAD, files outside any repository and
+files inside a submodule are each judged by the repository they belong to."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import git
+import pytest
+
+from migrator.gitguard import dirty_files
+
+OLD = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=512\n"
+NEW = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=512\n"
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "migrator", "--to", "v0.8.0", *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def make_repo(path: Path, files: dict[str, bytes]) -> git.Repo:
+    repo = git.Repo.init(path)
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "t")
+        cw.set_value("user", "email", "t@example.com")
+    for name, data in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_bytes(data)
+    repo.index.add(list(files))
+    repo.index.commit("initial")
+    return repo
+
+
+@pytest.fixture
+def repo(tmp_path) -> git.Repo:
+    return make_repo(tmp_path / "repo", {"clean.sh": OLD, "dirty.sh": OLD, "staged.sh": OLD, "sub/deep.sh": OLD})
+
+
+def top(repo: git.Repo) -> Path:
+    return Path(repo.working_tree_dir)
+
+
+def test_clean_repository_is_written(repo):
+    out = cli(top(repo))
+    assert out.returncode == 0, out.stderr
+    assert all((top(repo) / n).read_bytes() == NEW for n in ("clean.sh", "dirty.sh", "staged.sh", "sub/deep.sh"))
+
+
+def test_dirty_untracked_and_staged_files_are_refused_and_listed(repo):
+    root = top(repo)
+    (root / "dirty.sh").write_bytes(OLD + b"# local edit\n")
+    (root / "staged.sh").write_bytes(OLD + b"# staged edit\n")
+    repo.index.add(["staged.sh"])
+    (root / "untracked.sh").write_bytes(OLD)
+    out = cli(root)
+    assert out.returncode == 2
+    assert "refusing to overwrite files with uncommitted changes" in out.stderr
+    listed = [line.strip() for line in out.stderr.splitlines() if line.startswith("  ")]
+    assert listed == [str(root / "dirty.sh"), str(root / "staged.sh"), str(root / "untracked.sh")]
+    assert (root / "clean.sh").read_bytes() == OLD  # nothing is written when anything is refused
+    assert (root / "dirty.sh").read_bytes() == OLD + b"# local edit\n"
+    assert "Traceback" not in out.stderr
+
+
+def test_staged_only_change_counts_as_dirty(repo):
+    root = top(repo)
+    (root / "staged.sh").write_bytes(OLD + b"# staged\n")
+    repo.index.add(["staged.sh"])  # work tree == index, index != HEAD
+    assert dirty_files([str(root / "staged.sh"), str(root / "clean.sh")]) == [str(root / "staged.sh")]
+
+
+def test_allow_dirty_writes_them(repo):
+    root = top(repo)
+    (root / "dirty.sh").write_bytes(OLD + b"# local edit\n")
+    out = cli("--allow-dirty", root)
+    assert out.returncode == 0, out.stderr
+    assert (root / "dirty.sh").read_bytes() == NEW + b"# local edit\n"
+
+
+def test_dirty_file_that_needs_no_change_does_not_block(repo):
+    root = top(repo)
+    (root / "notes.sh").write_bytes(b"echo untracked but nothing to migrate\n")
+    out = cli(root)
+    assert out.returncode == 0, out.stderr
+    assert (root / "clean.sh").read_bytes() == NEW
+
+
+def test_dry_runs_never_consult_the_guard(repo):
+    root = top(repo)
+    (root / "dirty.sh").write_bytes(OLD + b"# local edit\n")
+    out = cli("--check", root)
+    assert out.returncode == 1 and "refusing" not in out.stderr
+
+
+def test_detached_head(repo):
+    root = top(repo)
+    repo.git.checkout("--detach", "HEAD")
+    assert repo.head.is_detached
+    out = cli(root)
+    assert out.returncode == 0, out.stderr
+    assert (root / "clean.sh").read_bytes() == NEW
+
+
+def test_detached_head_with_a_dirty_file(repo):
+    root = top(repo)
+    repo.git.checkout("--detach", "HEAD")
+    (root / "dirty.sh").write_bytes(OLD + b"# x\n")
+    out = cli(root)
+    assert out.returncode == 2 and str(root / "dirty.sh") in out.stderr
+
+
+def test_repository_without_commits(tmp_path):
+    repo = git.Repo.init(tmp_path / "fresh")
+    (tmp_path / "fresh" / "run.sh").write_bytes(OLD)
+    out = cli(tmp_path / "fresh")
+    assert out.returncode == 2 and str(tmp_path / "fresh" / "run.sh") in out.stderr
+    assert "Traceback" not in out.stderr
+    del repo
+
+
+def test_file_outside_any_repository_is_written(tmp_path):
+    (tmp_path / "loose").mkdir()
+    script = tmp_path / "loose" / "run.sh"
+    script.write_bytes(OLD)
+    assert dirty_files([str(script)]) == []
+    out = cli(script)
+    assert out.returncode == 0, out.stderr
+    assert script.read_bytes() == NEW
+
+
+def test_file_named_with_spaces_and_unicode_is_listed(repo):
+    root = top(repo)
+    odd = root / "my run ü.sh"
+    odd.write_bytes(OLD)
+    out = cli(root)
+    assert out.returncode == 2
+    assert f"  {odd}" in out.stderr.splitlines()
+
+
+@pytest.fixture
+def superproject(tmp_path):
+    sub_origin = make_repo(tmp_path / "sub_origin", {"inner.sh": OLD, "other.sh": OLD})
+    parent = make_repo(tmp_path / "parent", {"outer.sh": OLD})
+    parent.git.execute(["git", "-c", "protocol.file.allow=always", "submodule", "add",
+                        sub_origin.working_tree_dir, "vendored"])
+    parent.index.commit("add submodule")
+    return Path(parent.working_tree_dir)
+
+
+def test_clean_submodule_files_are_written(superproject):
+    out = cli(superproject)
+    assert out.returncode == 0, out.stderr
+    assert (superproject / "vendored" / "inner.sh").read_bytes() == NEW
+    assert (superproject / "outer.sh").read_bytes() == NEW
+
+
+def test_file_dirty_inside_a_submodule_is_refused(superproject):
+    inner = superproject / "vendored" / "inner.sh"
+    inner.write_bytes(OLD + b"# edited in the submodule\n")
+    assert dirty_files([str(inner), str(superproject / "outer.sh")]) == [str(inner)]
+    out = cli(superproject)
+    assert out.returncode == 2
+    assert f"  {inner}" in out.stderr.splitlines()
+    assert (superproject / "outer.sh").read_bytes() == OLD
+
+
+def test_untracked_files_with_newline_and_non_utf8_names_are_refused(repo):
+    root = top(repo)
+    names = [b"new\nline.sh", b"bad\xffname.sh"]
+    for name in names:
+        with open(bytes(root) + b"/" + name, "wb") as fh:
+            fh.write(OLD)
+    paths = [str(root / "clean.sh")] + [(bytes(root) + b"/" + n).decode("utf-8", "surrogateescape") for n in names]
+    assert dirty_files(paths) == sorted(paths[1:])
+    out = cli(root)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert (root / "clean.sh").read_bytes() == OLD
