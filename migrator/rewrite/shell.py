@@ -45,7 +45,7 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     tree = parse(source)
     locator = _ShellLocator(source, mappings)
     locator.visit(tree.root_node)
-    return LocateResult(tuple(locator.edits), tuple(locator.findings))
+    return LocateResult(tuple(_join_overlapping_removals(source, locator.edits)), tuple(locator.findings))
 
 
 class _ShellLocator:
@@ -398,6 +398,35 @@ def _argument_removal_span(src: bytes, start: int, end: int) -> tuple[int, int]:
     while begin > line_start and src[begin - 1:begin] in (b" ", b"\t"):
         begin -= 1
     return begin, end
+
+
+def _join_overlapping_removals(src: bytes, edits: list[Edit]) -> list[Edit]:
+    """Removed arguments that end a `\\`-continued command overlap (or touch) the lines removed before them
+    (`A \\` drops its line, the last `B` drops `\\<newline>B`); the engine would then apply only
+    one, and a second run would remove the other. Cut their union into adjacent pieces instead,
+    starting at the continuation before it when the union ends the command."""
+    removals = sorted((e for e in edits if e.kind == "key-removal" and not e.replacement), key=lambda e: e.start)
+    groups: list[list[Edit]] = []
+    for edit in removals:
+        if groups and edit.start <= max(e.end for e in groups[-1]):
+            groups[-1].append(edit)
+        else:
+            groups.append([edit])
+    replaced: dict[Edit, Edit] = {}
+    for group in groups:
+        if len(group) == 1:
+            continue
+        start, end = group[0].start, max(e.end for e in group)
+        at_line_start = start == 0 or src[start - 1:start] == b"\n"
+        if at_line_start and src[end - 1:end] != b"\n" and _prev_line_continues(src, start):
+            start = _prev_line_continues(src, start)
+        cursor = start
+        for i, edit in enumerate(group):
+            stop = group[i + 1].start if i + 1 < len(group) else end
+            stop = max(cursor, min(stop, end))
+            replaced[edit] = Edit(cursor, stop, b"", edit.kind, edit.message, edit.prs, edit.in_comment)
+            cursor = stop
+    return [replaced.get(e, e) for e in edits]
 
 
 def _prev_line_continues(src: bytes, line_start: int) -> int:
