@@ -52,9 +52,16 @@ def _files(n: int) -> str:
     return f"{n} file{'s' if n != 1 else ''}"
 
 
+def _lines(data: bytes) -> list[bytes]:
+    """Lines ended by LF only, as diff and patch count them (bytes.splitlines also splits at a lone
+    CR, which put `\\ No newline at end of file` in the middle of a diff)."""
+    parts = data.split(b"\n")
+    return [p + b"\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
 def unified_diff(result: FileResult) -> bytes:
-    before = (result.before or b"").splitlines(keepends=True)
-    after = (result.after or b"").splitlines(keepends=True)
+    before = _lines(result.before or b"")
+    after = _lines(result.after or b"")
     name = result.path.encode("utf-8", "surrogateescape")
     lines = difflib.diff_bytes(difflib.unified_diff, before, after, b"a/" + name, b"b/" + name)
     out = []
