@@ -95,9 +95,12 @@ class _ShellLocator:
             is_script_position = i == 0 or (runs_scripts and not script_arg_seen and not words[i].startswith(b"-"))
             if i > 0 and runs_scripts and not words[i].startswith(b"-"):
                 script_arg_seen = True
-            self.argument(target, command=node, runs_script=is_script_position)
+            # Removing the command name or the script a runner runs would promote the next word
+            # into its place (`key= A=B` -> `A=B`, `nohup key= x.sh` -> `nohup x.sh`).
+            self.argument(target, command=node, runs_script=is_script_position,
+                          removable=not (is_script_position and i < len(args) - 1))
 
-    def argument(self, node, command, runs_script: bool) -> None:
+    def argument(self, node, command, runs_script: bool, removable: bool = True) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
         pieces = _literal_pieces(node)
         for piece in pieces:
@@ -107,7 +110,7 @@ class _ShellLocator:
         first = pieces[0]
         starts_word = first.start_byte == _content_start(node)
         if starts_word:
-            self.override_at(first, whole=node, removable=command is not None)
+            self.override_at(first, whole=node, removable=removable and command is not None)
         for piece in pieces:
             self.scan_text(piece, start_handled=piece is first and starts_word,
                            path_context=(command, node, runs_script))
