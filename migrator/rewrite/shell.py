@@ -183,8 +183,13 @@ class _ShellLocator:
             self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs))
             if change.env:
                 prefix = "".join(f"{k}={v} " for k, v in change.env).encode()
-                self.edits.append(Edit(command.start_byte, command.start_byte, prefix, "path-move",
-                                       f"env presets for {new}", change.prs))
+                at = command.start_byte
+                name = command.child_by_field_name("name")
+                if name is not None and b"\n" in self.src[at:name.start_byte]:
+                    # tree-sitter-bash reads `A=1 B=<newline>bash x.sh` as one command; bash runs
+                    # the assignments alone, so the presets belong right before `bash`.
+                    at = name.start_byte
+                self.edits.append(Edit(at, at, prefix, "path-move", f"env presets for {new}", change.prs))
             if change.args:
                 self.edits.append(Edit(node.end_byte, node.end_byte, (" " + " ".join(change.args)).encode(),
                                        "path-move", f"args for {new}", change.prs))
