@@ -50,3 +50,33 @@ def test_bash_syntax_error_reason_names_the_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "migrator", "--to", "v0.8.0", str(script)], capture_output=True,
                          text=True, timeout=60)
     assert "does not pass `bash -n` before any edit: line 3: syntax error near unexpected token `then'" in out.stderr
+
+
+SGLANG = b"examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh"
+SGLANG_NEW = b"INFER_BACKEND=sglang bash examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh"
+
+
+@pytest.mark.parametrize("source, expected", [
+    # Found by bench/fuzz_shell.py: tree-sitter-bash parses these two lines as one command, and the
+    # preset went before `A=1` on the line above, where bash would not pass it to the script.
+    (b"A=1 B=\nbash " + SGLANG + b"\n", b"A=1 B=\n" + SGLANG_NEW + b"\n"),
+    # `B=\<newline>bash` is `B=bash`: the script itself is the command, and the preset goes before it.
+    (b"A= B=\\\nbash " + SGLANG + b"\n", b"A= B=\\\nbash INFER_BACKEND=sglang " + SGLANG_NEW.split(b" ")[-1] + b"\n"),
+    (b"EXTRA=\nbash " + SGLANG + b"\n", b"EXTRA=\n" + SGLANG_NEW + b"\n"),
+    (b"bash " + SGLANG + b" x\n", SGLANG_NEW + b" x\n"),
+])
+def test_env_presets_land_on_the_command_that_runs_the_script(source, expected):
+    result = process_file("run.sh", "run.sh", MAPPINGS, data=source)
+    assert result.after == expected
+
+
+@pytest.mark.parametrize("source", [
+    # Found by bench/fuzz_shell.py: removing a key in command-name or script position promoted the
+    # next word (`key= A=B` became the assignment `A=B`; `nohup key= x.sh` started running x.sh).
+    b"ASCEND_RT=1\ndata.val_batch_size= VLLM_ATTENTION_BACKEND=XFORMERS\n",
+    b"nohup data.val_batch_size= " + SGLANG + b" &\n",
+])
+def test_a_key_in_command_position_is_reported_not_removed(source):
+    result = process_file("run.sh", "run.sh", MAPPINGS, data=source)
+    assert result.status == "unchanged"
+    assert any("data.val_batch_size was removed; delete it by hand" in f.message for f in result.findings)
