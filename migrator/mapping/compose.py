@@ -2,6 +2,8 @@
 
 Composition is sequential application: a key is passed through each release's table in order, so
 renames chain (a → b, then b → c gives a → c) and a removal after a rename removes the original key.
+Cycles inside one table are load errors; across releases a key may move and move back (verl merged
+the profiler settings in v0.5.0 and split them again in v0.6.0), which composes to no change.
 """
 
 from __future__ import annotations
@@ -154,7 +156,6 @@ class MappingSet:
         self.var_rules: tuple[NameRule, ...] = tuple(
             NameRule(e.old, e.new, None, e.when, e)
             for t in self.tables for e in t.entries if isinstance(e, VarRename))
-        self._check_cycles()
 
     # -- queries -----------------------------------------------------------------------------
     def key(self, key: str) -> KeyChange | None:
@@ -252,18 +253,6 @@ class MappingSet:
     @property
     def is_empty(self) -> bool:
         return not any(t.entries for t in self.tables)
-
-    def _check_cycles(self) -> None:
-        for step in self._steps:
-            for old, entry in list(step.keys.items()):
-                if isinstance(entry, KeyRename):
-                    change = self.key(old)
-                    if change is None and self.key(entry.new) is not None:
-                        later = self.key(entry.new)
-                        raise TableError(entry.origin.file, entry.origin.line,
-                                         f"rename cycle: {old} -> {entry.new} -> ... -> {old} "
-                                         f"({', '.join(e.origin.release for e in later.entries)})",
-                                         entry.describe())
 
 
 def compose(tables: TableSet, from_release: str | None = None, to_release: str | None = None,
