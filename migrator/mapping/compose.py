@@ -106,7 +106,7 @@ class _Step:
         if not self.key_subtrees:
             return None
         parts = key.split(".")
-        for n in range(len(parts) - 1, 0, -1):
+        for n in range(len(parts), 0, -1):  # the subtree's root node itself belongs to the subtree
             prefix = ".".join(parts[:n])
             e = self.key_subtrees.get(prefix)
             if e is not None:

@@ -82,19 +82,14 @@ class _ShellLocator:
     def command(self, node) -> None:
         args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
         words = [self.src[a.start_byte:a.end_byte] for a in args]
-        name = words[0].rsplit(b"/", 1)[-1] if words else b""
-        runs_scripts = name in SCRIPT_RUNNERS
-        script_arg_seen = False
+        script_index = _script_position(words)
         for i, arg in enumerate(args):
             target = arg.children[0] if arg.type == "command_name" and arg.children else arg
             if i > 0 and words[i - 1] == b"-m" and target.type == "word":
                 self.module_word(target)
                 self.handled_literals.add(target.start_byte)
                 continue
-            is_script_position = i == 0 or (runs_scripts and not script_arg_seen and not words[i].startswith(b"-"))
-            if i > 0 and runs_scripts and not words[i].startswith(b"-"):
-                script_arg_seen = True
-            self.argument(target, command=node, runs_script=is_script_position)
+            self.argument(target, command=node, runs_script=i == script_index)
 
     def argument(self, node, command, runs_script: bool) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
@@ -170,11 +165,9 @@ class _ShellLocator:
         if presets and not in_comment:
             command, node, runs_script = path_context or (None, None, False)
             if command is None or not runs_script:
-                preset = " ".join(f"{k}={v}" for k, v in change.env)
                 self.findings.append(Finding(
-                    start, "path-move", f"{old} moved to {new}; run it as `{preset} bash {new}`"
-                    f"{' ' + ' '.join(change.args) if change.args else ''} (edit by hand: not a script invocation here)",
-                    None, change.prs))
+                    start, "path-move", f"{old} moved to {new}; run it as `{_invocation(change, new)}`"
+                    " (edit by hand: not a script invocation here)", None, change.prs))
                 return
             self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs))
             if change.env:
@@ -279,6 +272,22 @@ class _ShellLocator:
 
 
 # -- byte-level helpers ---------------------------------------------------------------------------
+
+def _invocation(change, new: str) -> str:
+    """How to run a moved script now: `DEVICE=npu bash new.sh extra=args`."""
+    return " ".join([*(f"{k}={v}" for k, v in change.env), "bash", new, *change.args])
+
+
+def _script_position(words: list[bytes]) -> int:
+    """Which word of a command is the script it runs: the command itself, or the first operand
+    after a chain of runners and their options (`nohup bash -x run.sh`)."""
+    i = 0
+    while i < len(words) and words[i].rsplit(b"/", 1)[-1] in SCRIPT_RUNNERS:
+        i += 1
+        while i < len(words) and words[i].startswith(b"-"):
+            i += 1
+    return i if i < len(words) else 0
+
 
 def _first_note(change) -> str:
     for entry in reversed(change.entries):
