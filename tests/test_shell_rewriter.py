@@ -188,3 +188,15 @@ def test_comment_edits_are_marked(core_mappings):
 
 def test_shebang_is_never_touched(core_mappings):
     check_noop("#!/usr/bin/env -S bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh\n", core_mappings)
+
+
+def test_removal_of_several_trailing_arguments(core_mappings):
+    old = "actor_rollout_ref.rollout.enable_chunked_prefill_legacy"
+    check_transformed(f"python3 x.py \\\n    a.b=1 \\\n    {old}=1 \\\n    +{old}=2\necho ok\n",
+                      "python3 x.py \\\n    a.b=1\necho ok\n", core_mappings)
+    check_transformed(f"python3 x.py \\\n    {old}=1 \\\n    {old}=2\n", "python3 x.py\n", core_mappings)
+
+
+def test_removal_of_every_array_element(core_mappings):
+    old = "actor_rollout_ref.rollout.enable_chunked_prefill_legacy"
+    check_transformed(f"A=(\n  {old}=1\n  {old}=2\n)\nB=({old}=1)\n", "A=(\n)\nB=()\n", core_mappings)

@@ -58,6 +58,9 @@ class _ShellLocator:
         # Env renames without a value condition rename references ($OLD, ${OLD}) too.
         self.env_ref_renames = {r.old.encode(): r for r in self.env_rules if r.new and r.value is None}
         self.handled_literals: set[int] = set()
+        # Removed arguments per command or array: (siblings, [(index, key, change)]), planned together
+        # so that a run of removed arguments at the end of a `\` list leaves no dangling `\`.
+        self.removals: dict[int, tuple[list, list]] = {}
 
     # -- traversal ---------------------------------------------------------------------------
     def visit(self, root) -> None:
@@ -77,6 +80,7 @@ class _ShellLocator:
             elif kind in LITERAL_TYPES and node.start_byte not in self.handled_literals:
                 self.literal(node, in_argument=False)
             stack.extend(reversed(node.children))
+        self.plan_removals()
 
     # -- node handlers ---------------------------------------------------------------------------
     def command(self, node) -> None:
@@ -89,9 +93,9 @@ class _ShellLocator:
                 self.module_word(target)
                 self.handled_literals.add(target.start_byte)
                 continue
-            self.argument(target, command=node, runs_script=i == script_index)
+            self.argument(target, command=node, runs_script=i == script_index, container=(args, i))
 
-    def argument(self, node, command, runs_script: bool) -> None:
+    def argument(self, node, command, runs_script: bool, container=None) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
         pieces = _literal_pieces(node)
         for piece in pieces:
@@ -101,22 +105,23 @@ class _ShellLocator:
         first = pieces[0]
         starts_word = first.start_byte == _content_start(node)
         if starts_word:
-            self.override_at(first, whole=node, removable=command is not None)
+            self.override_at(first, container)
         for piece in pieces:
             self.scan_text(piece, start_handled=piece is first and starts_word,
                            path_context=(command, node, runs_script))
 
-    def override_at(self, piece, whole, removable: bool) -> bool:
+    def override_at(self, piece, container) -> bool:
         """Handle `[+|++|~]key=...` at the start of `piece`; True when it is an override."""
         content_start, content_end = _literal_span(piece, self.src)
         m = scan.OVERRIDE_AT_START.match(self.src, content_start, content_end)
         if not m or not scan.is_override(m):
             return False
         key = m.group("key").decode("ascii")
-        self.key_occurrence(key, m.start("key"), m.end("key"), whole if removable else None)
+        self.key_occurrence(key, m.start("key"), m.end("key"), container)
         return True
 
-    def key_occurrence(self, key: str, start: int, end: int, removable_node) -> None:
+    def key_occurrence(self, key: str, start: int, end: int, container) -> None:
+        """`container` is (sibling argument nodes, index) when the key's argument can be deleted."""
         change = self.maps.key(key)
         if change is None:
             return
@@ -126,15 +131,32 @@ class _ShellLocator:
         elif change.action == "warn":
             self.findings.append(Finding(start, "key-warn", f"{key}: {_first_note(change)}", change.hint,
                                          change.prs, severity="warning"))
-        elif removable_node is not None:
-            span = _argument_removal_span(self.src, removable_node.start_byte, removable_node.end_byte)
-            self.edits.append(Edit(span[0], span[1], b"", "key-removal", f"removed {key}", change.prs))
+        elif container is not None:
+            siblings, index = container
+            self.removals.setdefault(siblings[0].start_byte, (siblings, []))[1].append((index, key, change))
             if change.hint:
                 self.findings.append(Finding(start, "key-removal", f"removed {key}", change.hint, change.prs,
                                              severity="info"))
         else:
             self.findings.append(Finding(start, "key-removal", f"{key} was removed; delete it by hand",
                                          change.hint, change.prs))
+
+    def plan_removals(self) -> None:
+        for siblings, removed in self.removals.values():
+            removed.sort(key=lambda item: item[0])
+            indices = [i for i, _, _ in removed]
+            last_kept = max((i for i in range(len(siblings)) if i not in indices), default=-1)
+            for index, key, change in removed:
+                node = siblings[index]
+                if index > last_kept > -1 and index == len(siblings) - 1:
+                    # The removed arguments end the list: cut from the last kept argument, which takes
+                    # the intervening `\` continuations with it.
+                    span = (siblings[last_kept].end_byte, node.end_byte)
+                elif index > last_kept > -1:
+                    continue  # inside the trailing run: covered by the span of the run's last argument
+                else:
+                    span = _argument_removal_span(self.src, node.start_byte, node.end_byte)
+                self.edits.append(Edit(span[0], span[1], b"", "key-removal", f"removed {key}", change.prs))
 
     def scan_text(self, piece, start_handled: bool, path_context=None) -> None:
         """Keys at word starts, paths, and `-m module` inside one literal piece."""
@@ -216,7 +238,9 @@ class _ShellLocator:
         if value is not None and value.type == "array":
             for element in value.children:
                 if element.type in ARGUMENT_TYPES:
-                    self.argument(element, command=value, runs_script=False)
+                    elements = [c for c in value.children if c.type in ARGUMENT_TYPES]
+                    self.argument(element, command=value, runs_script=False,
+                                  container=(elements, elements.index(element)))
         if name_node is None or name_node.type != "variable_name":
             return
         name = self.src[name_node.start_byte:name_node.end_byte]
