@@ -105,3 +105,26 @@ def test_every_release_composes_to_main():
         ms = compose(tables, release, "main")
         for key in ms.old_keys():
             ms.key(key)  # must not raise
+
+
+def test_a_key_verl_brought_back_keeps_its_newest_meaning():
+    # v0.5.0 merged the profiler settings into actor_rollout_ref.profiler and v0.6.0 split them again:
+    # a v0.7.1 script's ref.profiler keys are valid and must not be routed through that history.
+    ms = compose(load_builtin())
+    assert ms.key("actor_rollout_ref.ref.profiler.ranks") is None
+    # ...while a key last live before a rename still composes through every later release.
+    assert ms.key("actor_rollout_ref.rollout.skip_rollout").new == "skip.rollout.enable"
+
+
+def test_a_deprecated_alias_that_verl_still_ships_is_migrated():
+    ms = compose(load_builtin(), to_release="v0.9.0")
+    assert "data.val_batch_size" in load_builtin().facts.keys("v0.9.0")
+    assert ms.key("data.val_batch_size") is not None
+
+
+def test_keys_unknown_to_every_release_go_through_every_table(tmp_path):
+    ms = compose(load_builtin(), "main", "main", [user_table(tmp_path, """
+        entries:
+          - {kind: key-rename, old: data.max_obs_length, new: data.max_observation_length, pr: 1}
+    """)])
+    assert ms.key("data.max_obs_length").new == "data.max_observation_length"
