@@ -106,3 +106,11 @@ def test_one_failure_does_not_stop_the_run(tmp_path, core_mappings, monkeypatch)
     assert results["a.sh"].status == "failed" and "boom" in results["a.sh"].reason
     assert results["b.sh"].status == "changed"
     assert b"checkpoint_engine" in (tmp_path / "b.sh").read_bytes()
+
+
+def test_without_bash_a_reparse_must_not_add_errors(monkeypatch):
+    from migrator.rewrite import shell
+
+    monkeypatch.setattr(shell.shutil, "which", lambda name: None)
+    assert shell.validate(b"echo a\n", b"echo b\n") is None
+    assert "parse errors" in shell.validate(b"echo a\n", b"echo $(( \n")
