@@ -281,6 +281,10 @@ class MappingSet:
             out.update(step.key_subtrees)
         return out
 
+    def is_subtree(self, old: str) -> bool:
+        """Is `old` (without '.*') the root of a subtree entry somewhere in the composed range?"""
+        return any(old in step.key_subtrees for step in self._steps)
+
     def old_paths(self) -> set[str]:
         out = set()
         for step in self._steps:

@@ -78,7 +78,7 @@ class _ShellLocator:
             elif kind == "variable_name":
                 self.variable_name(node)
             elif kind in LITERAL_TYPES and node.start_byte not in self.handled_literals:
-                self.literal(node, in_argument=False)
+                self.literal(node)
             stack.extend(reversed(node.children))
         self.plan_removals()
 
@@ -228,7 +228,8 @@ class _ShellLocator:
             if change.new is not None and not change.env and not change.args:
                 self.path_occurrence(old_start, old_end, change, None, in_comment=True)
 
-    def literal(self, node, in_argument: bool) -> None:
+    def literal(self, node) -> None:
+        """Text outside argument lists: assignment values, heredoc bodies, `${x:-default}` words."""
         self.handled_literals.add(node.start_byte)
         self.scan_text(node, start_handled=False, path_context=None)
 
@@ -354,15 +355,12 @@ def _literal_span(piece, src: bytes) -> tuple[int, int]:
 
 def _word_starts_at(piece, src: bytes) -> bool:
     """Is the start of this literal piece also the start of a shell word?"""
-    start = piece.start_byte
     node = piece
     if piece.type == "string_content":
         string = piece.parent
-        if string is None or string.start_byte + 1 != start:
-            return False
+        if string is None or string.start_byte + 1 != piece.start_byte:
+            return False  # text after an expansion inside the string: "${prefix}key=..."
         node = string
-    elif piece.type in ("raw_string", "ansi_c_string"):
-        return True if _word_starts_at_node(piece) else False
     return _word_starts_at_node(node)
 
 
