@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import difflib
 import re
+import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+import click
 import yaml
 
 from migrator import history
@@ -644,3 +646,34 @@ def dump_table(derivation: Derivation, release: str | None = None) -> str:
     body = yaml.safe_dump({"release": release or derivation.to_rev, "entries": entries}, sort_keys=False,
                           width=10_000, allow_unicode=True)
     return header + body
+
+
+# -- command ---------------------------------------------------------------------------------------
+
+@click.command("derive")
+@click.option("--repo", required=True, type=click.Path(), help="A verl git repository (bare is fine).")
+@click.option("--from", "from_rev", required=True, metavar="REV", help="The older revision.")
+@click.option("--to", "to_rev", required=True, metavar="REV", help="The newer revision.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the draft to FILE, not stdout.")
+def command(repo, from_rev, to_rev, output):
+    """Draft a mapping table for FROM..TO from git history (every entry marked for review)."""
+    from migrator.cli import EXIT_USAGE
+
+    try:
+        derivation = derive(history.open_repo(repo), from_rev, to_rev)
+    except history.HistoryError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    text = dump_table(derivation)
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+            sys.exit(EXIT_USAGE)
+    else:
+        click.echo(text, nl=False)
+    counts = Counter(d.confidence for d in derivation.drafts if d.pr is not None)
+    click.echo(f"derived {sum(counts.values())} entries for {from_rev}..{to_rev} (high {counts['high']}, "
+               f"medium {counts['medium']}, low {counts['low']}); review each before use", err=True)

@@ -198,3 +198,23 @@ def release_tag(repo, release: str) -> str | None:
     if has_revision(repo, f"refs/tags/{release}"):
         return f"refs/tags/{release}"
     return None
+
+
+def merge_base(repo, base: str, head: str) -> str:
+    """Where `head` forked from `base` (what a PR diff compares against)."""
+    try:
+        return _git(repo, "merge-base", base, head).strip()
+    except HistoryError:
+        raise HistoryError(f"{base} and {head} share no history"
+                           + (" (shallow clone: `git fetch --unshallow`)" if is_shallow(repo) else "")) from None
+
+
+def dirty_paths(repo, prefixes: tuple[str, ...]) -> list[str]:
+    """Uncommitted changes under `prefixes` in the work tree (none for a bare repository)."""
+    if repo.bare or repo.working_tree_dir is None:
+        return []
+    try:
+        out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--", *prefixes)
+    except Exception as exc:  # noqa: BLE001 - gitpython raises many kinds; say what git said
+        raise HistoryError(f"git status failed: {exc}") from None
+    return sorted({item[3:] for item in out.split("\x00") if len(item) > 3})
