@@ -127,10 +127,15 @@ def _title(guide: Guide) -> str:
 
 def _summary(guide: Guide) -> str:
     c = guide.counts()
-    return (f"{c['moved_scripts']} scripts moved, {c['removed_scripts']} scripts removed, "
-            f"{c['renamed_keys']} config keys renamed, {c['removed_keys']} config keys removed or ineffective, "
-            f"{c['other_changes']} environment, module and shell variable changes, "
-            f"from {len(guide.pull_requests)} pull requests.")
+
+    def n(count: int, what: str) -> str:
+        return f"{count} {what}" + ("" if count == 1 else "s")
+
+    return (f"{n(c['moved_scripts'], 'moved script')}, {n(c['removed_scripts'], 'removed script')}, "
+            f"{n(c['renamed_keys'], 'renamed config key')}, "
+            f"{n(c['removed_keys'], 'removed or ineffective config key')}, "
+            f"{n(c['other_changes'], 'environment, module or shell variable change')}; "
+            f"{n(len(guide.pull_requests), 'pull request')}.")
 
 
 def _action_label(action: str) -> str:
@@ -255,8 +260,8 @@ def render_text(guide: Guide, writer: _Writer) -> str:
     parts.append("verl-migrate applies every change above to your own launch scripts, configs and docs:\n")
     parts.append(w.code_block([c.format(to=guide.to_release) for c in UPGRADE_COMMANDS]))
     parts.append(f"Add {w.code('--check')} to only report what would change and {w.code('--diff')} to review "
-                 f"the edits first. Scripts written for {guide.from_release} need only this release's changes: "
-                 f"add {w.code('--from ' + guide.from_release)}.\n")
+                 f"the edits first. {w.code('--from ' + guide.from_release)} applies only the changes in this "
+                 f"guide (by default verl-migrate applies every change since the oldest release).\n")
     return "\n".join(parts)
 
 
@@ -305,6 +310,9 @@ def command(to_release, from_release, tables, fmt, repo, output):
             releases = load_builtin().releases
         except TableError as exc:
             raise click.ClickException(str(exc)) from None
+        if to_release not in releases:
+            click.echo(f"error: unknown release {to_release!r} (known: {', '.join(releases)})", err=True)
+            sys.exit(EXIT_USAGE)
         from_release = previous_release(releases, to_release)
         if from_release is None:
             click.echo(f"error: {to_release!r} has no earlier release (known: {', '.join(releases)})", err=True)
