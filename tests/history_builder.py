@@ -70,7 +70,7 @@ def base_config() -> dict:
     return {
         "data": {"train_batch_size": 1024, "max_prompt_length": 512},
         "actor_rollout_ref": {
-            "actor": {"strategy": "fsdp", "ppo_mini_batch_size": 256, "load_weight": True},
+            "actor": {"strategy": "fsdp", "ppo_mini_batch_size": 256, "toy_load_flag": True},
             "rollout": {
                 "name": "vllm",
                 "skip": {"_target_": "verl.workers.config.SkipConfig", "enable": False,
@@ -93,7 +93,7 @@ def build_release_history(root: Path) -> History:
     h.write("examples/grpo_trainer/run_qwen3-8b_npu.sh", script("qwen3_8b", extra="trainer.device=npu "))
     h.write("examples/grpo_trainer/run_deepseek_7b.sh", script("deepseek_llm_7b"))
     h.write("examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh", script("qwen3_30b_a3b", "megatron"))
-    h.write("examples/ppo_trainer/run_gemma.sh", script("gemma_2b"))
+    h.write("examples/toy_trainer/run_gemma.sh", script("gemma_2b"))
     h.write("examples/legacy/run_old_rm.sh", "#!/bin/bash\necho 'reward model server'\nsleep 10\n")
     h.write("recipe/dapo/run_dapo_qwen2_7b.sh", script("dapo_qwen2_7b", extra="algorithm.filter_groups.enable=True "))
     h.write("verl/__init__.py", LICENSE)
@@ -121,7 +121,7 @@ def build_release_history(root: Path) -> History:
     h.commit("[misc] refactor: consolidate qwen3 scripts (#12)")
 
     # Plain rename: git pairs it.
-    h.mv("examples/ppo_trainer/run_gemma.sh", "examples/ppo_trainer/run_gemma_2b_fsdp.sh")
+    h.mv("examples/toy_trainer/run_gemma.sh", "examples/toy_trainer/run_gemma_2b_fsdp.sh")
     h.commit("[misc] chore: rename gemma script (#13)")
 
     # Deletion with no successor.
@@ -137,9 +137,9 @@ def build_release_history(root: Path) -> History:
     h.config(cfg)
     h.commit("[trainer] feat: top-level skip config (#15)")
     cfg["critic"]["optim"] = {"lr": 1e-5, "scheduler": {"lr_warmup_steps": -1}}
-    del cfg["actor_rollout_ref"]["actor"]["load_weight"]
+    del cfg["actor_rollout_ref"]["actor"]["toy_load_flag"]
     h.config(cfg)
-    h.commit("[cfg] refactor: scheduler node, drop load_weight (#16)")
+    h.commit("[cfg] refactor: scheduler node, drop toy_load_flag (#16)")
 
     # Module move; a license-only __init__.py that git would pair with another one.
     h.mv("verl/utils/tokenizer_utils.py", "verl/utils/tokenizer/helpers.py")
@@ -158,7 +158,7 @@ EXPECTED_PATH_MOVES = {
      "examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"),
     ("examples/grpo_trainer/run_qwen3-8b.sh", "examples/grpo_trainer/run_qwen3_8b_fsdp.sh"),
     ("examples/grpo_trainer/run_qwen3-8b_npu.sh", "examples/grpo_trainer/run_qwen3_8b_fsdp.sh"),
-    ("examples/ppo_trainer/run_gemma.sh", "examples/ppo_trainer/run_gemma_2b_fsdp.sh"),
+    ("examples/toy_trainer/run_gemma.sh", "examples/toy_trainer/run_gemma_2b_fsdp.sh"),
 }
 EXPECTED_PATH_REMOVALS = {"examples/legacy/run_old_rm.sh"}
 EXPECTED_KEY_RENAMES = {
@@ -168,15 +168,15 @@ EXPECTED_KEY_RENAMES = {
     ("actor_rollout_ref.rollout.skip._target_", "skip.rollout._target_"),  # the subtree moves whole
     ("critic.optim.lr_warmup_steps", "critic.optim.scheduler.lr_warmup_steps"),
 }
-EXPECTED_KEY_REMOVALS = {"actor_rollout_ref.rollout.skip.max_dump_step", "actor_rollout_ref.actor.load_weight"}
+EXPECTED_KEY_REMOVALS = {"actor_rollout_ref.rollout.skip.max_dump_step", "actor_rollout_ref.actor.toy_load_flag"}
 EXPECTED_MODULE_MOVES = {("verl.utils.tokenizer_utils", "verl.utils.tokenizer.helpers")}
 EXPECTED_PRS = {
     "examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh": 11,
     "examples/grpo_trainer/run_qwen3-8b.sh": 12,
-    "examples/ppo_trainer/run_gemma.sh": 13,
+    "examples/toy_trainer/run_gemma.sh": 13,
     "examples/legacy/run_old_rm.sh": 14,
     "actor_rollout_ref.rollout.skip.*": 15,
     "critic.optim.lr_warmup_steps": 16,
-    "actor_rollout_ref.actor.load_weight": 16,
+    "actor_rollout_ref.actor.toy_load_flag": 16,
     "verl.utils.tokenizer_utils": 17,
 }

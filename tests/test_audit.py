@@ -34,10 +34,10 @@ def test_uncovered_changes_fail_with_suggestions(verl):
     assert proc.returncode == 1, proc.stderr
     out = proc.stdout
     assert "script deleted or moved: examples/legacy/run_old_rm.sh" in out
-    assert "script deleted or moved: examples/ppo_trainer/run_gemma.sh" in out
-    assert "config key removed: actor_rollout_ref.actor.load_weight" in out
-    assert "new: examples/ppo_trainer/run_gemma_2b_fsdp.sh" in out
-    assert "old: actor_rollout_ref.rollout.skip.*" in out
+    assert "script deleted or moved: examples/toy_trainer/run_gemma.sh" in out
+    assert "config key removed: actor_rollout_ref.actor.toy_load_flag" in out
+    assert "new: examples/toy_trainer/run_gemma_2b_fsdp.sh" in out
+    assert "new: critic.optim.scheduler.lr_warmup_steps" in out
 
 
 def test_suggestions_are_table_entries(verl, tmp_path):
