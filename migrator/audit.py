@@ -67,6 +67,8 @@ def audit(repo, base: str, head: str, entries: list[Entry], pr: int | None = Non
             continue
         row = draft.as_yaml_dict()
         row["pr"] = pr or draft.pr or PR_PLACEHOLDER
+        if pr:
+            row["evidence"] = row["evidence"].split("; PR guessed")[0] + "; PR from --pr"
         suggestions.append(row)
     return AuditResult(base, head, scripts, keys, uncovered_scripts, uncovered_keys, suggestions)
 

@@ -29,6 +29,10 @@ def main(repo_path, from_rev, to_rev, curated_path):
         if change is not None and change.new:
             want_paths.add((p, change.new))
     report("path moves", got_paths, want_paths)
+    for level in ("high", "medium", "low"):
+        got = {(x.old, x.fields["new"]) for x in d.drafts if x.kind == "path-move" and x.confidence == level}
+        hit = len(got & want_paths)
+        print(f"  {level}: {len(got)} moves, {hit} correct")
 
     derived = MappingSet("a", "b", (load_table_text(derive.dump_table(d)),))
     got_keys, want_keys = set(), set()
