@@ -34,7 +34,7 @@ def lost_continuation(script):
                               "and the next line runs as a separate command",
                       "put the comment on its own line above, and end the line with `\\` alone")
     for node, words in script.commands:
-        if not words or not _OVERRIDE_COMMAND.fullmatch(words[0]):
+        if not words or not _OVERRIDE_COMMAND.match(words[0]):
             continue
         name = node.child_by_field_name("name") or node.children[0]
         line = script.line_col(name.start_byte)[0]

@@ -24,7 +24,9 @@ def ineffective_keys(script):
             continue  # VM003 reports it
         if change.action == "remove" and schema is None:
             continue
-        note = next((e.note for e in reversed(change.entries) if e.note), None)
-        release = change.entries[-1].origin.release
-        what = f": {note}" if note else f" (verl {release})"
-        yield Problem(o.start, f"`{o.key}` has no effect{what}", change.hint)
+        note = next((e.note for e in reversed(change.entries) if e.note), "") or ""
+        if note.lower().startswith("has no effect"):
+            note = note[len("has no effect"):].lstrip(" ,:;")
+        prs = ", ".join(f"verl#{pr}" for pr in change.prs)
+        yield Problem(o.start, f"`{o.key}` has no effect" + (f": {note}" if note else "") + f" ({prs})",
+                      change.hint)

@@ -59,15 +59,14 @@ def _other_config(script, schema, unknown):
             script.notes.append(f"keys not judged one by one: they fit {other}, not {schema.config}")
             return Problem(hits[0].start, f"`{hits[0].key}` and {len(hits) - 1} more keys belong to {other}, "
                                           f"but this script runs {schema.config}",
-                           f"select the engine with `{choice}`" + (f" ({_group_hint(unknown)})"
-                                                                   if _group_hint(unknown) else ""))
+                           "; ".join(filter(None, [f"select the engine with `{choice}`", _group_hint(unknown)])))
     return None
 
 
 def _group_hint(unknown) -> str | None:
     for o in unknown:
         if o.key.rpartition(".")[2] == "model_engine":
-            return f"`{o.key}` is not a key: `model_engine` is a Hydra group chosen at the top level"
+            return f"`{o.key}` is not a key (`model_engine` is a top-level Hydra group)"
     return None
 
 
@@ -76,18 +75,21 @@ def stale_key(script, schema, o) -> Problem | None:
     key, rev = o.key, script.rev
     change = script.mappings.key(key)
     if change is not None and change.action == "rename" and schema.knows(change.new):
-        release = change.entries[-1].origin.release
-        return Problem(o.start, f"`{key}` was renamed to `{change.new}` (verl {release}, "
+        release = _release(change.entries[-1])
+        return Problem(o.start, f"`{key}` was renamed to `{change.new}` ({release}, "
                                 f"{', '.join(f'#{pr}' for pr in change.prs)})",
                        f"run `verl-migrate --to {rev}` on this script")
     if change is not None and change.action in ("remove", "warn"):
-        release = change.entries[-1].origin.release
-        return Problem(o.start, f"`{key}` was removed in verl {release}", change.hint)
+        return Problem(o.start, f"`{key}` was removed ({_release(change.entries[-1])})", change.hint)
     last = script.facts.ever_known().get(key)
     if last is not None and o.prefix not in ("+", "++"):
         return Problem(o.start, f"`{key}` is not in verl {rev} ({schema.config}); it was there in {last}",
                        did_you_mean(schema, key))
     return None
+
+
+def _release(entry) -> str:
+    return f"verl {entry.origin.release}" if entry.origin.release else f"table {entry.origin.file}"
 
 
 def did_you_mean(schema, key: str) -> str | None:

@@ -41,13 +41,27 @@ def syntax(script):
         seen.add(line)
         offset = sum(len(x) + 1 for x in lines[:line - 1])
         indent = len(lines[line - 1]) - len(lines[line - 1].lstrip()) if line - 1 < len(lines) else 0
-        yield Problem(offset + indent, f"bash -n: {m.group(2)}", _hint(m.group(2)))
+        yield Problem(offset + indent, f"bash -n: {m.group(2)}", _hint(script, m.group(2)))
 
 
-def _hint(message: str) -> str | None:
-    if "unexpected end of file" in message:
-        return "a block is not closed: look for a missing `fi`, `done`, `esac`, `}` or closing quote"
-    return None
+def _hint(script, message: str) -> str | None:
+    if "unexpected end of file" not in message:
+        return None
+    for missing in _missing_closers(script.tree.root_node):
+        opener = missing.parent
+        if opener is not None and opener.children:
+            word = opener.children[0].type
+            return f"the `{word}` on line {opener.start_point[0] + 1} has no `{missing.type}`"
+    return "a block is not closed: look for a missing `fi`, `done`, `esac`, `}` or closing quote"
+
+
+def _missing_closers(root):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing and node.type in ("fi", "done", "esac", "}", ")"):
+            yield node
+        stack.extend(node.children)
 
 
 def _tree_sitter_errors(script):

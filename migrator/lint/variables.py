@@ -18,7 +18,7 @@ import re
 from migrator.lint import Problem, check
 
 ENV_LOWERCASE = frozenset({"http_proxy", "https_proxy", "no_proxy", "ftp_proxy", "all_proxy"})
-_DEFAULT_OPERATOR = re.compile(rb"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])")
+_DEFAULT_OPERATOR = re.compile(rb"\s*\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])")
 _TESTED = re.compile(rb"-[vzn][ \t]+[\"']?\$?\{?([A-Za-z_][A-Za-z0-9_]*)")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Commands that assign the names among their arguments.
@@ -47,7 +47,7 @@ def undefined_variables(script):
                 if kind == "expansion" and _DEFAULT_OPERATOR.match(text):
                     known.add(name)
                 elif not _in_quoted_heredoc(script, node):
-                    uses.append((name, node.start_byte))
+                    uses.append((name, node.start_byte + len(text) - len(text.lstrip())))
             stack.extend(c for c in node.children if c.type not in ("variable_name", "subscript"))
             continue
         if kind == "variable_name":
@@ -69,9 +69,19 @@ def undefined_variables(script):
         if not any(c.islower() for c in name):
             continue  # `_X1` and friends: environment-style
         reported.add(name)
-        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+        close = closest_name(name, known)
         yield Problem(offset, f"`${name}` is never assigned in this script (it expands to an empty string)",
-                      f"did you mean `${close[0]}`?" if close else None)
+                      f"did you mean `${close}`?" if close else None)
+
+
+def closest_name(name: str, candidates) -> str | None:
+    """The most similar candidate (difflib ratio, taken both ways: it is not symmetric), if similar enough."""
+    def score(other: str) -> float:
+        return max(difflib.SequenceMatcher(None, name, other).ratio(),
+                   difflib.SequenceMatcher(None, other, name).ratio())
+
+    best = max(sorted(candidates), key=score, default=None)
+    return best if best is not None and score(best) >= 0.6 else None
 
 
 def _expanded_name(node) -> str | None:
