@@ -145,6 +145,26 @@ def test_config_selection_changes_the_schema(mappings, selector):
     assert lint(mappings, src) == []
 
 
+@pytest.mark.parametrize("selector", ["--config-name=$CONFIG_NAME", "--config-name='ppo_megatron_trainer.yaml'",
+                                      "model_engine=${engine}"])
+def test_config_selection_through_a_variable_or_with_yaml_suffix(mappings, selector):
+    src = ("CONFIG_NAME=ppo_megatron_trainer\nengine=megatron\n"
+           f"python3 -m verl.trainer.main_ppo {selector} \\\n"
+           "    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 data.max_obs_length=1\n")
+    assert [f.message.split("`")[1] for f in lint(mappings, src)] == ["data.max_obs_length"]
+
+
+def test_a_helper_python_script_does_not_hide_the_trainer(mappings):
+    src = ("python3 examples/data_preprocess/gsm8k.py --local_save_dir ~/data/gsm8k\n"
+           "python3 -m verl.trainer.main_ppo data.max_obs_length=1\n")
+    assert where(lint(mappings, src)) == [(2, "VM003")]
+
+
+def test_deleting_an_unknown_key(mappings):
+    src = "python3 -m verl.trainer.main_ppo ~trainer.logger ~trainer.no_such_key\n"
+    assert [f.message.split("`")[1] for f in lint(mappings, src)] == ["trainer.no_such_key"]
+
+
 def test_veomni_engine_uses_its_own_config(mappings):
     src = "python3 -m verl.trainer.main_ppo model_engine=veomni actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2\n"
     (f,) = lint(mappings, src)

@@ -21,6 +21,7 @@ MODEL_ENGINES = {"dp": "ppo_trainer", "fsdp": "ppo_trainer", "megatron": "ppo_me
 # A python entry point: `-m module` or a `.py` script among a command's words.
 _PY_SCRIPT = re.compile(r"(?:^|/)((?:verl|recipe|examples)/[\w/.-]+\.py)$")
 _GROUP_PACKAGE = re.compile(rb"(?<![\w.@-])[A-Za-z_][\w]*@([A-Za-z_][\w.]*)=")
+_OVERRIDE_WORD = re.compile(r"(?:\+\+|\+|~)?[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
 _CONFIG_NAME = re.compile(r"--config-name(?:=|$)")
 
 
@@ -88,14 +89,22 @@ class Script:
             return None
         configs = set()
         for entry, words in entries:
+            if entry not in (PPO_MODULE, PPO_SCRIPT) and not _takes_overrides(words):
+                continue  # `python3 examples/data_preprocess/gsm8k.py --local_dir ...` next to the trainer
             if entry not in (PPO_MODULE, PPO_SCRIPT):
                 self.notes.append(f"keys not checked: {entry} has no shipped config key list "
                                   f"(only {PPO_MODULE} is judged)")
                 return None
-            configs.add(self._config_of(words))
-        if len(configs) != 1 or None in configs:
-            self.notes.append("keys not checked: the script selects a config that has no shipped key list "
-                              f"({', '.join(sorted(c or '?' for c in configs))})")
+            config, why = self._config_of(words)
+            if config is None:
+                self.notes.append(f"keys not checked: {why} selects a config with no shipped key list")
+                return None
+            configs.add(config)
+        if not configs:
+            self.notes.append("keys not checked: the script runs no verl trainer")
+            return None
+        if len(configs) != 1:
+            self.notes.append(f"keys not checked: the script runs several configs ({', '.join(sorted(configs))})")
             return None
         config = configs.pop()
         schema = self.facts.schema(self.rev, config)
@@ -103,24 +112,51 @@ class Script:
             self.notes.append(f"keys not checked: no key list for {config} at {self.rev}")
         return schema
 
-    def _config_of(self, words: list[str]) -> str | None:
+    def _config_of(self, words: list[str]) -> tuple[str | None, str]:
+        """(the shipped config a main_ppo command runs, or None; what selected it)."""
         name = "ppo_trainer"
         for i, word in enumerate(words):
             if _CONFIG_NAME.match(word):
-                value = word.split("=", 1)[1] if "=" in word else (words[i + 1] if i + 1 < len(words) else "")
-                name = CONFIG_NAMES.get(_unquote(value))
+                raw = word.split("=", 1)[1] if "=" in word else (words[i + 1] if i + 1 < len(words) else "")
+                value = self.resolve(_unquote(raw))
+                name = CONFIG_NAMES.get(value.removesuffix(".yaml")) if value is not None else None
                 if name is None:
-                    return None
+                    return None, f"--config-name={raw}"
         engines = set()
         for o in self.overrides:
             if o.key == "model_engine" and self.src[o.end:o.end + 1] == b"=":
-                m = re.match(rb"[\w-]*", self.src[o.end + 1:o.end + 64])
-                engines.add(m.group().decode("ascii"))
+                m = re.match(rb"[\"']?(\$\{?\w+\}?|[\w-]*)", self.src[o.end + 1:o.end + 64])
+                raw = m.group(1).decode("ascii")
+                engines.add((self.resolve(raw), raw))
         if len(engines) > 1:
-            return None
+            return None, "more than one model_engine= choice"
         if engines:
-            return MODEL_ENGINES.get(engines.pop())
-        return name
+            engine, raw = engines.pop()
+            return MODEL_ENGINES.get(engine or ""), f"model_engine={raw}"
+        return name, ""
+
+    @cached_property
+    def literal_values(self) -> dict[str, str | None]:
+        """Shell variables with one plain literal value in the whole script (None: assigned otherwise too)."""
+        values: dict[str, str | None] = {}
+        stack = [self.tree.root_node]
+        while stack:
+            node = stack.pop()
+            if node.type == "variable_assignment":
+                name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+                if name is not None and name.type == "variable_name":
+                    literal = _literal(self.src, value)
+                    key = name.text.decode("utf-8", "replace")
+                    values[key] = literal if values.get(key, literal) == literal else None
+            stack.extend(node.children)
+        return values
+
+    def resolve(self, value: str) -> str | None:
+        """`$NAME`/`${NAME}` -> its one literal value in the script; plain text as is; None when unknown."""
+        m = re.fullmatch(r"\$\{?(\w+)\}?", value)
+        if m is None:
+            return None if "$" in value else value
+        return self.literal_values.get(m.group(1))
 
     @cached_property
     def replaced_packages(self) -> set[str]:
@@ -136,6 +172,24 @@ class Script:
         while node is not None:
             yield node
             node = node.parent
+
+
+def _takes_overrides(words: list[str]) -> bool:
+    """Does a command pass Hydra-style overrides (or arrays/variables that may hold them)?"""
+    return any(_OVERRIDE_WORD.match(w) or "[@]" in w or "[*]" in w or re.fullmatch(r"\$\{?\w+\}?", w)
+               for w in words[1:])
+
+
+def _literal(src: bytes, node) -> str | None:
+    """A plain value (`x`, `'x'`, `"x"`) or the literal default of `${NAME:-x}`; None otherwise."""
+    if node is None:
+        return ""
+    text = src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+    m = re.fullmatch(r"\$\{\w+:?-([\w.-]*)\}", text)
+    if m:
+        return m.group(1)
+    text = _unquote(text)
+    return text if re.fullmatch(r"[\w.-]*", text) else None
 
 
 def _unquote(word: str) -> str:
