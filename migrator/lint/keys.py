@@ -103,6 +103,10 @@ def did_you_mean(schema, key: str) -> str | None:
     same_leaf = [k for k in schema.leaves if k.endswith("." + leaf)]
     if len(same_leaf) == 1:
         return f"did you mean `{same_leaf[0]}`?"
+    # A node moved or renamed above the leaf: the same leaf under the most similar path.
+    match = difflib.get_close_matches(key, same_leaf, n=1, cutoff=0.7)
+    if match:
+        return f"did you mean `{match[0]}`?"
     match = difflib.get_close_matches(key, list(schema.leaves), n=1, cutoff=0.85)
     if match:
         return f"did you mean `{match[0]}`?"
