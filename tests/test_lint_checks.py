@@ -165,6 +165,15 @@ def test_deleting_an_unknown_key(mappings):
     assert [f.message.split("`")[1] for f in lint(mappings, src)] == ["trainer.no_such_key"]
 
 
+def test_additions_are_judged_only_for_renames(mappings):
+    src = ("python3 -m verl.trainer.main_ppo +trainer.my_own_flag=1 +trainer.lint_fixture_removed=1 "
+           "+actor_rollout_ref.rollout.lint_fixture_old_bucket=1 trainer.lint_fixture_removed=1\n")
+    findings = lint(mappings, src)
+    assert [(f.code, f.message.split("`")[1], f.message.split("` ")[1][:11]) for f in findings] == [
+        ("VM003", "actor_rollout_ref.rollout.lint_fixture_old_bucket", "was renamed"),
+        ("VM003", "trainer.lint_fixture_removed", "was removed")]
+
+
 def test_veomni_engine_uses_its_own_config(mappings):
     src = "python3 -m verl.trainer.main_ppo model_engine=veomni actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2\n"
     (f,) = lint(mappings, src)
@@ -191,6 +200,8 @@ def test_group_package_override_opens_that_node(mappings):
 def test_ineffective_key_carries_the_table_hint(mappings):
     (f,) = lint_fixture(mappings, "vm004_ineffective.sh")
     assert f.severity == "warning"
+    assert f.message == ("`actor_rollout_ref.rollout.engine_kwargs.vllm.lint_fixture_ineffective`: has no effect, "
+                         "the server launch overrides it (verl#2)")
     assert f.hint == "set actor_rollout_ref.rollout.expert_parallel_size > 1 instead"
 
 

@@ -1,5 +1,6 @@
 """VM004 ineffective key: an override the mapping tables mark warn-only (accepted but has no effect,
-or needs a person), reported with the table's hint.
+or deprecated, or needs a person), or remove while the target config still accepts it (a deprecated
+alias that is ignored); reported with the table's note and hint.
 
 Example: `actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel=True` (verl#6066): the
 key sits under a free-form dict, so Hydra accepts it, but vLLM's server launch overrides it.
@@ -20,13 +21,12 @@ def ineffective_keys(script):
         change = script.mappings.key(o.key)
         if change is None or change.action == "rename":
             continue
-        if schema is not None and not schema.knows(o.key):
+        accepted = schema is not None and schema.knows(o.key)
+        if change.action == "warn" and not accepted and schema is not None and o.prefix not in ("+", "++"):
             continue  # VM003 reports it
-        if change.action == "remove" and schema is None:
-            continue
-        note = next((e.note for e in reversed(change.entries) if e.note), "") or ""
-        if note.lower().startswith("has no effect"):
-            note = note[len("has no effect"):].lstrip(" ,:;")
+        if change.action == "remove" and not accepted:
+            continue  # VM003 reports a plain override; a `+` addition of a removed key is harmless
+        note = next((e.note for e in reversed(change.entries) if e.note), None)
         prs = ", ".join(f"verl#{pr}" for pr in change.prs)
-        yield Problem(o.start, f"`{o.key}` has no effect" + (f": {note}" if note else "") + f" ({prs})",
-                      change.hint)
+        what = note or "the tables mark this key warn-only"
+        yield Problem(o.start, f"`{o.key}`: {what} ({prs})", change.hint)

@@ -36,12 +36,18 @@ def unknown_keys(script):
         yield mismatch
         return
     for o in unknown:
+        if o.prefix in ("+", "++"):
+            # An addition: Hydra creates the key. Only a rename matters (the value no longer reaches verl);
+            # a removed key added this way is read by nothing (VM004 reports it if the tables warn).
+            change = script.mappings.key(o.key)
+            problem = stale_key(script, schema, o) if change is not None and change.action == "rename" else None
+            if problem is not None:
+                yield problem
+            continue
         problem = stale_key(script, schema, o)
         if problem is not None:
             yield problem
             continue
-        if o.prefix in ("+", "++"):
-            continue  # an addition: Hydra creates the key
         yield Problem(o.start, f"unknown key `{o.key}` for verl {script.rev} ({schema.config})",
                       did_you_mean(schema, o.key))
 
@@ -82,7 +88,7 @@ def stale_key(script, schema, o) -> Problem | None:
     if change is not None and change.action in ("remove", "warn"):
         return Problem(o.start, f"`{key}` was removed ({_release(change.entries[-1])})", change.hint)
     last = script.facts.ever_known().get(key)
-    if last is not None and o.prefix not in ("+", "++"):
+    if last is not None:
         return Problem(o.start, f"`{key}` is not in verl {rev} ({schema.config}); it was there in {last}",
                        did_you_mean(schema, key))
     return None
