@@ -205,6 +205,15 @@ def test_ineffective_key_carries_the_table_hint(mappings):
     assert f.hint == "set actor_rollout_ref.rollout.expert_parallel_size > 1 instead"
 
 
+def test_pr_6066_line_with_the_built_in_tables(mappings):
+    src = ("python3 -m verl.trainer.main_ppo \\\n"
+           "    actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel=True \\  # enable EP\n"
+           "    actor_rollout_ref.rollout.expert_parallel_size=1\n")
+    findings = lint(mappings, src)
+    assert where(findings) == [(2, "VM004"), (2, "VM002")]  # by column: the key, then the `\`
+    assert "expert_parallel_size" in findings[0].hint
+
+
 # -- VM005 -------------------------------------------------------------------------------------------
 
 def test_undefined_variable_suggests_the_assigned_one(mappings):
