@@ -147,3 +147,11 @@ def test_pre_commit_hooks_are_shipped():
     assert by_id["verl-migrate"]["entry"] == "verl-migrate" and by_id["verl-migrate"]["pass_filenames"] is True
     assert by_id["verl-migrate-lint"]["entry"] == "verl-migrate lint"
     assert by_id["verl-migrate-lint"]["types"] == ["shell"]
+
+
+def test_pyproject_sets_the_target_release(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.verl-migrate]\nto = "v0.7.1"\n')
+    (tmp_path / "run.sh").write_text("python3 -m verl.trainer.main_generation data.path=x\n")
+    proc = subprocess.run([sys.executable, "-m", "migrator", "lint", "run.sh"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert "does not exist in verl v0.7.1" in proc.stdout, proc.stderr
