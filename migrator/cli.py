@@ -21,6 +21,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "release-notes": "migrator.release_notes:command",
     "derive": "migrator.derive:command",
     "audit": "migrator.audit:command",
+    "lint": "migrator.lint.cli:lint",
 }
 
 
