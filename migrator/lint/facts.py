@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-OPEN_TYPES = frozenset({"dict", "null"})
-
+from migrator.mapping.facts import OPEN_TYPES, ReleaseFacts
 
 class FactsError(Exception):
     """The facts directory is missing or lacks the files a release needs."""
@@ -58,26 +57,26 @@ class KeySchema:
 
 @dataclass
 class Facts:
+    """The lint's view of the shipped facts, read through `ReleaseFacts` (one reader for the files)."""
+
     directory: Path
 
     @property
-    def keys_dir(self) -> Path:
-        return self.directory / "config-keys"
+    def release_facts(self) -> ReleaseFacts:
+        return _release_facts(str(self.directory))
 
     def configs(self, rev: str) -> list[str]:
-        prefix = f"{rev}."
-        return sorted(p.name[len(prefix):-len(".keys")] for p in self.keys_dir.glob(f"{rev}.*.keys")
-                      if p.name[len(prefix):-len(".keys")].count(".") == 0)
+        return self.release_facts.configs(rev)
 
     def schema(self, rev: str, config: str) -> KeySchema | None:
-        return _schema(str(self.keys_dir), rev, config)
+        return _schema(str(self.directory), rev, config)
 
     def ever_known(self) -> dict[str, str]:
-        """Every key of every shipped release and config -> the newest release that had it (by file order)."""
-        return _ever_known(str(self.keys_dir))
+        """Every key of every shipped release and config -> the newest release that had it."""
+        return _ever_known(str(self.directory))
 
     def tree(self, rev: str) -> "Tree | None":
-        return _tree(str(self.directory / "trees"), rev)
+        return _tree(str(self.directory), rev)
 
 
 @dataclass
@@ -96,49 +95,41 @@ def extension(path: str) -> str:
     return name.rsplit(".", 1)[-1] if "." in name.strip(".") else ""
 
 
+@lru_cache(maxsize=4)
+def _release_facts(directory: str) -> ReleaseFacts:
+    return ReleaseFacts(Path(directory))
+
+
 @lru_cache(maxsize=64)
-def _schema(keys_dir: str, rev: str, config: str) -> KeySchema | None:
-    path = os.path.join(keys_dir, f"{rev}.{config}.keys")
-    if not os.path.isfile(path):
+def _schema(directory: str, rev: str, config: str) -> KeySchema | None:
+    leaves = _release_facts(directory).config_key_types(rev, config)
+    if not leaves:
         return None
-    return KeySchema(rev, config, _read_keys(path))
-
-
-def _read_keys(path: str) -> dict[str, str]:
-    leaves = {}
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            key, _, kind = line.rstrip("\n").partition("\t")
-            if key:
-                leaves[key] = kind or "str"
-    return leaves
+    return KeySchema(rev, config, {key: kind or "str" for key, kind in leaves.items()})
 
 
 @lru_cache(maxsize=4)
-def _ever_known(keys_dir: str) -> dict[str, str]:
+def _ever_known(directory: str) -> dict[str, str]:
     from migrator.mapping import load_builtin
 
+    facts = _release_facts(directory)
     try:
         order = list(load_builtin().releases)
     except Exception:  # noqa: BLE001 - the order only refines a message
         order = []
+    shipped = {p.name.split(".ppo")[0] for p in (Path(directory) / "config-keys").glob("*.keys")}
     known: dict[str, str] = {}
-    files = sorted(Path(keys_dir).glob("*.keys"),
-                   key=lambda p: order.index(p.name.split(".ppo")[0]) if p.name.split(".ppo")[0] in order else -1)
-    for path in files:
-        rev = path.name.split(".ppo")[0]
-        for key in _read_keys(str(path)):
+    for rev in sorted(shipped, key=lambda r: order.index(r) if r in order else -1):
+        for key in facts.key_types(rev):
             known[key] = rev
     return known
 
 
 @lru_cache(maxsize=16)
-def _tree(trees_dir: str, rev: str) -> Tree | None:
-    path = os.path.join(trees_dir, f"{rev}.paths")
-    if not os.path.isfile(path):
+def _tree(directory: str, rev: str) -> Tree | None:
+    files = _release_facts(directory).paths(rev)
+    if not files:
         return None
-    with open(path, encoding="utf-8") as fh:
-        files = frozenset(line.strip() for line in fh if line.strip())
     dirs, extensions = set(), {}
     for name in files:
         parts = name.split("/")
