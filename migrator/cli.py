@@ -18,6 +18,7 @@ EXIT_OK, EXIT_WORK_FOUND, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 # name -> "module:attribute"; imported only when the command runs (fast --help and --version).
 LAZY_COMMANDS: dict[str, str] = {
     "mappings": "migrator.cli_mappings:mappings",
+    "shims": "migrator.cli_shims:shims",
 }
 
 
