@@ -143,3 +143,18 @@ def test_usage_errors_exit_2(tmp_path):
     assert run_cli("shims", "check", "--to", "v0.8.0").returncode == 2
     assert run_cli("shims", "install", "--to", "v9", "--verl-root", str(tmp_path)).returncode == 2
     assert run_cli("shims", "install", "--to", "v0.8.0", "--verl-root", str(tmp_path / "nope")).returncode == 2
+
+
+def test_no_stubs_inside_a_git_submodule(checkout, tmp_path):
+    table = tmp_path / "sub.yaml"
+    table.write_text("release: v0.8.0\nentries:\n  - kind: path-removal\n    old: recipe/dapo/run.sh\n"
+                     "    hint: moved to verl-recipe\n    pr: 1\n  - kind: path-removal\n"
+                     "    old: vendored/x/run.sh\n    hint: gone\n    pr: 2\n")
+    (checkout / ".gitmodules").write_text('[submodule "recipe"]\n\tpath = recipe\n\turl = https://example.invalid/r.git\n')
+    (checkout / "vendored/x").mkdir(parents=True)
+    (checkout / "vendored/.git").write_text("gitdir: elsewhere\n")
+    result = install(checkout, "--table", str(table))
+    assert result.returncode == 0, result.stderr
+    assert "recipe/ is a git submodule" in result.stderr and "vendored/ is a git submodule" in result.stderr
+    assert not (checkout / "recipe").exists() and not (checkout / "vendored/x/run.sh").exists()
+    assert check(checkout, "--table", str(table)).returncode == 0

@@ -140,7 +140,7 @@ def stubs(change, to_release: str, releases: tuple[str, ...],
     requires = (f"{change.new.replace('.', '/')}/__init__.py", f"{change.new.replace('.', '/')}.py")
     note = None
     if package is None and tree_paths:
-        note = f"module {change.new}: not in the tree facts of {to_release}; wrote a package stub (works either way)"
+        note = f"module {change.new}: not found in the {to_release} tree; wrote a package stub (works either way)"
     if package is False:
         text = COMMON.format(**fields) + RUN_AS_MAIN
         return [GeneratedFile(f"{base}.py", seal(text), 0o644, "module-stub", change.old, change.new, requires)], note

@@ -9,6 +9,7 @@ and the file itself must not be a symlink). Generated files that the tables no l
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -99,12 +100,38 @@ def generated_files(root: Path) -> dict[str, Path]:
     return found
 
 
+def nested_repositories(root: Path) -> list[str]:
+    """Submodule paths from `.gitmodules`: another repository's files, never ours to write."""
+    try:
+        text = (root / ".gitmodules").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [m.group(1).strip().strip("/") for m in re.finditer(r"^\s*path\s*=\s*(.+?)\s*$", text, re.M)]
+
+
+def _in_nested_repository(root: Path, relpath: str, submodules: list[str]) -> str | None:
+    for sub in submodules:
+        if relpath.startswith(sub + "/"):
+            return sub
+    parts = relpath.split("/")[:-1]
+    for n in range(1, len(parts) + 1):
+        if os.path.lexists(root.joinpath(*parts[:n], ".git")):
+            return "/".join(parts[:n])
+    return None
+
+
 def wanted(plan: ShimPlan, root: Path, require_targets: bool) -> tuple[list[GeneratedFile], list[str]]:
-    """The files to have under `root`; with `require_targets`, only shims whose target exists there."""
+    """The files to have under `root`. For a checkout (`require_targets`): only shims whose target
+    exists there, and none inside a git submodule or nested repository."""
     if not require_targets:
         return list(plan.files), []
     keep, notes = [], []
+    submodules = nested_repositories(root)
     for f in plan.files:
+        nested = _in_nested_repository(root, f.relpath, submodules)
+        if nested is not None:
+            notes.append(f"{f.relpath}: no stub: {nested}/ is a git submodule or nested repository")
+            continue
         if f.requires and not any(_exists_inside(root, r) for r in f.requires):
             notes.append(f"{f.relpath}: no stub: its target {f.new} is not in {root} "
                          "(is the checkout at the release you passed as --to?)")
