@@ -157,3 +157,20 @@ def test_change_agrees_with_the_composed_mapping(keys, tables, parts):
         assert got is not None
         assert (got[0], got[1], got[2], list(got[3])) == (expected.action, expected.new, expected.hint,
                                                            list(expected.prs))
+
+
+def test_keys_command_refuses_to_overwrite_a_real_file(tmp_path):
+    real = tmp_path / "mine.py"
+    real.write_text("x = 1\n")
+    result = run_cli("shims", "keys", "--to", "v0.8.0", "--out", str(real))
+    assert result.returncode == 3 and real.read_text() == "x = 1\n"
+    fresh_out = tmp_path / "gen.py"
+    assert run_cli("shims", "keys", "--to", "v0.8.0", "--out", str(fresh_out)).returncode == 0
+    assert run_cli("shims", "keys", "--to", "v0.8.0", "--out", str(fresh_out)).returncode == 0  # ours: updated
+
+
+def test_cli_lists_shims():
+    result = run_cli("shims", "--help")
+    assert result.returncode == 0
+    for command in ("generate", "install", "check", "keys"):
+        assert command in result.stdout

@@ -99,6 +99,7 @@ def test_works_from_another_cwd_through_a_symlink_and_via_sh(tree, tmp_path):
         assert result.returncode == 0, result.stderr
         argv, env, stdin = parse_printer(result.stdout)
         assert argv[-1] == "q r" and env == "ENV DEVICE=npu MODE=a.b" and stdin == "s"
+        assert result.stderr.decode().count("\n") == 1  # one warning, also when re-run under bash
 
 
 def test_stub_at_the_root_and_through_a_symlinked_directory(tree, tmp_path):
