@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from migrator.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mappings
+from migrator.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND
 
 
 def shim_options(f):
@@ -24,17 +24,17 @@ def shim_options(f):
 
 def compose_for_shims(to_release, from_release, tables):
     """(MappingSet, release order); --from defaults to the deprecation policy's window."""
-    from migrator.mapping import TableError, load_builtin
+    from migrator.mapping import TableError, compose, load_builtin
     from migrator.shims import policy_from_release
 
     try:
-        releases = load_builtin().releases
+        tableset = load_builtin()
+        if to_release in tableset.releases and from_release is None:
+            from_release = policy_from_release(tableset.releases, to_release)
+        return compose(tableset, from_release, to_release, list(tables)), tableset.releases
     except TableError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
-    if to_release in releases and from_release is None:
-        from_release = policy_from_release(releases, to_release)
-    return load_mappings(from_release, to_release, tables), releases
 
 
 def build_plan(to_release, from_release, tables, keys_module, tree_paths=None):

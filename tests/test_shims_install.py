@@ -48,7 +48,8 @@ def test_install_is_idempotent_and_updates_its_own_stubs(checkout):
     assert install(checkout).returncode == 0
     stub = checkout / MINDSPEED_OLD
     original = stub.read_bytes()
-    assert "1 unchanged" in install(checkout).stderr
+    again = install(checkout)
+    assert again.returncode == 0 and "created" not in again.stdout and "updated" not in again.stdout
     stub.write_bytes(original.replace(b"exec ", b"echo hacked; exec "))
     result = check(checkout)
     assert result.returncode == 1 and f"edited    {MINDSPEED_OLD}" in result.stdout
@@ -109,9 +110,13 @@ def test_missing_target_gets_no_stub_and_check_agrees(tmp_path):
 
 def test_expired_stubs_are_removed_by_policy(checkout):
     assert install(checkout).returncode == 0
-    # At main the v0.8.0 move is two releases old: the policy drops its stub.
+    # Upgrade the checkout to main: PR 7374 deleted the moved script there.
+    (checkout / MINDSPEED_NEW).unlink()
+    # At main the v0.8.0 move is two releases old: the policy drops its stub; the deletion gets one.
     result = install(checkout, to="main")
-    assert result.returncode == 0 and f"removed   {MINDSPEED_OLD}" in result.stdout
+    assert result.returncode == 0, result.stderr
+    assert f"removed   {MINDSPEED_OLD}" in result.stdout and f"created   {MINDSPEED_NEW}" in result.stdout
+    assert "pull/7374" in (checkout / MINDSPEED_NEW).read_text()
     assert not (checkout / MINDSPEED_OLD).exists()
     assert (checkout / "examples/grpo_trainer/run_other.sh").read_text() == "echo real\n"
 

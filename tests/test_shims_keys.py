@@ -6,9 +6,12 @@ import importlib.util
 import warnings
 
 import pytest
-from hypothesis import given, strategies as st
+from pathlib import Path
+
+from hypothesis import given, settings, strategies as st
 
 from migrator.mapping import compose, load_builtin
+from migrator.shims import policy_from_release
 from shims_support import run_cli
 
 V071 = """\
@@ -93,7 +96,7 @@ def fresh(keys):
     ("warn.key=true", "warn.key=true"),
     ("internal._target_=x", "internal._target_=x"),
     ("a.bc=1", "a.bc=1"),
-    ("x=1", "x=1"),
+    ("x=1", "y.z=1"),  # a subtree's root node belongs to the subtree
     ("unknown.key=1", "unknown.key=1"),
     ("--config-name=ppo_trainer", "--config-name=ppo_trainer"),
     ("a.b", "a.b"),  # not an override (no '='): left alone
@@ -146,17 +149,38 @@ def test_standard_library_only(keys):
 KEY_PARTS = st.sampled_from(["p", "q", "k", "a", "b", "c", "x", "y", "z", "foo", "gone", "key", "warn", "other"])
 
 
-@given(st.lists(KEY_PARTS, min_size=1, max_size=4))
-def test_change_agrees_with_the_composed_mapping(keys, tables, parts):
-    key = ".".join(parts)
-    expected = compose(load_builtin(), "v0.7.0", "v0.8.0", tables).key(key)
-    got = keys.change(key)
+@pytest.fixture(scope="module")
+def composed(tables):
+    return compose(load_builtin(), "v0.7.0", "v0.8.0", tables)
+
+
+def same(got, expected) -> bool:
     if expected is None:
-        assert got is None
-    else:
-        assert got is not None
-        assert (got[0], got[1], got[2], list(got[3])) == (expected.action, expected.new, expected.hint,
-                                                           list(expected.prs))
+        return got is None
+    return got is not None and (got[0], got[1], got[2], list(got[3])) == (
+        expected.action, expected.new, expected.hint, list(expected.prs))
+
+
+@settings(deadline=None)
+@given(st.lists(KEY_PARTS, min_size=1, max_size=4))
+def test_change_agrees_with_the_composed_mapping(keys, composed, parts):
+    key = ".".join(parts)
+    assert same(keys.change(key), composed.key(key))
+
+
+@pytest.mark.parametrize("release", ["v0.8.0", "main"])
+def test_committed_key_module_agrees_on_every_known_key(release):
+    """The built-in tables with their facts: every config key verl ever had, through translate's change()."""
+    path = Path(__file__).resolve().parent.parent / "shims/verl" / release / "verl_migrate_keys.py"
+    spec = importlib.util.spec_from_file_location(f"committed_keys_{release.replace('.', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    tables = load_builtin()
+    mappings = compose(tables, policy_from_release(tables.releases, release), release)
+    known = set().union(*(tables.facts.keys(r) for r in tables.releases)) | mappings.old_keys()
+    assert len(known) > 1000
+    wrong = [k for k in sorted(known) if not same(module.change(k), mappings.key(k))]
+    assert wrong == []
 
 
 def test_keys_command_refuses_to_overwrite_a_real_file(tmp_path):

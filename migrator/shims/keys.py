@@ -31,6 +31,8 @@ RUN_HINT = {run_hint!r}
 # Applied in release order: (release, {{old key: (action, new, pr, hint)}}, {{old subtree: (...)}}).
 # action: rename | remove | warn | none (a change that needs nothing from users).
 STEPS = ({steps})
+# Known keys whose answer differs from applying STEPS in order (verl brought the name back): key -> answer.
+EXCEPTIONS = {exceptions}
 
 _OVERRIDE_RE = re.compile(r"(~|\+\+|\+)?([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*)(=|\Z)")
 _WARNED = set()
@@ -42,13 +44,15 @@ class DeprecatedOverrideError(ValueError):
 
 def change(key):
     """(action, new key or None, hint, PR numbers) for a deprecated config key, or None."""
+    if key in EXCEPTIONS:
+        return EXCEPTIONS[key]
     current, prs = key, []
     for _release, exact, subtrees in STEPS:
         found = exact.get(current)
         after = found[1] if found is not None else None
         if found is None:
             parts = current.split(".")
-            for n in range(len(parts) - 1, 0, -1):
+            for n in range(len(parts), 0, -1):  # a subtree's root node belongs to the subtree
                 prefix = ".".join(parts[:n])
                 found = subtrees.get(prefix)
                 if found is not None:
@@ -144,6 +148,36 @@ def render_steps(mappings) -> str:
     return "".join(steps) + ("\n" if steps else "")
 
 
+def _answer(change) -> tuple | None:
+    if change is None:
+        return None
+    return (change.action, change.new, change.hint, list(change.prs))
+
+
+def render_exceptions(mappings) -> str:
+    """Known keys (from the release facts) whose composed change differs from sequential steps."""
+    history = getattr(mappings, "history", None)
+    facts = getattr(history, "facts", None)
+    if facts is None:
+        return "{}"
+    from migrator.mapping.compose import MappingSet
+
+    plain = MappingSet(mappings.from_release, mappings.to_release, mappings.tables)
+    exact = set(mappings.old_keys())
+    prefixes = tuple(sorted({k for k in exact if mappings.is_subtree(k)}))
+    upto = history.releases[: history.releases.index(mappings.to_release) + 1]
+    candidates = set(exact)
+    for release in upto:
+        candidates.update(k for k in facts.keys(release)
+                          if k in exact or any(k == p or k.startswith(p + ".") for p in prefixes))
+    rows = []
+    for key in sorted(candidates):
+        composed = _answer(mappings.key(key))
+        if composed != _answer(plain.key(key)):
+            rows.append(f"    {key!r}: {composed!r},\n")
+    return "{\n" + "".join(rows) + "}" if rows else "{}"
+
+
 def source(mappings, releases: tuple[str, ...]) -> bytes:
     entries = tuple(e for t in mappings.tables for e in t.entries
                     if isinstance(e, (KeyRename, KeyRemoval)))
@@ -154,7 +188,7 @@ def source(mappings, releases: tuple[str, ...]) -> bytes:
     lines = header_lines(what, (), mappings.to_release, releases, removal=removals or "no aliases")
     header = "\n".join(f"# {line}" for line in lines)
     text = TEMPLATE.format(header=header, to_release=mappings.to_release, run_hint=run_hint(mappings.to_release),
-                           steps=render_steps(mappings))
+                           steps=render_steps(mappings), exceptions=render_exceptions(mappings))
     return seal(text)
 
 
