@@ -38,16 +38,14 @@ def compose_for_shims(to_release, from_release, tables):
 
 
 def build_plan(to_release, from_release, tables, keys_module, tree_paths=None):
-    from migrator.mapping.load import builtin_mappings_dir
     from migrator.shims import plan_shims
 
     if keys_module is not None:
         _check_relpath(keys_module, "--keys-module")
     mappings, releases = compose_for_shims(to_release, from_release, tables)
-    if tree_paths is None:
-        facts = builtin_mappings_dir() / "verl" / "facts" / "trees" / f"{mappings.to_release}.paths"
-        if facts.is_file():
-            tree_paths = {line.strip() for line in facts.read_text(encoding="utf-8").splitlines() if line.strip()}
+    facts = getattr(mappings.history, "facts", None)
+    if tree_paths is None and facts is not None:
+        tree_paths = facts.paths(mappings.to_release)  # the shipped tree of the target release
     try:
         return plan_shims(mappings, releases, tree_paths, keys_module)
     except ValueError as exc:
