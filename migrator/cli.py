@@ -22,6 +22,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "derive": "migrator.derive:command",
     "audit": "migrator.audit:command",
     "lint": "migrator.lint.cli:lint",
+    "shims": "migrator.cli_shims:shims",
 }
 
 
