@@ -7,12 +7,16 @@ line does (`key=value` overrides, `-m module`, script paths); this turns the sha
 
 from __future__ import annotations
 
+import re
+
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
 from migrator.rewrite import scan
 
 # A word starts after these bytes (quotes and brackets too: `["a.b=1", 'c.d=2']`, `(a.b=1)`).
 WORD_BOUNDARY = b" \t\n\r;|&()[]{},'\"`=:"
+# OmegaConf interpolations of an absolute key: `${a.b.c}`, `${oc.select:a.b.c,default}`.
+INTERPOLATION = re.compile(rb"\$\{(?:oc\.select:)?(?P<key>[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)(?=[},])")
 # A probe component no real config uses, to ask "does this whole subtree move?".
 _PROBE = "__verl_migrate_probe__"
 
@@ -55,7 +59,7 @@ def _word_start(src: bytes, pos: int, start: int, span_starts_word: bool, escape
 
 def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_starts_word: bool = True,
                escapes: bool = False, prose: bool = False, in_comment: bool = False,
-               whole_key: bool = False) -> tuple[list[Edit], list[Finding]]:
+               whole_key: bool = False, interpolations: bool = False) -> tuple[list[Edit], list[Finding]]:
     """Overrides at word starts, `-m module`, paths, and (in prose) bare dotted keys in src[start:end].
 
     `whole_key`: the span is one value (a string literal); when it is exactly an old key, module or
@@ -86,6 +90,12 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
         if change is not None:
             taken.add(m.start("key"))
             _key_edit(change, m.start("key"), m.end("key"), edits, findings, in_comment)
+    if interpolations:
+        for m in INTERPOLATION.finditer(src, start, end):
+            change = key_target(maps, m.group("key").decode("ascii"))
+            if change is not None and m.start("key") not in taken:
+                taken.add(m.start("key"))
+                _key_edit(change, m.start("key"), m.end("key"), edits, findings, in_comment)
     if prose:
         for key_start, key_end, change in scan.find_keys_in_prose(src, start, end, maps):
             if key_start not in taken and change.action == "rename":
