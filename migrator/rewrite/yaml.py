@@ -246,6 +246,7 @@ class _Planner:
         self.cuts: dict[int, _Key] = {}  # id(key) -> key whose lines are deleted
         self.moves: list[tuple[_Key, tuple[str, ...], KeyChange]] = []
         self.visit(self.root)
+        self.moves = self.feasible_moves()
         self.prune()
         self.place_moves()
         ranges = [(self.lines.starts[k.first_line], self.lines.after(k.last_line)) for k in self.cuts.values()]
@@ -338,15 +339,33 @@ class _Planner:
         return start, end
 
     # -- moves ----------------------------------------------------------------------------------------
+    def feasible_moves(self) -> list:
+        """The moves that can be made; the others become manual findings and their keys stay."""
+        self.leaving = set(self.cuts) | {id(k) for k, _, _ in self.moves}
+        feasible = []
+        for key, new, change in self.moves:
+            try:
+                target = self._destination(key, new, {})
+                self._block(key, new[-1], target.indent_of(new), change)
+            except _Unsafe as exc:
+                self.manual(key, f"{change.old} -> {change.new}: {exc}; move it by hand", change)
+                continue
+            feasible.append((key, new, change))
+        self.leaving = set(self.cuts) | {id(k) for k, _, _ in feasible}
+        return feasible
+
     def prune(self) -> None:
         """A mapping left with no keys by cuts and moves goes too (else its key would become null)."""
-        leaving = set(self.cuts) | {id(k) for k, _, _ in self.moves}
+        leaving = set(self.leaving)
+        targets = [new for _, new, _ in self.moves]
         changed = True
         while changed:
             changed = False
             for mapping in self._mappings(self.root):
                 owner = mapping.owner
                 if owner is None or id(owner) in leaving or not mapping.keys:
+                    continue
+                if any(new[:len(owner.path)] == owner.path for new in targets):
                     continue
                 if all(id(k) in leaving for k in mapping.keys):
                     leaving.add(id(owner))
@@ -397,7 +416,7 @@ class _Planner:
             found = next((k for k in mapping.keys if k.local == (parent[depth],)), None)
             if found is None:
                 break
-            if id(found) in self.cuts:
+            if id(found) in self.leaving:
                 raise _Unsafe(f"its new parent {'.'.join(found.path)} is moved or removed")
             if found.children is not None:
                 mapping = found.children
