@@ -48,18 +48,26 @@ def module_target(maps: MappingSet, name: str):
     return maps.module(name)
 
 
-def _word_start(src: bytes, pos: int, start: int, span_starts_word: bool, escapes: bool) -> bool:
-    if pos == start:
-        return span_starts_word
-    if src[pos - 1:pos] in WORD_BOUNDARY:
-        return True
-    # `\n` / `\t` escapes in a (non-raw) string literal end a word too.
-    return escapes and pos - 2 >= start and src[pos - 2:pos] in (b"\\n", b"\\t")
+# Where an override may start: after a word boundary, or after a `\n` / `\t` escape in a string literal.
+_WORD_START = re.compile(rb"(?<=[" + re.escape(WORD_BOUNDARY) + rb"])[~+A-Za-z_]")
+_ESCAPED_WORD_START = re.compile(rb"(?:(?<=[" + re.escape(WORD_BOUNDARY) + rb"])|(?<=\\[nt]))[~+A-Za-z_]")
+
+
+def _overrides(src: bytes, start: int, end: int, span_starts_word: bool, escapes: bool):
+    """Override matches that begin a word of src[start:end]."""
+    starts = (_ESCAPED_WORD_START if escapes else _WORD_START).finditer(src, start, end)
+    positions = [m.start() for m in starts if m.start() > start]
+    if span_starts_word:
+        positions.insert(0, start)
+    for pos in positions:
+        m = scan.OVERRIDE_IN_TEXT.match(src, pos, end)
+        if m is not None and scan.is_override(m):
+            yield m
 
 
 def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_starts_word: bool = True,
                escapes: bool = False, prose: bool = False, in_comment: bool = False,
-               whole_key: bool = False, interpolations: bool = False) -> tuple[list[Edit], list[Finding]]:
+               whole_key: bool = False, interpolations: bool = True) -> tuple[list[Edit], list[Finding]]:
     """Overrides at word starts, `-m module`, paths, and (in prose) bare dotted keys in src[start:end].
 
     `whole_key`: the span is one value (a string literal); when it is exactly an old key, module or
@@ -83,9 +91,7 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
             edits.append(Edit(start, end, module.new.encode(), "module-move", f"{module.old} -> {module.new}",
                               tuple(e.pr for e in module.entries), in_comment))
             return edits, findings
-    for m in scan.OVERRIDE_IN_TEXT.finditer(src, start, end):
-        if not scan.is_override(m) or not _word_start(src, m.start(), start, span_starts_word, escapes):
-            continue
+    for m in _overrides(src, start, end, span_starts_word, escapes):
         change = maps.key(m.group("key").decode("ascii"))
         if change is not None:
             taken.add(m.start("key"))

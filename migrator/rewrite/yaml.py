@@ -250,7 +250,7 @@ class _Planner:
         self.prune()
         self.place_moves()
         ranges = [(self.lines.starts[k.first_line], self.lines.after(k.last_line)) for k in self.cuts.values()]
-        self.edits = [e for e in self.edits if not any(lo <= e.start and e.end <= hi and e.start < hi
+        self.edits = [e for e in self.edits if not any(lo <= e.start and e.end <= hi and (e.start < e.end or lo < e.start < hi)
                                                        for lo, hi in ranges)]
         for key in self.cuts.values():
             if not any(self._inside(key, other) for other in self.cuts.values() if other is not key):
@@ -264,9 +264,12 @@ class _Planner:
         for key in mapping.keys:
             dotted = ".".join(key.path)
             change = literal.key_target(self.maps, dotted)
-            if change is not None and change.action == "rename" and key.children is not None \
-                    and not self._subtree_follows(key.children, key.path, tuple(change.new.split("."))):
-                change = None  # parts of the subtree go elsewhere: handle key by key
+            if change is not None and change.action == "rename" and key.children is not None:
+                new = tuple(change.new.split("."))
+                existing = self._find(new)
+                if not self._subtree_follows(key.children, key.path, new) or \
+                        (existing is not None and existing.children is not None):
+                    change = None  # parts go elsewhere, or the new mapping exists: merge key by key
             if change is None:
                 if key.children is not None:
                     self.visit(key.children)
@@ -286,6 +289,20 @@ class _Planner:
                                                  f"removed {change.old}", change.hint, change.prs, "info"))
             else:
                 self.rename(key, tuple(change.new.split(".")), change)
+
+    def _find(self, path: tuple[str, ...]) -> _Key | None:
+        """The key written at `path` (one component per level), if the file has it."""
+        mapping, found = self.root, None
+        if path[:len(mapping.path)] != mapping.path or len(path) == len(mapping.path):
+            return None
+        for name in path[len(mapping.path):]:
+            if mapping is None:
+                return None
+            found = next((k for k in mapping.keys if k.local == (name,)), None)
+            if found is None:
+                return None
+            mapping = found.children
+        return found
 
     def _subtree_follows(self, mapping: _Mapping, old: tuple[str, ...], new: tuple[str, ...]) -> bool:
         for key in mapping.keys:
@@ -428,7 +445,7 @@ class _Planner:
                                                           found.path, self.step))
             raise _Unsafe(f"{'.'.join(found.path)} holds a value that is not a block mapping")
         if depth == len(parent) and any(k.local == (new[-1],) for k in mapping.keys):
-            raise _Unsafe("the new key is already set; merge by hand")
+            raise _Unsafe("the new key is already set")
         if not mapping.keys:
             raise _Unsafe("its new parent mapping is empty")
         last = max(k.last_line for k in mapping.keys)
@@ -570,9 +587,10 @@ def _apply_key_changes(root: dict, prefix: tuple[str, ...], maps: MappingSet) ->
                 continue
             full = path + tuple(k.split("."))
             change = literal.key_target(maps, ".".join(full))
-            if change is not None and change.action == "rename" and isinstance(v, dict) and v \
-                    and not follows(v, full, tuple(change.new.split("."))):
-                change = None
+            if change is not None and change.action == "rename" and isinstance(v, dict) and v:
+                new = tuple(change.new.split("."))
+                if not follows(v, full, new) or isinstance(existing(new), dict):
+                    change = None
             if change is None or change.action == "warn":
                 if isinstance(v, dict):
                     walk(v, full)
@@ -588,6 +606,16 @@ def _apply_key_changes(root: dict, prefix: tuple[str, ...], maps: MappingSet) ->
                         ops.append(("rekey", d, k, local))
                 else:
                     ops.append(("move", d, k, new))
+
+    def existing(path: tuple):
+        node = root
+        if path[:len(prefix)] != prefix:
+            return None
+        for name in path[len(prefix):]:
+            if not isinstance(node, dict) or name not in node:
+                return None
+            node = node[name]
+        return node
 
     walk(root, prefix)
     emptied: set[int] = set()
