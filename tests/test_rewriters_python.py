@@ -71,12 +71,6 @@ def test_from_import_split_over_two_new_parents_is_a_manual_step():
     assert "split this import by hand" in result.findings[0].message
 
 
-def test_removed_key_in_a_string_is_reported_not_edited():
-    result = run('os.system("python -m verl.trainer.main_ppo trainer.use_legacy_worker_impl=auto")\n', "x.py")
-    assert result.status == "unchanged"
-    assert result.findings[0].kind == "key-removal" and result.findings[0].severity == "manual"
-
-
 def test_unparsable_python_is_skipped_untouched():
     result = run(f"def f(:\n    '{BUCKET}=1'\n", "x.py")
     assert result.status == "skipped" and "not parsable as Python" in result.reason
@@ -85,3 +79,17 @@ def test_unparsable_python_is_skipped_untouched():
 def test_validate_rejects_a_result_that_does_not_compile():
     assert py_rewriter.validate(b"x = 1\n", b"x = 1\n") is None
     assert "would not compile" in py_rewriter.validate(b"x = 1\n", b"x = (1\n")
+
+
+def test_shell_command_strings_go_through_the_shell_rewriter():
+    check_transformed('os.system("python3 -m verl.trainer.main_ppo trainer.use_legacy_worker_impl=auto x.y=1")\n',
+                      'os.system("python3 -m verl.trainer.main_ppo x.y=1")\n', "x.py")
+    check_transformed(
+        'subprocess.run("bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh", shell=True)\n',
+        'subprocess.run("bash examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh", shell=True)\n',
+        "x.py")
+
+
+def test_command_lists_without_a_shell_only_get_the_string_scan():
+    result = run('subprocess.run(["python3", "-m", "x", "trainer.use_legacy_worker_impl=auto"])\n', "x.py")
+    assert result.status == "unchanged" and result.findings[0].kind == "key-removal"

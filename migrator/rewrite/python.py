@@ -22,6 +22,10 @@ KIND = "python"
 # Calls whose string arguments are joined into one path (a path split over them cannot be edited).
 PATH_JOINERS = frozenset({"os.path.join", "path.join", "osp.join", "Path", "pathlib.Path", "PurePath",
                           "PurePosixPath", "PosixPath"})
+# Calls that hand their first argument to a shell (subprocess.* only with shell=True).
+SHELL_CALLS = frozenset({"os.system", "os.popen"})
+SUBPROCESS_CALLS = frozenset({"subprocess.run", "subprocess.call", "subprocess.Popen", "subprocess.check_call",
+                              "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput"})
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
@@ -87,6 +91,7 @@ class _PythonLocator(cst.CSTVisitor):
         self.plain_imports: list[tuple[cst.ImportAlias, str, str, tuple[int, ...]]] = []
         self.kept_roots: set[str] = set()  # root names some untouched import still binds
         self.root_uses: list[tuple[str, cst.CSTNode]] = []  # (root name, outermost Name/Attribute)
+        self.shell_strings: set[int] = set()  # string nodes already handled as shell commands
 
     # -- positions ---------------------------------------------------------------------------------
     def span(self, node) -> tuple[int, int]:
@@ -209,6 +214,8 @@ class _PythonLocator(cst.CSTVisitor):
 
     # -- strings and comments ------------------------------------------------------------------------
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if id(node) in self.shell_strings:
+            return
         start, end = self.span(node)
         prefix = _STRING_PREFIX.match(node.value).group()
         quote_len = 3 if node.value[len(prefix):len(prefix) + 3] in ('"""', "'''") else 1
@@ -235,6 +242,8 @@ class _PythonLocator(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = dotted_name(node.func)
+        if func in SHELL_CALLS or func in SUBPROCESS_CALLS:
+            self.shell_command(node, func)
         if func not in PATH_JOINERS or len(node.args) < 2:
             return
         pieces = []
@@ -252,6 +261,26 @@ class _PythonLocator(cst.CSTVisitor):
             self.findings.append(Finding(self.span(node)[0], "path-move" if change.new else "path-removal",
                                          f"{func}(...) builds {old}, which {where}; edit the pieces by hand",
                                          None, change.prs))
+
+    def shell_command(self, node: cst.Call, func: str) -> None:
+        """A command string run by a shell goes through the shell rewriter (env presets, removals)."""
+        shell = func in SHELL_CALLS or func in ("subprocess.getoutput", "subprocess.getstatusoutput") or any(
+            a.keyword is not None and a.keyword.value == "shell" and isinstance(a.value, cst.Name)
+            and a.value.value == "True" for a in node.args)
+        if not shell or not node.args or not isinstance(node.args[0].value, cst.SimpleString):
+            return
+        string = node.args[0].value
+        prefix = _STRING_PREFIX.match(string.value).group()
+        quote_len = 3 if string.value[len(prefix):len(prefix) + 3] in ('"""', "'''") else 1
+        start, end = self.span(string)
+        start, end = start + len(prefix) + quote_len, end - quote_len
+        content = self.src[start:end]
+        if b"\\" in content or "b" in prefix.lower():
+            return  # the source bytes are not the command's bytes; the plain string scan handles it
+        from migrator.rewrite.markdown import code_block_edits
+
+        self.shell_strings.add(id(string))
+        code_block_edits(self.src, start, end, b"bash", self.maps, self.edits, self.findings)
 
     # -- `import a.b` without an alias ---------------------------------------------------------------
     def finish(self) -> None:

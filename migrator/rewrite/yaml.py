@@ -244,6 +244,7 @@ class _Planner:
         self.root = self.build(root, prefix, None)
         self.step = min(self.steps) if self.steps else 2
         self.cuts: dict[int, _Key] = {}  # id(key) -> key whose lines are deleted
+        self.cut_info: dict[int, tuple[str, str, tuple[int, ...]]] = {}  # id(key) -> edit kind, message, PRs
         self.moves: list[tuple[_Key, tuple[str, ...], KeyChange]] = []
         self.visit(self.root)
         self.moves = self.feasible_moves()
@@ -254,8 +255,9 @@ class _Planner:
                                                        for lo, hi in ranges)]
         for key in self.cuts.values():
             if not any(self._inside(key, other) for other in self.cuts.values() if other is not key):
+                kind, message, prs = self.cut_info.get(id(key), ("key-rename", f"{'.'.join(key.path)} left empty", ()))
                 self.edits.append(Edit(self.lines.starts[key.first_line], self.lines.after(key.last_line), b"",
-                                       "key-removal", f"cut {'.'.join(key.path)}", ()))
+                                       kind, message, prs))
 
     def _inside(self, inner: _Key, outer: _Key) -> bool:
         return outer.first_line <= inner.first_line and inner.last_line <= outer.last_line
@@ -284,6 +286,7 @@ class _Planner:
                     self.visit(key.children)
             elif change.action == "remove":
                 self.cuts[id(key)] = key
+                self.cut_info[id(key)] = ("key-removal", f"removed {change.old}", change.prs)
                 if change.hint:
                     self.findings.append(Finding(self.lines.byte(key.key.start_mark), "key-removal",
                                                  f"removed {change.old}", change.hint, change.prs, "info"))
@@ -406,6 +409,7 @@ class _Planner:
                 continue
             target.add(new, block, key, change)
             self.cuts[id(key)] = key
+            self.cut_info[id(key)] = ("key-rename", f"{change.old} -> {change.new} (moved from here)", change.prs)
         for offset, insert in inserts.items():
             for cut in self.cuts.values():
                 if self.lines.starts[cut.first_line] < offset < self.lines.after(cut.last_line):
