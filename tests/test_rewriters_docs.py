@@ -41,7 +41,8 @@ def test_markdown_validate_keeps_fences():
 
 
 def test_rst_code_block_goes_through_the_shell_rewriter():
-    check_transformed(f".. code-block:: bash\n\n    export VLLM_ATTENTION_BACKEND=XFORMERS  # ASCEND_RT_VISIBLE_DEVICES\n"
+    check_transformed(".. code-block:: bash\n\n"
+                      "    export VLLM_ATTENTION_BACKEND=XFORMERS  # ASCEND_RT_VISIBLE_DEVICES\n"
                       f"    bash {SCRIPT}\n",
                       ".. code-block:: bash\n\n    # verl-migrate: removed (verl#6066): export "
                       f"VLLM_ATTENTION_BACKEND=XFORMERS  # ASCEND_RT_VISIBLE_DEVICES\n    bash {NEW_SCRIPT}\n",
@@ -74,7 +75,8 @@ def test_notebook_single_string_source_and_compact_json():
 
 
 def test_notebook_edit_across_source_lines_is_a_manual_step():
-    before = _notebook(["%%bash\n", "python3 -m verl.trainer.main_ppo \\\n", "    trainer.use_legacy_worker_impl=auto\n",
+    before = _notebook(["%%bash\n", "python3 -m verl.trainer.main_ppo \\\n",
+                        "    trainer.use_legacy_worker_impl=auto\n",
                        "echo done\n"])
     result = run(before, "nb.ipynb")
     assert result.status == "unchanged"

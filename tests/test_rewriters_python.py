@@ -41,7 +41,8 @@ NEW_BUCKET = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_
     ('s = "bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"\n',
      's = "bash examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"\n'),
     # Non-ASCII before the span: byte offsets, not character offsets.
-    (f'x = "é€😀"; y = "{BUCKET}=1"  # ü {BUCKET}\n', f'x = "é€😀"; y = "{NEW_BUCKET}=1"  # ü {NEW_BUCKET}\n'),
+    (f'x = "é€😀"; y = "{BUCKET}=1"  # ü {BUCKET}\n',
+     f'x = "é€😀"; y = "{NEW_BUCKET}=1"  # ü {NEW_BUCKET}\n'),
     (f'x = "\\n{BUCKET}=1"\n', f'x = "\\n{NEW_BUCKET}=1"\n'),
     ("\ufeffimport verl.utils.npu_utils as nu\n", "\ufeffimport verl.utils.npu_flash_attn_utils as nu\n"),
 ])

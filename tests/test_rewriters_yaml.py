@@ -140,3 +140,10 @@ def test_validate_compares_data_with_the_table_changes():
     wrong_value = good.replace(b": 1", b": 2")
     assert "differ" in yaml_rewriter.validate(before, wrong_value, maps)
     assert "would not load" in yaml_rewriter.validate(before, b"a: [\n", maps)
+
+
+def test_key_sharing_its_line_with_other_syntax_is_a_manual_step():
+    result = run("? complex\n: 1\nactor_rollout_ref: {rollout: 1}\n--- \n", "c.yaml")
+    assert result.status in ("unchanged", "skipped")
+    source = "- actor_rollout_ref:\n    rollout:\n      update_weights_bucket_megabytes: 1\n"
+    check_noop(source, "c.yaml")  # keys inside sequences are not config paths

@@ -16,7 +16,8 @@ from migrator.rewrite import scan
 # A word starts after these bytes (quotes and brackets too: `["a.b=1", 'c.d=2']`, `(a.b=1)`).
 WORD_BOUNDARY = b" \t\n\r;|&()[]{},'\"`=:"
 # OmegaConf interpolations of an absolute key: `${a.b.c}`, `${oc.select:a.b.c,default}`.
-INTERPOLATION = re.compile(rb"\$\{(?:oc\.select:)?(?P<key>[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)(?=[},])")
+INTERPOLATION = re.compile(
+    rb"\$\{(?:oc\.select:)?(?P<key>[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)(?=[},])")
 # A probe component no real config uses, to ask "does this whole subtree move?".
 _PROBE = "__verl_migrate_probe__"
 

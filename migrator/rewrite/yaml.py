@@ -54,20 +54,12 @@ class _Lines:
         line = min(mark.line, len(self.text) - 1)
         return self.starts[line] + len(self.text[line][:mark.column].encode("utf-8"))
 
-    def content_end(self, line: int) -> int:
-        """The byte offset where line `line` ends, before its line break."""
-        raw = self.raw[line]
-        return self.starts[line] + len(raw.rstrip(b"\r\n"))
-
     def after(self, line: int) -> int:
         return self.starts[line] + len(self.raw[line])
 
     def indent(self, line: int) -> int:
         raw = self.raw[line]
         return len(raw) - len(raw.lstrip(b" "))
-
-    def is_blank(self, line: int) -> bool:
-        return not self.raw[line].strip()
 
     def is_comment(self, line: int) -> bool:
         return self.raw[line].lstrip().startswith(b"#")
@@ -116,6 +108,7 @@ class _Key:
     mapping: "_Mapping"
     first_line: int = 0  # with the comments right above it
     last_line: int = 0
+    children: "_Mapping | None" = None  # the value, when it is a block mapping
 
 
 @dataclass
@@ -212,8 +205,6 @@ class _Planner:
                 key.children = self.build(v, key.path, key)
                 if key.children.keys and key.children.column > k.start_mark.column:
                     self.steps.add(key.children.column - k.start_mark.column)
-            else:
-                key.children = None
         return mapping
 
     def _leading_comments(self, line: int, column: int) -> int:
@@ -251,13 +242,19 @@ class _Planner:
         self.prune()
         self.place_moves()
         ranges = [(self.lines.starts[k.first_line], self.lines.after(k.last_line)) for k in self.cuts.values()]
-        self.edits = [e for e in self.edits if not any(lo <= e.start and e.end <= hi and (e.start < e.end or lo < e.start < hi)
-                                                       for lo, hi in ranges)]
+        # Edits inside cut lines are dropped (a moved block carries them); inserts at a cut's edge stay.
+        self.edits = [e for e in self.edits
+                      if not any(lo <= e.start and e.end <= hi and (e.start < e.end or lo < e.start < hi)
+                                 for lo, hi in ranges)]
         for key in self.cuts.values():
             if not any(self._inside(key, other) for other in self.cuts.values() if other is not key):
                 kind, message, prs = self.cut_info.get(id(key), ("key-rename", f"{'.'.join(key.path)} left empty", ()))
                 self.edits.append(Edit(self.lines.starts[key.first_line], self.lines.after(key.last_line), b"",
                                        kind, message, prs))
+
+    def _owns_its_line(self, key: _Key) -> bool:
+        line = key.key.start_mark.line
+        return not self.lines.text[line][:key.key.start_mark.column].strip()
 
     def _inside(self, inner: _Key, outer: _Key) -> bool:
         return outer.first_line <= inner.first_line and inner.last_line <= outer.last_line
@@ -272,6 +269,10 @@ class _Planner:
                 if not self._subtree_follows(key.children, key.path, new) or \
                         (existing is not None and existing.children is not None):
                     change = None  # parts go elsewhere, or the new mapping exists: merge key by key
+            if change is not None and change.action != "warn" and not self._owns_its_line(key):
+                self.manual(key, f"{change.old}: the key shares its line with other YAML syntax; edit it by hand",
+                            change)
+                continue
             if change is None:
                 if key.children is not None:
                     self.visit(key.children)
