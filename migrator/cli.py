@@ -18,6 +18,9 @@ EXIT_OK, EXIT_WORK_FOUND, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 # name -> "module:attribute"; imported only when the command runs (fast --help and --version).
 LAZY_COMMANDS: dict[str, str] = {
     "mappings": "migrator.cli_mappings:mappings",
+    "release-notes": "migrator.release_notes:command",
+    "derive": "migrator.derive:command",
+    "audit": "migrator.audit:command",
 }
 
 

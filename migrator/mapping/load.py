@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from migrator.mapping.facts import ReleaseFacts
 from migrator.mapping.entries import (
     ENTRY_KINDS,
     Entry,
@@ -226,6 +227,7 @@ class TableSet:
     name: str
     releases: tuple[str, ...]
     tables: dict[str, ReleaseTable]
+    facts: ReleaseFacts | None = None
 
 
 def load_release_index(directory: Path, display_root: Path | None = None) -> TableSet:
@@ -244,7 +246,8 @@ def load_release_index(directory: Path, display_root: Path | None = None) -> Tab
     for release in releases[1:]:
         path = directory / f"{release}.yaml"
         tables[release] = load_table(path, release=release, display=_display(path, display_root))
-    return TableSet(directory.name, tuple(releases), tables)
+    facts = ReleaseFacts(directory / "facts")
+    return TableSet(directory.name, tuple(releases), tables, facts if facts.available else None)
 
 
 def _display(path: Path, root: Path | None) -> str:
