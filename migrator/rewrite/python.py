@@ -30,7 +30,26 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
 
+_QUICK_CHECKS: list[tuple[MappingSet, re.Pattern]] = []
+
+
+def _might_change(source: bytes, mappings: MappingSet) -> bool:
+    """Python never nests keys, so an old dotted token, a moved module's last name (`from a import b`)
+    or an old path's last segment (`os.path.join(..., "x.sh")`) must occur; this skips libcst for
+    nearly every file."""
+    for maps, pattern in _QUICK_CHECKS:
+        if maps is mappings:
+            return pattern.search(source) is not None
+    tokens = mappings.old_tokens() | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
+        | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
+    pattern = re.compile(b"|".join(re.escape(t.encode()) for t in sorted(tokens, key=len, reverse=True)) or b"(?!)")
+    _QUICK_CHECKS[:] = [(mappings, pattern)]
+    return pattern.search(source) is not None
+
+
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
+    if not _might_change(source, mappings):
+        return LocateResult((), ())
     bom = 3 if source.startswith(b"\xef\xbb\xbf") else 0
     try:
         module = cst.parse_module(source[bom:])

@@ -101,6 +101,7 @@ def _is_empty_null(node) -> bool:
 
 @dataclass
 class _Key:
+    raw: tuple[str, ...]  # the keys as written, from the document root (what the loaded data is indexed by)
     path: tuple[str, ...]  # full config path of this key
     local: tuple[str, ...]  # the key as written (flat dotted keys have several components)
     key: yaml.ScalarNode
@@ -113,6 +114,7 @@ class _Key:
 
 @dataclass
 class _Mapping:
+    raw: tuple[str, ...]
     path: tuple[str, ...]
     node: yaml.MappingNode
     owner: _Key | None
@@ -134,22 +136,26 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
                           for ev in yaml.parse(text))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SourceNotParsed(f"not parsable as YAML: {str(exc).splitlines()[0]}") from None
-    lines = _Lines(source, base)
-    planner = _Planner(source, lines, mappings)
+    planner = _Planner(source, _Lines(source, base), mappings)
     for document in documents:
         if document is not None:
             planner.scan_scalars(document)
-    prefix = package_prefix(source[base:])
-    roots = [d for d in documents if _is_block_mapping(d)]
-    if prefix is not None and roots:
-        if len(documents) > 1 or has_anchors:
-            why = "several YAML documents" if len(documents) > 1 else "YAML anchors or aliases"
-            for root in roots:
-                for key in planner.changed_keys(root, prefix):
-                    planner.manual(key, f"{'.'.join(key.path)}: the file has {why}; move this key by hand")
-        else:
-            planner.plan(roots[0], prefix)
+    _plan_keys(planner, source[base:], documents, has_anchors)
     return LocateResult(tuple(planner.edits), tuple(planner.findings))
+
+
+def _plan_keys(planner: "_Planner", source: bytes, documents: list, has_anchors: bool) -> None:
+    prefix = package_prefix(source)
+    roots = [d for d in documents if _is_block_mapping(d)]
+    if prefix is None or not roots:
+        return
+    if len(documents) > 1 or has_anchors:
+        why = "several YAML documents" if len(documents) > 1 else "YAML anchors or aliases"
+        for root in roots:
+            for key in planner.changed_keys(root, prefix):
+                planner.manual(key, f"{'.'.join(key.path)}: the file has {why}; move this key by hand")
+    else:
+        planner.plan(roots[0], prefix)
 
 
 class _Planner:
@@ -160,6 +166,7 @@ class _Planner:
         self.edits: list[Edit] = []
         self.findings: list[Finding] = []
         self.steps: set[int] = set()
+        self.ops: list[tuple] = []  # the structural changes made, as data operations (for validate)
 
     def manual(self, key: _Key, message: str, change: KeyChange | None = None) -> None:
         self.findings.append(Finding(self.lines.byte(key.key.start_mark), "key-rename", message,
@@ -192,12 +199,12 @@ class _Planner:
 
     # -- keys ---------------------------------------------------------------------------------------
     def build(self, node: yaml.MappingNode, path: tuple[str, ...], owner: _Key | None) -> _Mapping:
-        mapping = _Mapping(path, node, owner)
+        mapping = _Mapping(owner.raw if owner else (), path, node, owner)
         for k, v in node.value:
             if not isinstance(k, yaml.ScalarNode) or k.tag != _STR_TAG or k.start_mark.line != k.end_mark.line:
                 continue
             local = tuple(k.value.split("."))
-            key = _Key(path + local, local, k, v, mapping)
+            key = _Key(mapping.raw + (k.value,), path + local, local, k, v, mapping)
             key.first_line = self._leading_comments(k.start_mark.line, k.start_mark.column)
             key.last_line = self._trailing_lines(_last_line(v), k.start_mark.column)
             mapping.keys.append(key)
@@ -237,6 +244,7 @@ class _Planner:
         self.cuts: dict[int, _Key] = {}  # id(key) -> key whose lines are deleted
         self.cut_info: dict[int, tuple[str, str, tuple[int, ...]]] = {}  # id(key) -> edit kind, message, PRs
         self.moves: list[tuple[_Key, tuple[str, ...], KeyChange]] = []
+        self.move_targets: dict[int, tuple[str, ...]] = {}
         self.visit(self.root)
         self.moves = self.feasible_moves()
         self.prune()
@@ -247,6 +255,12 @@ class _Planner:
                       if not any(lo <= e.start and e.end <= hi and (e.start < e.end or lo < e.start < hi)
                                  for lo, hi in ranges)]
         for key in self.cuts.values():
+            if id(key) in self.move_targets:
+                self.ops.append(("move", key.raw, key.path, self.move_targets[id(key)]))
+            elif self.cut_info.get(id(key), ("",))[0] == "key-removal":
+                self.ops.append(("remove", key.raw, key.path))
+            else:
+                self.ops.append(("prune", key.raw, key.path))
             if not any(self._inside(key, other) for other in self.cuts.values() if other is not key):
                 kind, message, prs = self.cut_info.get(id(key), ("key-rename", f"{'.'.join(key.path)} left empty", ()))
                 self.edits.append(Edit(self.lines.starts[key.first_line], self.lines.after(key.last_line), b"",
@@ -350,6 +364,7 @@ class _Planner:
                 start, end = self._key_text_span(key)
                 self.edits.append(Edit(start, end, ".".join(local).encode(), "key-rename",
                                        f"{change.old} -> {change.new}", change.prs))
+                self.ops.append(("rekey", key.raw, key.path, new, ".".join(local)))
             return
         self.moves.append((key, new, change))
 
@@ -363,8 +378,12 @@ class _Planner:
     def feasible_moves(self) -> list:
         """The moves that can be made; the others become manual findings and their keys stay."""
         self.leaving = set(self.cuts) | {id(k) for k, _, _ in self.moves}
-        feasible = []
+        feasible, claimed = [], []
         for key, new, change in self.moves:
+            if any(_overlaps(new, other) for other in claimed):
+                self.manual(key, f"{change.old} -> {change.new}: another key of this file moves there too; "
+                                 "merge by hand", change)
+                continue
             try:
                 target = self._destination(key, new, {})
                 self._block(key, new[-1], target.indent_of(new), change)
@@ -372,6 +391,7 @@ class _Planner:
                 self.manual(key, f"{change.old} -> {change.new}: {exc}; move it by hand", change)
                 continue
             feasible.append((key, new, change))
+            claimed.append(new)
         self.leaving = set(self.cuts) | {id(k) for k, _, _ in feasible}
         return feasible
 
@@ -400,7 +420,7 @@ class _Planner:
                 yield from self._mappings(key.children)
 
     def place_moves(self) -> None:
-        inserts: dict[int, _Insert] = {}
+        inserts: dict[tuple, _Insert] = {}  # (offset, parent path) -> what goes there
         for key, new, change in self.moves:
             try:
                 target = self._destination(key, new, inserts)
@@ -411,21 +431,26 @@ class _Planner:
             target.add(new, block, key, change)
             self.cuts[id(key)] = key
             self.cut_info[id(key)] = ("key-rename", f"{change.old} -> {change.new} (moved from here)", change.prs)
-        for offset, insert in inserts.items():
-            for cut in self.cuts.values():
-                if self.lines.starts[cut.first_line] < offset < self.lines.after(cut.last_line):
-                    for key, change in insert.moved:
-                        self.manual(key, f"{change.old} -> {change.new}: the new parent is itself moved or "
-                                         "removed; move it by hand", change)
-                        del self.cuts[id(key)]
-                    break
-            else:
-                text = insert.render(self.lines.newline)
-                if offset == len(self.src) and not self.src.endswith((b"\n", b"\r")):
-                    text = self.lines.newline + text
-                self.edits.append(Edit(offset, offset, text,
-                                       "key-rename", "; ".join(f"{c.old} -> {c.new}" for _, c in insert.moved),
-                                       tuple(dict.fromkeys(pr for _, c in insert.moved for pr in c.prs))))
+            self.move_targets[id(key)] = new
+        at_offset: dict[int, list[_Insert]] = {}
+        for (offset, _), insert in inserts.items():
+            if any(self.lines.starts[c.first_line] < offset < self.lines.after(c.last_line)
+                   for c in self.cuts.values()):
+                for key, change in insert.moved:
+                    self.manual(key, f"{change.old} -> {change.new}: the new parent is itself moved or removed; "
+                                     "move it by hand", change)
+                    del self.cuts[id(key)]
+                continue
+            at_offset.setdefault(offset, []).append(insert)
+        for offset, group in at_offset.items():
+            # Mappings ending on the same line: the innermost one's keys come first.
+            group.sort(key=lambda insert: -len(insert.path))
+            text = b"".join(insert.render(self.lines.newline) for insert in group)
+            if offset == len(self.src) and not self.src.endswith((b"\n", b"\r")):
+                text = self.lines.newline + text
+            moved = [change for insert in group for _, change in insert.moved]
+            self.edits.append(Edit(offset, offset, text, "key-rename", "; ".join(f"{c.old} -> {c.new}" for c in moved),
+                                   tuple(dict.fromkeys(pr for c in moved for pr in c.prs))))
 
     def _destination(self, key: _Key, new: tuple[str, ...], inserts: dict) -> "_Insert":
         """Where the moved block goes: the end of the deepest existing parent mapping of `new`."""
@@ -446,8 +471,8 @@ class _Planner:
                 continue
             if _is_empty_null(found.value):
                 offset = self.lines.after(found.key.start_mark.line)
-                return inserts.setdefault(offset, _Insert(offset, found.key.start_mark.column + self.step,
-                                                          found.path, self.step))
+                return inserts.setdefault((offset, found.path), _Insert(
+                    offset, found.key.start_mark.column + self.step, found.path, self.step))
             raise _Unsafe(f"{'.'.join(found.path)} holds a value that is not a block mapping")
         if depth == len(parent) and any(k.local == (new[-1],) for k in mapping.keys):
             raise _Unsafe("the new key is already set")
@@ -455,7 +480,7 @@ class _Planner:
             raise _Unsafe("its new parent mapping is empty")
         last = max(k.last_line for k in mapping.keys)
         offset = self.lines.after(last)
-        return inserts.setdefault(offset, _Insert(offset, mapping.column, mapping.path, self.step))
+        return inserts.setdefault((offset, mapping.path), _Insert(offset, mapping.column, mapping.path, self.step))
 
     def _block(self, key: _Key, name: str, indent: int, change: KeyChange) -> list[bytes]:
         """The key's lines, with the edits inside them applied, re-indented to `indent` and renamed to `name`."""
@@ -483,6 +508,11 @@ class _Planner:
                     raise _Unsafe("a line of its value is indented less than the key")
                 out.append(raw[min(have, -shift):])
         return out
+
+
+def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Is one path the other or inside it?"""
+    return a[:len(b)] == b or b[:len(a)] == a
 
 
 @dataclass
@@ -535,21 +565,74 @@ def validate(before: bytes, after: bytes, mappings: MappingSet | None = None) ->
         return f"the edited file would not load as YAML: {str(exc).splitlines()[0]}"
     if mappings is None:
         return None if len(old_docs) == len(new_docs) else "the number of YAML documents would change"
-    expected = expected_data(before, old_docs, mappings)
+    try:
+        expected = expected_data(before, old_docs, mappings)
+    except _Unsafe as exc:
+        return f"the planned key changes do not follow the table: {exc}"
     if expected != new_docs:
         return "the edited file's data would differ from the table's changes"
     return None
 
 
 def expected_data(before: bytes, docs: list, maps: MappingSet) -> list:
-    """`docs` with the table's changes applied to the data itself (independently of the line edits)."""
+    """`docs` with the file's planned key changes applied to the data, each checked against the table.
+
+    The line edits are checked against these data operations, so a move that loses, duplicates or
+    re-nests anything is caught; an operation the table does not call for raises `_Unsafe`.
+    """
     docs = [_rewrite_strings(copy.deepcopy(d), maps) for d in docs]
-    text = before.decode("utf-8-sig")
+    base = 3 if before.startswith(b"\xef\xbb\xbf") else 0
+    text = before[base:].decode("utf-8")
+    documents = list(yaml.compose_all(text))
     has_anchors = any(isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None) for ev in yaml.parse(text))
-    prefix = package_prefix(before[3:] if before.startswith(b"\xef\xbb\xbf") else before)
-    if len(docs) == 1 and isinstance(docs[0], dict) and prefix is not None and not has_anchors:
-        _apply_key_changes(docs[0], prefix, maps)
+    planner = _Planner(before, _Lines(before, base), maps)
+    _plan_keys(planner, before[base:], documents, has_anchors)
+    if planner.ops:
+        _apply_ops(docs[0], planner.ops, len(planner.root.path), maps)
     return docs
+
+
+def _apply_ops(root: dict, ops: list[tuple], depth: int, maps: MappingSet) -> None:
+    def container(raw: tuple) -> dict:
+        node = root
+        for name in raw[:-1]:
+            node = node[name]
+        return node
+
+    def expect(path: tuple, action: str, new: tuple | None = None) -> None:
+        change = literal.key_target(maps, ".".join(path))
+        if change is None or change.action != action or (new is not None and change.new != ".".join(new)):
+            raise _Unsafe(f"{'.'.join(path)} changed in a way the table does not say")
+
+    moved = []
+    for op in ops:
+        if op[0] == "remove":
+            expect(op[2], "remove")
+            del container(op[1])[op[1][-1]]
+        elif op[0] == "move":
+            expect(op[2], "rename", op[3])
+            moved.append((op[3], container(op[1]).pop(op[1][-1])))
+    for op in ops:
+        if op[0] == "rekey":
+            expect(op[2], "rename", op[3])
+            holder = container(op[1])
+            holder[op[4]] = holder.pop(op[1][-1])
+    for new, value in moved:
+        node = root
+        for name in new[depth:-1]:
+            if node.get(name) is None:
+                node[name] = {}
+            node = node[name]
+            if not isinstance(node, dict):
+                raise _Unsafe(f"{'.'.join(new)}: its parent is not a mapping")
+        if new[-1] in node:
+            raise _Unsafe(f"{'.'.join(new)} is set twice")
+        node[new[-1]] = value
+    for op in sorted((op for op in ops if op[0] == "prune"), key=lambda op: -len(op[1])):
+        holder = container(op[1])
+        if holder.get(op[1][-1]) != {}:
+            raise _Unsafe(f"{'.'.join(op[2])} was deleted but is not empty")
+        del holder[op[1][-1]]
 
 
 def _rewrite_strings(value, maps: MappingSet):
@@ -568,87 +651,3 @@ def _rewrite_strings(value, maps: MappingSet):
     if isinstance(value, list):
         return [_rewrite_strings(v, maps) for v in value]
     return value
-
-
-def _apply_key_changes(root: dict, prefix: tuple[str, ...], maps: MappingSet) -> None:
-    ops: list[tuple] = []
-
-    def follows(d: dict, old: tuple, new: tuple) -> bool:
-        for k, v in d.items():
-            if not isinstance(k, str):
-                return False
-            path = old + tuple(k.split("."))
-            change = literal.key_target(maps, ".".join(path))
-            rel = path[len(old):]
-            if change is None or change.action != "rename" or tuple(change.new.split(".")) != new + rel:
-                return False
-            if isinstance(v, dict) and v and not follows(v, path, new + rel):
-                return False
-        return True
-
-    def walk(d: dict, path: tuple) -> None:
-        for k, v in list(d.items()):
-            if not isinstance(k, str):
-                continue
-            full = path + tuple(k.split("."))
-            change = literal.key_target(maps, ".".join(full))
-            if change is not None and change.action == "rename" and isinstance(v, dict) and v:
-                new = tuple(change.new.split("."))
-                if not follows(v, full, new) or isinstance(existing(new), dict):
-                    change = None
-            if change is None or change.action == "warn":
-                if isinstance(v, dict):
-                    walk(v, full)
-            elif change.action == "remove":
-                ops.append(("remove", d, k, None))
-            else:
-                new = tuple(change.new.split("."))
-                if new[:len(prefix)] != prefix:
-                    continue
-                if len(full) - len(path) > 1 or new[:-1] == full[:-1]:
-                    local = ".".join(new[len(path):])
-                    if new[:len(path)] == path and local not in d:
-                        ops.append(("rekey", d, k, local))
-                else:
-                    ops.append(("move", d, k, new))
-
-    def existing(path: tuple):
-        node = root
-        if path[:len(prefix)] != prefix:
-            return None
-        for name in path[len(prefix):]:
-            if not isinstance(node, dict) or name not in node:
-                return None
-            node = node[name]
-        return node
-
-    walk(root, prefix)
-    emptied: set[int] = set()
-    for op, d, k, arg in ops:
-        if op == "remove":
-            del d[k]
-            emptied.add(id(d))
-        elif op == "rekey":
-            d[arg] = d.pop(k)
-        else:
-            node = root
-            for name in arg[len(prefix):-1]:
-                if node.get(name) is None:
-                    node[name] = {}
-                node = node[name]
-                if not isinstance(node, dict):
-                    break
-            else:
-                if arg[-1] not in node:
-                    node[arg[-1]] = d.pop(k)
-                    emptied.add(id(d))
-
-    def prune(d: dict) -> None:
-        for k, v in list(d.items()):
-            if isinstance(v, dict):
-                prune(v)
-                if not v and id(v) in emptied:
-                    del d[k]
-                    emptied.add(id(d))
-
-    prune(root)
