@@ -155,13 +155,20 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     if new == data:
         return FileResult(display, "unchanged", kind=spec.kind, findings=reported)
     try:
-        problem = rewriter.validate(data, new)
+        problem = _validate(rewriter, data, new, mappings)
     except SourceNotParsed as exc:
         return FileResult(display, "skipped", reason=str(exc), kind=spec.kind, findings=reported)
     if problem:
         return FileResult(display, "failed", reason=f"left untouched: {problem}", kind=spec.kind, findings=reported)
     return FileResult(display, "changed", kind=spec.kind, edits=applied_report, findings=reported,
                       before=data, after=new)
+
+
+def _validate(rewriter, before: bytes, after: bytes, mappings: MappingSet) -> str | None:
+    """Rewriters that check the result against the intended changes (YAML) declare it and get the mappings."""
+    if getattr(rewriter, "VALIDATE_WITH_MAPPINGS", False):
+        return rewriter.validate(before, after, mappings)
+    return rewriter.validate(before, after)
 
 
 class WriteError(Exception):
