@@ -57,10 +57,16 @@ def cli():
 
 def load_mappings(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
     """Compose the built-in tables (plus user tables); table errors exit 2 with file:line."""
-    from migrator.mapping import TableError, compose, load_builtin
+    return load_composed(from_release, to_release, tables)[0]
+
+
+def load_composed(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
+    """(MappingSet, Prefilter), from the cache while the tables are unchanged; table errors exit 2."""
+    from migrator.mapping import TableError
+    from migrator.tablecache import composed
 
     try:
-        return compose(load_builtin(), from_release, to_release, list(tables))
+        return composed(from_release, to_release, tuple(tables))
     except TableError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -93,6 +99,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     from migrator.config import ConfigError, find_pyproject, load_config
     from migrator.engine import DirtyFilesError, RunOptions, run
     from migrator.gitguard import GitGuardError
+    from migrator.parallel import default_jobs
     from migrator.report import RunSummary, json_report, unified_diff
 
     try:
@@ -106,7 +113,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     output_format = output_format or config.get("output-format", "text")
     allow_dirty = allow_dirty if allow_dirty is not None else config.get("allow-dirty", False)
     exclude = tuple(exclude) + tuple(config.get("exclude", ()))
-    mappings = load_mappings(from_release, to_release, tables)
+    mappings, prefilter = load_composed(from_release, to_release, tables)
     dry = check or show_diff
     as_json = output_format == "json"
     finding_stream_err = show_diff  # stdout carries the diff
@@ -136,9 +143,9 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
                 click.echo(f"  {result.path}:{edit.line}: {edit.kind}{where}: {edit.message}{prs}", err=True)
 
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
-                         jobs=jobs or config.get("jobs", 1))
+                         jobs=jobs or config.get("jobs") or default_jobs())
     try:
-        results = run(options, mappings, on_result=on_result)
+        results = run(options, mappings, on_result=on_result, prefilter=prefilter)
     except DirtyFilesError as exc:
         click.echo("error: refusing to overwrite files with uncommitted changes "
                    "(commit or stash them, or pass --allow-dirty):", err=True)
