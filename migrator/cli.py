@@ -100,6 +100,8 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     from migrator.engine import DirtyFilesError, RunOptions, run
     from migrator.gitguard import GitGuardError
     from migrator.parallel import default_jobs
+    from migrator.progress import Progress
+    from migrator.progress import wanted as progress_wanted
     from migrator.report import RunSummary, json_report, unified_diff
 
     try:
@@ -118,10 +120,21 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     as_json = output_format == "json"
     finding_stream_err = show_diff  # stdout carries the diff
 
+    progress = Progress(sys.stderr, progress_wanted(sys.stderr, quiet, as_json), "would change" if dry else "changed")
+
+    def echo(message, err=False):
+        progress.clear()
+        click.echo(message, err=err)
+
     def on_result(result):
+        report(result)
+        progress.update(result)
+
+    def report(result):
         if as_json:
             return
         if show_diff and result.status == "changed":
+            progress.clear()
             sys.stdout.buffer.write(unified_diff(result))
             sys.stdout.flush()
         for finding in result.findings:
@@ -129,23 +142,26 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
                 continue
             if quiet and finding.severity == "info":
                 continue
-            click.echo(finding.format(), err=finding_stream_err)
+            echo(finding.format(), err=finding_stream_err)
         if result.status == "failed":
-            click.echo(f"error: {result.path}: {result.reason}", err=True)
+            echo(f"error: {result.path}: {result.reason}", err=True)
         elif result.status == "skipped" and (verbose or (result.kind is not None and not quiet)):
-            click.echo(f"skipped {result.path}: {result.reason}", err=True)
+            echo(f"skipped {result.path}: {result.reason}", err=True)
         elif verbose and result.status == "changed":
             verb = "would change" if dry else "changed"
-            click.echo(f"{verb} {result.path}", err=True)
+            echo(f"{verb} {result.path}", err=True)
             for edit in result.edits:
                 where = " (comment)" if edit.in_comment else ""
                 prs = "".join(f" [verl#{pr}]" for pr in edit.prs)
-                click.echo(f"  {result.path}:{edit.line}: {edit.kind}{where}: {edit.message}{prs}", err=True)
+                echo(f"  {result.path}:{edit.line}: {edit.kind}{where}: {edit.message}{prs}", err=True)
 
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
                          jobs=jobs or config.get("jobs") or default_jobs())
     try:
-        results = run(options, mappings, on_result=on_result, prefilter=prefilter)
+        try:
+            results = run(options, mappings, on_result=on_result, prefilter=prefilter)
+        finally:
+            progress.clear()
     except DirtyFilesError as exc:
         click.echo("error: refusing to overwrite files with uncommitted changes "
                    "(commit or stash them, or pass --allow-dirty):", err=True)
