@@ -155,10 +155,12 @@ def row(label: str, ra: list[dict], rb: list[dict], target: str) -> dict:
             "rc": sorted({r["rc"] for r in ra}), "rc_b": sorted({r["rc"] for r in rb})}
 
 
-def fresh_copy(src: Path, work: Path, name: str) -> Path:
+def fresh_copy(src: Path, work: Path, name: str, hardlinks: bool = True) -> Path:
+    """A fresh copy of the tree. Hard links are enough for tools that replace files by renaming a new
+    one over them (verl-migrate, sed -i); tools that write in place (libcst) need real copies."""
     dst = work / name
     shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(src, dst, symlinks=True)
+    subprocess.run(["cp", "-al" if hardlinks else "-a", str(src), str(dst)], check=True)
     return dst
 
 
@@ -240,7 +242,7 @@ def main() -> int:
             return measure([*vm, *common, "--allow-dirty", str(copy)])
 
         def libcst():
-            copy = fresh_copy(tree, work, "copy-libcst")
+            copy = fresh_copy(tree, work, "copy-libcst", hardlinks=False)
             # The command must come first: libcst.tool takes the first positional word as the codemod.
             return measure([*env_cmd, sys.executable, "-m", "libcst.tool", "codemod", "-x",
                             "libcst_rename.RenameCodemod", "-j", str(jobs), "--no-format", "--hide-progress",
