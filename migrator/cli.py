@@ -18,6 +18,11 @@ EXIT_OK, EXIT_WORK_FOUND, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 # name -> "module:attribute"; imported only when the command runs (fast --help and --version).
 LAZY_COMMANDS: dict[str, str] = {
     "mappings": "migrator.cli_mappings:mappings",
+    "release-notes": "migrator.release_notes:command",
+    "derive": "migrator.derive:command",
+    "audit": "migrator.audit:command",
+    "lint": "migrator.lint.cli:lint",
+    "shims": "migrator.cli_shims:shims",
 }
 
 
@@ -33,10 +38,44 @@ class MigrateGroup(click.Group):
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
 
+    def format_commands(self, ctx, formatter):
+        """List the commands without importing the lazy ones: their help is read from their source."""
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in LAZY_COMMANDS:
+                rows.append((name, _lazy_short_help(LAZY_COMMANDS[name], formatter.width)))
+            else:
+                command = super().get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, command.get_short_help_str(formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
     def parse_args(self, ctx, args):
         if args and args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version"):
             args = ["migrate", *args]
         return super().parse_args(ctx, args)
+
+
+def _lazy_short_help(target: str, width: int) -> str:
+    """The first sentence of a lazy command's docstring, found by parsing (not importing) its module."""
+    import ast
+    import importlib.util
+
+    from click.utils import make_default_short_help
+
+    module, attr = target.split(":")
+    try:
+        spec = importlib.util.find_spec(module)
+        with open(spec.origin, encoding="utf-8") as fh:  # type: ignore[union-attr,arg-type]
+            tree = ast.parse(fh.read())
+    except (ImportError, OSError, SyntaxError, AttributeError, TypeError, ValueError):
+        return ""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == attr:
+            return make_default_short_help(ast.get_docstring(node) or "", max(width - 20, 30))
+    return ""
 
 
 @click.group(cls=MigrateGroup, context_settings={"help_option_names": ["-h", "--help"]},

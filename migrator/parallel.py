@@ -17,14 +17,12 @@ from itertools import chain, islice
 
 from migrator.discover import Candidate
 from migrator.engine import FileResult, process_file, sniff_skip_reason
-from migrator.prefilter import Prefilter, kind_for, never_rewritten
+from migrator.prefilter import NOT_A_KIND, Prefilter, kind_for, skip_reason_by_name
 
 # Below this many files one process is faster than starting workers.
 SERIAL_BELOW = 256
 CHUNK = 128
 IN_FLIGHT_PER_WORKER = 4
-
-NOT_A_KIND = "not a file kind verl-migrate rewrites"
 
 
 def default_jobs() -> int:
@@ -73,8 +71,9 @@ def decided_by_name(candidate: Candidate) -> FileResult | None:
     """The result when the discovery or the file name alone settles it (no I/O), else None."""
     if candidate.skip_reason:
         return FileResult(candidate.display, "skipped", reason=candidate.skip_reason)
-    if never_rewritten(candidate.path):
-        return FileResult(candidate.display, "skipped", reason=NOT_A_KIND)
+    reason = skip_reason_by_name(candidate.path)
+    if reason:
+        return FileResult(candidate.display, "skipped", reason=reason)
     return None
 
 

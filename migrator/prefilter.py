@@ -22,25 +22,30 @@ from migrator.rewrite import RewriterSpec, spec_for
 HEAD_BYTES = 8192
 
 # Extensions that never carry a script we rewrite: decided without opening the file.
-DATA_EXTENSIONS = frozenset({
-    ".json", ".jsonl", ".csv", ".tsv", ".parquet", ".arrow", ".npy", ".npz", ".pt", ".pth", ".bin", ".safetensors",
-    ".ckpt", ".onnx", ".pkl", ".pickle", ".h5", ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".svg",
-    ".pdf", ".zip", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".tar", ".whl", ".so", ".o", ".a", ".dylib", ".dll",
-    ".exe", ".pyc", ".pyo", ".mp3", ".mp4", ".wav", ".woff", ".woff2", ".ttf", ".otf", ".lock", ".sum",
+BINARY_EXTENSIONS = frozenset({
+    ".parquet", ".arrow", ".npy", ".npz", ".pt", ".pth", ".bin", ".safetensors", ".ckpt", ".onnx", ".pkl",
+    ".pickle", ".h5", ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".pdf", ".zip", ".gz", ".tgz",
+    ".bz2", ".xz", ".zst", ".tar", ".whl", ".so", ".o", ".a", ".dylib", ".dll", ".exe", ".pyc", ".pyo", ".mp3",
+    ".mp4", ".wav", ".woff", ".woff2", ".ttf", ".otf",
 })
-# Files of another language: not a shell script whatever their first line says. A rewriter that registers
-# one of these extensions (Python, YAML, Markdown) takes precedence, since `spec_for` is asked first.
-OTHER_LANGUAGE_EXTENSIONS = frozenset({
-    ".py", ".pyi", ".ipynb", ".md", ".rst", ".txt", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".c", ".h", ".cc",
-    ".cpp", ".hpp", ".cu", ".cuh", ".js", ".ts", ".html", ".css", ".go", ".rs", ".java", ".proto", ".xml",
+# Text that is data or another language: not a shell script whatever its first line says. A rewriter that
+# registers one of these extensions (Python, YAML, Markdown) takes precedence, since `spec_for` is asked first.
+OTHER_TEXT_EXTENSIONS = frozenset({
+    ".json", ".jsonl", ".csv", ".tsv", ".svg", ".lock", ".sum", ".py", ".pyi", ".ipynb", ".md", ".rst", ".txt",
+    ".yaml", ".yml", ".toml", ".cfg", ".ini", ".c", ".h", ".cc", ".cpp", ".hpp", ".cu", ".cuh", ".js", ".ts",
+    ".html", ".css", ".go", ".rs", ".java", ".proto", ".xml",
 })
-NEVER_SCRIPT_EXTENSIONS = DATA_EXTENSIONS | OTHER_LANGUAGE_EXTENSIONS
+NEVER_SCRIPT_EXTENSIONS = BINARY_EXTENSIONS | OTHER_TEXT_EXTENSIONS
+NOT_A_KIND = "not a file kind verl-migrate rewrites"
 
 
-def never_rewritten(path: str) -> bool:
-    """True when the name alone says no rewriter applies (a data file, or another language's source)."""
+def skip_reason_by_name(path: str) -> str | None:
+    """Why the name alone says no rewriter applies (a binary or data file, another language), or None."""
     name = os.path.basename(path)
-    return spec_for(name, b"") is None and os.path.splitext(name)[1].lower() in NEVER_SCRIPT_EXTENSIONS
+    ext = os.path.splitext(name)[1].lower()
+    if ext not in NEVER_SCRIPT_EXTENSIONS or spec_for(name, b"") is not None:
+        return None
+    return "binary file" if ext in BINARY_EXTENSIONS else NOT_A_KIND
 
 
 def kind_for(path: str) -> tuple[RewriterSpec | None, bytes | None]:

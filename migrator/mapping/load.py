@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrator.mapping.facts import ReleaseFacts
 from migrator.mapping.entries import (
     ENTRY_KINDS,
     Entry,
@@ -229,6 +230,7 @@ class TableSet:
     name: str
     releases: tuple[str, ...]
     tables: dict[str, ReleaseTable]
+    facts: ReleaseFacts | None = None
 
 
 def load_release_index(directory: Path, display_root: Path | None = None) -> TableSet:
@@ -249,7 +251,8 @@ def load_release_index(directory: Path, display_root: Path | None = None) -> Tab
     for release in releases[1:]:
         path = directory / f"{release}.yaml"
         tables[release] = load_table(path, release=release, display=_display(path, display_root))
-    return TableSet(directory.name, tuple(releases), tables)
+    facts = ReleaseFacts(directory / "facts")
+    return TableSet(directory.name, tuple(releases), tables, facts if facts.available else None)
 
 
 def _display(path: Path, root: Path | None) -> str:
