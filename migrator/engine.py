@@ -126,7 +126,7 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     spec = spec_for(os.path.basename(path), head)
     if spec is None:
         return FileResult(display, "skipped", reason="not a file kind verl-migrate rewrites")
-    if prefilter is not None and not prefilter(data):
+    if prefilter is not None and not prefilter(data, spec.kind):
         return FileResult(display, "unchanged", kind=spec.kind)
     rewriter = load_rewriter(spec)
     try:
@@ -239,19 +239,19 @@ class DirtyFilesError(Exception):
         super().__init__("files with uncommitted changes: " + ", ".join(files))
 
 
-def run(options: RunOptions, mappings: MappingSet, on_result=None) -> list[FileResult]:
+def run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=None) -> list[FileResult]:
     """Discover, process and (unless dry) write; the git guard runs before the first write."""
     from migrator.discover import discover
+    from migrator.parallel import process_candidates
     from migrator.prefilter import build_prefilter
 
-    prefilter = build_prefilter(mappings)
+    if prefilter is None:
+        prefilter = build_prefilter(mappings)
     results: list[FileResult] = []
     paths: dict[str, str] = {}
-    for candidate in discover(options.paths, options.exclude):
-        if candidate.skip_reason:
-            result = FileResult(candidate.display, "skipped", reason=candidate.skip_reason)
-        else:
-            result = process_file(candidate.path, candidate.display, mappings, prefilter)
+    candidates = discover(options.paths, options.exclude)
+    for candidate, result in process_candidates(candidates, mappings, prefilter, options.jobs):
+        if not candidate.skip_reason:
             paths[candidate.display] = candidate.path
         results.append(result)
         if on_result is not None:

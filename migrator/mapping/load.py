@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-import yaml
 
 from migrator.mapping.facts import ReleaseFacts
 from migrator.mapping.entries import (
@@ -51,8 +50,10 @@ def builtin_mappings_dir() -> Path:
     raise TableError(str(here / "_builtin_mappings"), None, "built-in mapping tables are missing from the installation")
 
 
-def _to_python(node: yaml.Node, file: str):
+def _to_python(node, file: str):
     """Convert a composed YAML node tree to plain values, keeping each mapping's line as `__line__`."""
+    import yaml  # imported here: a cached run (migrator.tablecache) never needs PyYAML
+
     if isinstance(node, yaml.MappingNode):
         out: dict = {}
         lines: dict = {}
@@ -69,15 +70,15 @@ def _to_python(node: yaml.Node, file: str):
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_to_python(child, file) for child in node.value]
-    return yaml.SafeLoader.construct_object(_SCALAR_LOADER, node)  # type: ignore[arg-type]
+    return yaml.SafeLoader.construct_object(_scalar_loader(), node)  # type: ignore[arg-type]
 
 
-class _ScalarLoader(yaml.SafeLoader):
-    def __init__(self):  # no stream: used only to construct scalars with YAML 1.1 safe semantics
-        yaml.SafeLoader.__init__(self, "")
+@functools.lru_cache(maxsize=None)
+def _scalar_loader():
+    """A loader with no stream: used only to construct scalars with YAML 1.1 safe semantics."""
+    import yaml
 
-
-_SCALAR_LOADER = _ScalarLoader()
+    return yaml.SafeLoader("")
 
 
 def _plain(value):
@@ -181,6 +182,8 @@ def check_table_consistency(table: ReleaseTable) -> None:
 
 def load_table(path: Path, release: str | None = None, display: str | None = None) -> ReleaseTable:
     """Load one table file. `release` is the release the table must declare (built-in tables)."""
+    import yaml
+
     file = display or str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -231,6 +234,8 @@ class TableSet:
 
 
 def load_release_index(directory: Path, display_root: Path | None = None) -> TableSet:
+    import yaml
+
     index = directory / "releases.yaml"
     display = _display(index, display_root)
     try:
