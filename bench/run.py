@@ -186,8 +186,8 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=20000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--from", dest="from_release", default="v0.5.0",
-                        help="the release the generated files are written for (default v0.5.0)")
+    parser.add_argument("--from", dest="from_release", default="v0.1",
+                        help="the release the generated files are written for (default v0.1: every table)")
     parser.add_argument("--jobs", type=int, default=None, help="-j for verl-migrate and libcst (default: CPUs)")
     parser.add_argument("--parts", default="a,b,c,d,e")
     parser.add_argument("--scaling", default="", help="comma-separated file counts: --check wall time at each")
