@@ -18,6 +18,11 @@ EXIT_OK, EXIT_WORK_FOUND, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 # name -> "module:attribute"; imported only when the command runs (fast --help and --version).
 LAZY_COMMANDS: dict[str, str] = {
     "mappings": "migrator.cli_mappings:mappings",
+    "release-notes": "migrator.release_notes:command",
+    "derive": "migrator.derive:command",
+    "audit": "migrator.audit:command",
+    "lint": "migrator.lint.cli:lint",
+    "shims": "migrator.cli_shims:shims",
 }
 
 
@@ -33,10 +38,44 @@ class MigrateGroup(click.Group):
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
 
+    def format_commands(self, ctx, formatter):
+        """List the commands without importing the lazy ones: their help is read from their source."""
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in LAZY_COMMANDS:
+                rows.append((name, _lazy_short_help(LAZY_COMMANDS[name], formatter.width)))
+            else:
+                command = super().get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, command.get_short_help_str(formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
     def parse_args(self, ctx, args):
         if args and args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version"):
             args = ["migrate", *args]
         return super().parse_args(ctx, args)
+
+
+def _lazy_short_help(target: str, width: int) -> str:
+    """The first sentence of a lazy command's docstring, found by parsing (not importing) its module."""
+    import ast
+    import importlib.util
+
+    from click.utils import make_default_short_help
+
+    module, attr = target.split(":")
+    try:
+        spec = importlib.util.find_spec(module)
+        with open(spec.origin, encoding="utf-8") as fh:  # type: ignore[union-attr,arg-type]
+            tree = ast.parse(fh.read())
+    except (ImportError, OSError, SyntaxError, AttributeError, TypeError, ValueError):
+        return ""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == attr:
+            return make_default_short_help(ast.get_docstring(node) or "", max(width - 20, 30))
+    return ""
 
 
 @click.group(cls=MigrateGroup, context_settings={"help_option_names": ["-h", "--help"]},
@@ -57,10 +96,16 @@ def cli():
 
 def load_mappings(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
     """Compose the built-in tables (plus user tables); table errors exit 2 with file:line."""
-    from migrator.mapping import TableError, compose, load_builtin
+    return load_composed(from_release, to_release, tables)[0]
+
+
+def load_composed(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
+    """(MappingSet, Prefilter), from the cache while the tables are unchanged; table errors exit 2."""
+    from migrator.mapping import TableError
+    from migrator.tablecache import composed
 
     try:
-        return compose(load_builtin(), from_release, to_release, list(tables))
+        return composed(from_release, to_release, tuple(tables))
     except TableError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -94,6 +139,9 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     from migrator.engine import DirtyFilesError, RunOptions, run
     from migrator.gitguard import GitGuardError
     from migrator.lock import LockHeld
+    from migrator.parallel import default_jobs
+    from migrator.progress import Progress
+    from migrator.progress import wanted as progress_wanted
     from migrator.report import RunSummary, json_report, unified_diff
 
     try:
@@ -107,15 +155,26 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     output_format = output_format or config.get("output-format", "text")
     allow_dirty = allow_dirty if allow_dirty is not None else config.get("allow-dirty", False)
     exclude = tuple(exclude) + tuple(config.get("exclude", ()))
-    mappings = load_mappings(from_release, to_release, tables)
+    mappings, prefilter = load_composed(from_release, to_release, tables)
     dry = check or show_diff
     as_json = output_format == "json"
     finding_stream_err = show_diff  # stdout carries the diff
 
+    progress = Progress(sys.stderr, progress_wanted(sys.stderr, quiet, as_json), "would change" if dry else "changed")
+
+    def echo(message, err=False):
+        progress.clear()
+        click.echo(message, err=err)
+
     def on_result(result):
+        report(result)
+        progress.update(result)
+
+    def report(result):
         if as_json:
             return
         if show_diff and result.status == "changed":
+            progress.clear()
             sys.stdout.buffer.write(unified_diff(result))
             sys.stdout.flush()
         for finding in result.findings:
@@ -123,23 +182,27 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
                 continue
             if quiet and finding.severity == "info":
                 continue
-            click.echo(finding.format(), err=finding_stream_err)
+            echo(finding.format(), err=finding_stream_err)
         if result.status == "failed":
-            click.echo(f"error: {result.path}: {result.reason}", err=True)
+            echo(f"error: {result.path}: {result.reason}", err=True)
         elif result.status == "skipped" and (verbose or (result.kind is not None and not quiet)):
-            click.echo(f"skipped {result.path}: {result.reason}", err=True)
+            echo(f"skipped {result.path}: {result.reason}", err=True)
         elif verbose and result.status == "changed":
             verb = "would change" if dry else "changed"
-            click.echo(f"{verb} {result.path}", err=True)
+            echo(f"{verb} {result.path}", err=True)
             for edit in result.edits:
                 where = " (comment)" if edit.in_comment else ""
                 prs = "".join(f" [verl#{pr}]" for pr in edit.prs)
-                click.echo(f"  {result.path}:{edit.line}: {edit.kind}{where}: {edit.message}{prs}", err=True)
+                echo(f"  {result.path}:{edit.line}: {edit.kind}{where}: {edit.message}{prs}", err=True)
 
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
-                         jobs=jobs or config.get("jobs", 1))
+                         jobs=jobs or config.get("jobs") or default_jobs())
     try:
-        results = run(options, mappings, on_result=on_result, on_note=lambda note: click.echo(note, err=True))
+        try:
+            results = run(options, mappings, on_result=on_result, prefilter=prefilter,
+                          on_note=lambda note: echo(note, err=True))
+        finally:
+            progress.clear()
     except DirtyFilesError as exc:
         click.echo("error: refusing to overwrite files with uncommitted changes "
                    "(commit or stash them, or pass --allow-dirty):", err=True)

@@ -18,7 +18,7 @@ def composed_rows(mapping_set) -> list[dict]:
     """One row per old name: what it becomes from --from to --to, and through which PRs."""
     rows = []
     for old in sorted(mapping_set.old_keys()):
-        is_subtree = any(old in step.key_subtrees for step in mapping_set._steps)
+        is_subtree = mapping_set.is_subtree(old)
         probe = old + ".*" if is_subtree else old
         change = mapping_set.key(old + ".__subtree__") if is_subtree else mapping_set.key(old)
         if change is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import stat
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -58,15 +57,15 @@ def _git_ignored(directory: str) -> set[str] | None:
 
 def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[Candidate]:
     """Every regular file under `paths`, in a stable order; skipped ones carry a reason."""
-    seen: set[str] = set()
+    seen: set[tuple[int, int]] = set()  # (device, inode): the same file reached twice is processed once
     for given in paths:
         if os.path.islink(given) and not os.path.isdir(given):
             yield from _symlink_candidate(given, given, os.path.dirname(os.path.abspath(given)) or ".")
             continue
         if os.path.isfile(given):
-            real = os.path.realpath(given)
-            if real not in seen:
-                seen.add(real)
+            st = os.stat(given)
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
                 yield Candidate(given, given)
             continue
         if not os.path.isdir(given):
@@ -85,42 +84,52 @@ def _symlink_candidate(path: str, display: str, root: str) -> Iterator[Candidate
         yield Candidate(path, display, "symlink; its target is migrated where it lives")
 
 
-def _walk(root: str, exclude: tuple[str, ...], seen: set[str]) -> Iterator[Candidate]:
+def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> Iterator[Candidate]:
+    """os.walk's top-down order (a directory's files, then its subdirectories), from one scandir per
+    directory: the entry types and inodes come with the listing, so a file costs no stat call."""
     ignored = _git_ignored(root) or set()
     errors: list[OSError] = []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=errors.append, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, root)
-        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
-        kept = []
-        for name in sorted(dirnames):
+    stack = [(root, "")]
+    while stack:
+        dirpath, rel_dir = stack.pop()
+        try:
+            device = os.stat(dirpath).st_dev
+            with os.scandir(dirpath) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            errors.append(exc)
+            continue
+        subdirs = []
+        for entry in entries:
+            name = entry.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            full = os.path.join(dirpath, name)
-            if name in ALWAYS_PRUNED or rel in ignored or _excluded(rel, exclude):
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if name in ALWAYS_PRUNED or rel in ignored or _excluded(rel, exclude):
+                    continue
+                if entry.is_symlink():
+                    continue  # never follow directory symlinks: they may leave the tree or loop
+                subdirs.append((entry.path, rel))
                 continue
-            if os.path.islink(full):
-                continue  # never follow directory symlinks: they may leave the tree or loop
-            kept.append(name)
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            rel = f"{rel_dir}/{name}" if rel_dir else name
             if rel in ignored or _excluded(rel, exclude) or name.startswith((".verl-migrate-", ".verl-migrate.lock")):
                 continue
-            full = os.path.join(dirpath, name)
-            display = full
-            if os.path.islink(full):
-                yield from _symlink_candidate(full, display, root)
+            full = entry.path
+            if entry.is_symlink():
+                yield from _symlink_candidate(full, full, root)
                 continue
             try:
-                st = os.stat(full)
+                regular = entry.is_file(follow_symlinks=False)
+                identity = (device, entry.inode())
             except OSError as exc:
-                yield Candidate(full, display, f"cannot stat: {exc.strerror}")
+                yield Candidate(full, full, f"cannot stat: {exc.strerror}")
                 continue
-            if not stat.S_ISREG(st.st_mode):
+            if not regular or identity in seen:
                 continue
-            real = os.path.realpath(full)
-            if real in seen:
-                continue
-            seen.add(real)
-            yield Candidate(full, display)
+            seen.add(identity)
+            yield Candidate(full, full)
+        stack.extend(reversed(subdirs))
     for err in errors:
         yield Candidate(err.filename or root, err.filename or root, f"cannot read directory: {err.strerror}")

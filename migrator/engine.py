@@ -126,7 +126,7 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     spec = spec_for(os.path.basename(path), head)
     if spec is None:
         return FileResult(display, "skipped", reason="not a file kind verl-migrate rewrites")
-    if prefilter is not None and not prefilter(data):
+    if prefilter is not None and not prefilter(data, spec.kind):
         return FileResult(display, "unchanged", kind=spec.kind)
     rewriter = load_rewriter(spec)
     try:
@@ -155,13 +155,20 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     if new == data:
         return FileResult(display, "unchanged", kind=spec.kind, findings=reported)
     try:
-        problem = rewriter.validate(data, new)
+        problem = _validate(rewriter, data, new, mappings)
     except SourceNotParsed as exc:
         return FileResult(display, "skipped", reason=str(exc), kind=spec.kind, findings=reported)
     if problem:
         return FileResult(display, "failed", reason=f"left untouched: {problem}", kind=spec.kind, findings=reported)
     return FileResult(display, "changed", kind=spec.kind, edits=applied_report, findings=reported,
                       before=data, after=new)
+
+
+def _validate(rewriter, before: bytes, after: bytes, mappings: MappingSet) -> str | None:
+    """Rewriters that check the result against the intended changes (YAML) declare it and get the mappings."""
+    if getattr(rewriter, "VALIDATE_WITH_MAPPINGS", False):
+        return rewriter.validate(before, after, mappings)
+    return rewriter.validate(before, after)
 
 
 class WriteError(Exception):
@@ -234,33 +241,33 @@ class DirtyFilesError(Exception):
         super().__init__("files with uncommitted changes: " + ", ".join(files))
 
 
-def run(options: RunOptions, mappings: MappingSet, on_result=None, on_note=None) -> list[FileResult]:
+def run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=None, on_note=None) -> list[FileResult]:
     """Discover, process and (unless dry) write; the git guard runs before the first write.
 
     A writing run holds the lock of its trees (`migrator.lock`; raises `LockHeld` when another run
     has it) and first removes temp files that a killed run left behind. Dry runs take no lock."""
     if not options.write:
-        return _run(options, mappings, on_result)
+        return _run(options, mappings, on_result, prefilter)
     from migrator.lock import remove_stale_temp_files, run_lock
 
     note = on_note or (lambda message: None)
     with run_lock(options.paths, note) as me:
         remove_stale_temp_files(options.paths, me, note)
-        return _run(options, mappings, on_result)
+        return _run(options, mappings, on_result, prefilter)
 
 
-def _run(options: RunOptions, mappings: MappingSet, on_result=None) -> list[FileResult]:
+def _run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=None) -> list[FileResult]:
     from migrator.discover import discover
+    from migrator.parallel import process_candidates
     from migrator.prefilter import build_prefilter
 
-    prefilter = build_prefilter(mappings)
+    if prefilter is None:
+        prefilter = build_prefilter(mappings)
     results: list[FileResult] = []
     paths: dict[str, str] = {}
-    for candidate in discover(options.paths, options.exclude):
-        if candidate.skip_reason:
-            result = FileResult(candidate.display, "skipped", reason=candidate.skip_reason)
-        else:
-            result = process_file(candidate.path, candidate.display, mappings, prefilter)
+    candidates = discover(options.paths, options.exclude)
+    for candidate, result in process_candidates(candidates, mappings, prefilter, options.jobs):
+        if not candidate.skip_reason:
             paths[candidate.display] = candidate.path
         results.append(result)
         if on_result is not None:

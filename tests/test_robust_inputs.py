@@ -34,7 +34,7 @@ FILES: dict[bytes, bytes] = {
     b"not-utf8-\xff\xfe.sh": LINE,
     b"x.sh/inner.sh": LINE,  # a directory named x.sh
     b"no_extension": b"#!/usr/bin/env bash\n" + LINE,
-    b"data.txt": LINE,  # not a kind we rewrite
+    b"data.csv": LINE,  # not a kind we rewrite
 }
 MIGRATED = {b"control.sh", b"latin1.sh", b"bom.sh", b"mixed_eol.sh", b"big_with_token.sh", b"name with spaces.sh",
             "ünïcödé-名前.sh".encode(), b"new\nline.sh", b"not-utf8-\xff\xfe.sh", b"x.sh/inner.sh", b"no_extension"}
@@ -103,7 +103,7 @@ def test_binary_and_utf16_files_are_skipped_untouched(hostile_run, name, reason)
     assert b"skipped " + os.path.join(bytes(root), name) + b": " + reason in proc.stderr
 
 
-@pytest.mark.parametrize("name", [b"empty.sh", b"only_newlines.sh", b"big_without_token.sh", b"data.txt"])
+@pytest.mark.parametrize("name", [b"empty.sh", b"only_newlines.sh", b"big_without_token.sh", b"data.csv"])
 def test_files_without_work_are_untouched(hostile_run, name):
     root, _, _ = hostile_run
     assert read(root, name) == FILES[name]

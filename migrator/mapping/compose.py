@@ -2,9 +2,13 @@
 
 Composition is sequential application: a key is passed through each release's table in order, so
 renames chain (a → b, then b → c gives a → c) and a removal after a rename removes the original key.
-Each release applies once, so a key that leaves and later comes back (a → b in one release, b → a
-in a later one, as verl's profiler keys did) composes to "no change"; it is history, not a cycle.
-Cycles inside one table are errors (`check_table_consistency`).
+Cycles inside one table are load errors; across releases a key may move and move back (verl merged
+the profiler settings in v0.5.0 and split them again in v0.6.0), which composes to no change.
+
+A name that verl later brought back is read in its newest meaning: with the releases' facts (key
+lists and trees), a key or path is passed only through the releases after the last one in which it
+was live (present, and not deprecated by that release's own table). So a v0.7.1 script's
+`actor_rollout_ref.ref.profiler.ranks` stays as it is, although v0.5.0 once renamed that key.
 """
 
 from __future__ import annotations
@@ -107,7 +111,7 @@ class _Step:
         if not self.key_subtrees:
             return None
         parts = key.split(".")
-        for n in range(len(parts) - 1, 0, -1):
+        for n in range(len(parts), 0, -1):  # the subtree's root node itself belongs to the subtree
             prefix = ".".join(parts[:n])
             e = self.key_subtrees.get(prefix)
             if e is not None:
@@ -145,12 +149,21 @@ class MappingSet:
     from_release: str
     to_release: str
     tables: tuple[ReleaseTable, ...]
+    history: TableSet | None = field(default=None, repr=False)
     _steps: list[_Step] = field(init=False, repr=False)
     _key_cache: dict = field(init=False, repr=False, default_factory=dict)
     _path_cache: dict = field(init=False, repr=False, default_factory=dict)
 
     def __post_init__(self):
         self._steps = [_Step(t) for t in self.tables]
+        self._live_cache: dict = {}
+        self._history_steps: list[tuple[str, _Step]] = []
+        if self.history is not None and self.history.facts is not None:
+            releases = self.history.releases
+            upto = releases[: releases.index(self.to_release) + 1] if self.to_release in releases else releases
+            self._history_steps = [(r, _Step(self.history.tables[r]) if r in self.history.tables else None)
+                                   for r in upto]
+            self._release_rank = {r: i for i, r in enumerate(releases)}
         self.env_rules: tuple[NameRule, ...] = tuple(
             NameRule(e.old, getattr(e, "new", None), e.value, e.when, e)
             for t in self.tables for e in t.entries if isinstance(e, (EnvRename, EnvRemoval)))
@@ -167,7 +180,7 @@ class MappingSet:
             pass
         current, chain = key, []
         result = None
-        for step in self._steps:
+        for step in self._steps_after(self._last_live(key, "key")):
             found = step.key_entry(current)
             if found is None:
                 continue
@@ -193,7 +206,7 @@ class MappingSet:
             pass
         current, chain, env, args = path, [], {}, []
         result = None
-        for step in self._steps:
+        for step in self._steps_after(self._last_live(path, "path")):
             found = step.path_entry(current)
             if found is None:
                 continue
@@ -223,6 +236,39 @@ class MappingSet:
             return ModuleChange(module, current, tuple(chain))
         return None
 
+    def _last_live(self, name: str, family: str) -> int:
+        """Rank of the newest release in which `name` was live, or -1 (never seen: apply everything)."""
+        if not self._history_steps:
+            return -1
+        try:
+            return self._live_cache[(family, name)]
+        except KeyError:
+            pass
+        facts = self.history.facts  # type: ignore[union-attr]
+        last_live, state = -1, "gone"
+        for rank, (release, step) in enumerate(self._history_steps):
+            present = name in (facts.keys(release) if family == "key" else facts.paths(release))
+            if not present:
+                state = "gone"
+                continue
+            found = None
+            if step is not None:
+                found = step.key_entry(name) if family == "key" else step.path_entry(name)
+            if found is not None and not isinstance(found[0], KeyNoAction):
+                state = "deprecated"  # the release that still ships it also maps it away
+            elif state == "gone":
+                state = "live"
+            if state == "live":
+                last_live = rank
+        self._live_cache[(family, name)] = last_live
+        return last_live
+
+    def _steps_after(self, rank: int) -> list[_Step]:
+        if rank < 0:
+            return self._steps
+        return [s for s in self._steps
+                if not s.table.release or self._release_rank.get(s.table.release, 1 << 30) > rank]
+
     # -- what the table knows ------------------------------------------------------------------
     def entries(self) -> list[Entry]:
         return [e for t in self.tables for e in t.entries]
@@ -234,6 +280,10 @@ class MappingSet:
             out.update(step.keys)
             out.update(step.key_subtrees)
         return out
+
+    def is_subtree(self, old: str) -> bool:
+        """Is `old` (without '.*') the root of a subtree entry somewhere in the composed range?"""
+        return any(old in step.key_subtrees for step in self._steps)
 
     def old_paths(self) -> set[str]:
         out = set()
@@ -290,7 +340,7 @@ def compose(tables: TableSet, from_release: str | None = None, to_release: str |
                               tuple(e for e in base.entries if e.identity not in overridden) + user.entries)
         check_table_consistency(merged)
         chosen[user.release] = merged
-    return MappingSet(from_release, to_release, tuple(chosen.values()) + tuple(trailing))
+    return MappingSet(from_release, to_release, tuple(chosen.values()) + tuple(trailing), history=tables)
 
 
 class UnknownRelease(TableError):

@@ -105,6 +105,18 @@ def check_args(value: object) -> tuple[str, ...]:
     return tuple(out)
 
 
+def check_confidence(value: object) -> str:
+    if value not in ("high", "medium", "low"):
+        raise FieldError(f"confidence must be 'high', 'medium' or 'low', got {value!r}")
+    return value  # type: ignore[return-value]
+
+
+def check_review(value: object) -> bool:
+    if value is not True:
+        raise FieldError(f"review must be true (drop the field once the entry is reviewed), got {value!r}")
+    return True
+
+
 def check_action(value: object) -> str:
     if value not in ("remove", "warn"):
         raise FieldError(f"action must be 'remove' or 'warn', got {value!r}")
@@ -156,6 +168,10 @@ class Entry:
     pr: int
     origin: Origin
     note: str | None
+    # Provenance of machine-drafted entries (`verl-migrate derive`); curated tables leave them out.
+    confidence: str | None = None
+    evidence: str | None = None
+    review: bool = False
 
     @property
     def identity(self) -> tuple:
@@ -169,7 +185,8 @@ class Entry:
         return f"{self.KIND} {getattr(self, 'old')}"
 
 
-COMMON = {"pr": (True, check_pr), "note": (False, check_text)}
+COMMON = {"pr": (True, check_pr), "note": (False, check_text), "confidence": (False, check_confidence),
+          "evidence": (False, check_text), "review": (False, check_review)}
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from migrator.mapping.facts import ReleaseFacts
 from migrator.mapping.entries import (
     ENTRY_KINDS,
     Entry,
@@ -63,8 +63,10 @@ class _Lines(list):
     lines: list[int]
 
 
-def _to_python(node: yaml.Node, file: str, _state: dict | None = None, _depth: int = 0):
+def _to_python(node, file: str, _state: dict | None = None, _depth: int = 0):
     """Convert a composed YAML node tree to plain values, keeping each mapping's line as `__line__`."""
+    import yaml  # imported here: a cached run (migrator.tablecache) never needs PyYAML
+
     state = _state if _state is not None else {"budget": MAX_NODES, "active": set()}
     line = node.start_mark.line + 1
     state["budget"] -= 1
@@ -83,13 +85,15 @@ def _to_python(node: yaml.Node, file: str, _state: dict | None = None, _depth: i
         finally:
             state["active"].discard(id(node))
     try:
-        return yaml.SafeLoader.construct_object(_SCALAR_LOADER, node)  # type: ignore[arg-type]
+        return yaml.SafeLoader.construct_object(_scalar_loader(), node)  # type: ignore[arg-type]
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc)
         raise TableError(file, line, f"invalid YAML value: {problem}") from None
 
 
-def _container(node: yaml.Node, file: str, state: dict, depth: int):
+def _container(node, file: str, state: dict, depth: int):
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         out: dict = {}
         lines: dict = {}
@@ -109,12 +113,12 @@ def _container(node: yaml.Node, file: str, state: dict, depth: int):
     return items
 
 
-class _ScalarLoader(yaml.SafeLoader):
-    def __init__(self):  # no stream: used only to construct scalars with YAML 1.1 safe semantics
-        yaml.SafeLoader.__init__(self, "")
+@functools.lru_cache(maxsize=None)
+def _scalar_loader():
+    """A loader with no stream: used only to construct scalars with YAML 1.1 safe semantics."""
+    import yaml
 
-
-_SCALAR_LOADER = _ScalarLoader()
+    return yaml.SafeLoader("")
 
 
 def _plain(value):
@@ -218,6 +222,8 @@ def check_table_consistency(table: ReleaseTable) -> None:
 
 def load_table(path: Path, release: str | None = None, display: str | None = None) -> ReleaseTable:
     """Load one table file. `release` is the release the table must declare (built-in tables)."""
+    import yaml
+
     file = display or str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -267,9 +273,12 @@ class TableSet:
     name: str
     releases: tuple[str, ...]
     tables: dict[str, ReleaseTable]
+    facts: ReleaseFacts | None = None
 
 
 def load_release_index(directory: Path, display_root: Path | None = None) -> TableSet:
+    import yaml
+
     index = directory / "releases.yaml"
     display = _display(index, display_root)
     try:
@@ -285,7 +294,8 @@ def load_release_index(directory: Path, display_root: Path | None = None) -> Tab
     for release in releases[1:]:
         path = directory / f"{release}.yaml"
         tables[release] = load_table(path, release=release, display=_display(path, display_root))
-    return TableSet(directory.name, tuple(releases), tables)
+    facts = ReleaseFacts(directory / "facts")
+    return TableSet(directory.name, tuple(releases), tables, facts if facts.available else None)
 
 
 def _display(path: Path, root: Path | None) -> str:

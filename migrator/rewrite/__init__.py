@@ -20,6 +20,10 @@ class RewriterSpec:
 
 REWRITERS: tuple[RewriterSpec, ...] = (
     RewriterSpec("shell", "migrator.rewrite.shell", (".sh", ".bash"), ("bash", "sh", "dash", "zsh", "ksh")),
+    RewriterSpec("python", "migrator.rewrite.python", (".py",), ("python", "python3")),
+    RewriterSpec("yaml", "migrator.rewrite.yaml", (".yaml", ".yml")),
+    RewriterSpec("markdown", "migrator.rewrite.markdown", (".md", ".markdown", ".rst", ".txt")),
+    RewriterSpec("notebook", "migrator.rewrite.notebook", (".ipynb",)),
 )
 
 

@@ -45,7 +45,7 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     tree = parse(source)
     locator = _ShellLocator(source, mappings)
     locator.visit(tree.root_node)
-    return LocateResult(tuple(_join_overlapping_removals(source, locator.edits)), tuple(locator.findings))
+    return LocateResult(tuple(locator.edits), tuple(locator.findings))
 
 
 class _ShellLocator:
@@ -59,6 +59,9 @@ class _ShellLocator:
         # Env renames without a value condition rename references ($OLD, ${OLD}) too.
         self.env_ref_renames = {r.old.encode(): r for r in self.env_rules if r.new and r.value is None}
         self.handled_literals: set[int] = set()
+        # Removed arguments per command or array: (siblings, [(index, key, change)]), planned together
+        # so that a run of removed arguments at the end of a `\` list leaves no dangling `\`.
+        self.removals: dict[int, tuple[list, list]] = {}
 
     # -- traversal ---------------------------------------------------------------------------
     def visit(self, root) -> None:
@@ -76,31 +79,28 @@ class _ShellLocator:
             elif kind == "variable_name":
                 self.variable_name(node)
             elif kind in LITERAL_TYPES and node.start_byte not in self.handled_literals:
-                self.literal(node, in_argument=False)
+                self.literal(node)
             stack.extend(reversed(node.children))
+        self.plan_removals()
 
     # -- node handlers ---------------------------------------------------------------------------
     def command(self, node) -> None:
         args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
         words = [self.src[a.start_byte:a.end_byte] for a in args]
-        name = words[0].rsplit(b"/", 1)[-1] if words else b""
-        runs_scripts = name in SCRIPT_RUNNERS
-        script_arg_seen = False
+        script_index = _script_position(words)
         for i, arg in enumerate(args):
             target = arg.children[0] if arg.type == "command_name" and arg.children else arg
             if i > 0 and words[i - 1] == b"-m" and target.type == "word":
                 self.module_word(target)
                 self.handled_literals.add(target.start_byte)
                 continue
-            is_script_position = i == 0 or (runs_scripts and not script_arg_seen and not words[i].startswith(b"-"))
-            if i > 0 and runs_scripts and not words[i].startswith(b"-"):
-                script_arg_seen = True
             # Removing the command name or the script a runner runs would promote the next word
             # into its place (`key= A=B` -> `A=B`, `nohup key= x.sh` -> `nohup x.sh`).
-            self.argument(target, command=node, runs_script=is_script_position,
-                          removable=not (is_script_position and i < len(args) - 1))
+            in_command_slot = (i == 0 or i == script_index) and i < len(args) - 1
+            self.argument(target, command=node, runs_script=i == script_index,
+                          container=None if in_command_slot else (args, i))
 
-    def argument(self, node, command, runs_script: bool, removable: bool = True) -> None:
+    def argument(self, node, command, runs_script: bool, container=None) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
         pieces = _literal_pieces(node)
         for piece in pieces:
@@ -110,22 +110,23 @@ class _ShellLocator:
         first = pieces[0]
         starts_word = first.start_byte == _content_start(node)
         if starts_word:
-            self.override_at(first, whole=node, removable=removable and command is not None)
+            self.override_at(first, container)
         for piece in pieces:
             self.scan_text(piece, start_handled=piece is first and starts_word,
                            path_context=(command, node, runs_script))
 
-    def override_at(self, piece, whole, removable: bool) -> bool:
+    def override_at(self, piece, container) -> bool:
         """Handle `[+|++|~]key=...` at the start of `piece`; True when it is an override."""
         content_start, content_end = _literal_span(piece, self.src)
         m = scan.OVERRIDE_AT_START.match(self.src, content_start, content_end)
         if not m or not scan.is_override(m):
             return False
         key = m.group("key").decode("ascii")
-        self.key_occurrence(key, m.start("key"), m.end("key"), whole if removable else None)
+        self.key_occurrence(key, m.start("key"), m.end("key"), container)
         return True
 
-    def key_occurrence(self, key: str, start: int, end: int, removable_node) -> None:
+    def key_occurrence(self, key: str, start: int, end: int, container) -> None:
+        """`container` is (sibling argument nodes, index) when the key's argument can be deleted."""
         change = self.maps.key(key)
         if change is None:
             return
@@ -135,15 +136,32 @@ class _ShellLocator:
         elif change.action == "warn":
             self.findings.append(Finding(start, "key-warn", f"{key}: {_first_note(change)}", change.hint,
                                          change.prs, severity="warning"))
-        elif removable_node is not None:
-            span = _argument_removal_span(self.src, removable_node.start_byte, removable_node.end_byte)
-            self.edits.append(Edit(span[0], span[1], b"", "key-removal", f"removed {key}", change.prs))
+        elif container is not None:
+            siblings, index = container
+            self.removals.setdefault(siblings[0].start_byte, (siblings, []))[1].append((index, key, change))
             if change.hint:
                 self.findings.append(Finding(start, "key-removal", f"removed {key}", change.hint, change.prs,
                                              severity="info"))
         else:
             self.findings.append(Finding(start, "key-removal", f"{key} was removed; delete it by hand",
                                          change.hint, change.prs))
+
+    def plan_removals(self) -> None:
+        for siblings, removed in self.removals.values():
+            removed.sort(key=lambda item: item[0])
+            indices = [i for i, _, _ in removed]
+            last_kept = max((i for i in range(len(siblings)) if i not in indices), default=-1)
+            for index, key, change in removed:
+                node = siblings[index]
+                if index > last_kept > -1 and index == len(siblings) - 1:
+                    # The removed arguments end the list: cut from the last kept argument, which takes
+                    # the intervening `\` continuations with it.
+                    span = (siblings[last_kept].end_byte, node.end_byte)
+                elif index > last_kept > -1:
+                    continue  # inside the trailing run: covered by the span of the run's last argument
+                else:
+                    span = _argument_removal_span(self.src, node.start_byte, node.end_byte)
+                self.edits.append(Edit(span[0], span[1], b"", "key-removal", f"removed {key}", change.prs))
 
     def scan_text(self, piece, start_handled: bool, path_context=None) -> None:
         """Keys at word starts, paths, and `-m module` inside one literal piece."""
@@ -174,11 +192,9 @@ class _ShellLocator:
         if presets and not in_comment:
             command, node, runs_script = path_context or (None, None, False)
             if command is None or not runs_script:
-                preset = " ".join(f"{k}={v}" for k, v in change.env)
                 self.findings.append(Finding(
-                    start, "path-move", f"{old} moved to {new}; run it as `{preset} bash {new}`"
-                    f"{' ' + ' '.join(change.args) if change.args else ''} (edit by hand: not a script invocation here)",
-                    None, change.prs))
+                    start, "path-move", f"{old} moved to {new}; run it as `{_invocation(change, new)}`"
+                    " (edit by hand: not a script invocation here)", None, change.prs))
                 return
             self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs))
             if change.env:
@@ -222,7 +238,8 @@ class _ShellLocator:
             if change.new is not None and not change.env and not change.args:
                 self.path_occurrence(old_start, old_end, change, None, in_comment=True)
 
-    def literal(self, node, in_argument: bool) -> None:
+    def literal(self, node) -> None:
+        """Text outside argument lists: assignment values, heredoc bodies, `${x:-default}` words."""
         self.handled_literals.add(node.start_byte)
         self.scan_text(node, start_handled=False, path_context=None)
 
@@ -232,7 +249,9 @@ class _ShellLocator:
         if value is not None and value.type == "array":
             for element in value.children:
                 if element.type in ARGUMENT_TYPES:
-                    self.argument(element, command=value, runs_script=False)
+                    elements = [c for c in value.children if c.type in ARGUMENT_TYPES]
+                    self.argument(element, command=value, runs_script=False,
+                                  container=(elements, elements.index(element)))
         if name_node is None or name_node.type != "variable_name":
             return
         name = self.src[name_node.start_byte:name_node.end_byte]
@@ -289,6 +308,22 @@ class _ShellLocator:
 
 # -- byte-level helpers ---------------------------------------------------------------------------
 
+def _invocation(change, new: str) -> str:
+    """How to run a moved script now: `DEVICE=npu bash new.sh extra=args`."""
+    return " ".join([*(f"{k}={v}" for k, v in change.env), "bash", new, *change.args])
+
+
+def _script_position(words: list[bytes]) -> int:
+    """Which word of a command is the script it runs: the command itself, or the first operand
+    after a chain of runners and their options (`nohup bash -x run.sh`)."""
+    i = 0
+    while i < len(words) and words[i].rsplit(b"/", 1)[-1] in SCRIPT_RUNNERS:
+        i += 1
+        while i < len(words) and words[i].startswith(b"-"):
+            i += 1
+    return i if i < len(words) else 0
+
+
 def _first_note(change) -> str:
     for entry in reversed(change.entries):
         if entry.note:
@@ -330,15 +365,12 @@ def _literal_span(piece, src: bytes) -> tuple[int, int]:
 
 def _word_starts_at(piece, src: bytes) -> bool:
     """Is the start of this literal piece also the start of a shell word?"""
-    start = piece.start_byte
     node = piece
     if piece.type == "string_content":
         string = piece.parent
-        if string is None or string.start_byte + 1 != start:
-            return False
+        if string is None or string.start_byte + 1 != piece.start_byte:
+            return False  # text after an expansion inside the string: "${prefix}key=..."
         node = string
-    elif piece.type in ("raw_string", "ansi_c_string"):
-        return True if _word_starts_at_node(piece) else False
     return _word_starts_at_node(node)
 
 
@@ -408,35 +440,6 @@ def _argument_removal_span(src: bytes, start: int, end: int) -> tuple[int, int]:
     return begin, end
 
 
-def _join_overlapping_removals(src: bytes, edits: list[Edit]) -> list[Edit]:
-    """Removed arguments that end a `\\`-continued command overlap (or touch) the lines removed before them
-    (`A \\` drops its line, the last `B` drops `\\<newline>B`); the engine would then apply only
-    one, and a second run would remove the other. Cut their union into adjacent pieces instead,
-    starting at the continuation before it when the union ends the command."""
-    removals = sorted((e for e in edits if e.kind == "key-removal" and not e.replacement), key=lambda e: e.start)
-    groups: list[list[Edit]] = []
-    for edit in removals:
-        if groups and edit.start <= max(e.end for e in groups[-1]):
-            groups[-1].append(edit)
-        else:
-            groups.append([edit])
-    replaced: dict[Edit, Edit] = {}
-    for group in groups:
-        if len(group) == 1:
-            continue
-        start, end = group[0].start, max(e.end for e in group)
-        at_line_start = start == 0 or src[start - 1:start] == b"\n"
-        if at_line_start and src[end - 1:end] != b"\n" and _prev_line_continues(src, start):
-            start = _prev_line_continues(src, start)
-        cursor = start
-        for i, edit in enumerate(group):
-            stop = group[i + 1].start if i + 1 < len(group) else end
-            stop = max(cursor, min(stop, end))
-            replaced[edit] = Edit(cursor, stop, b"", edit.kind, edit.message, edit.prs, edit.in_comment)
-            cursor = stop
-    return [replaced.get(e, e) for e in edits]
-
-
 def _prev_line_continues(src: bytes, line_start: int) -> int:
     """If the line before `line_start` ends in a `\\` continuation, where its trailing `[ \\t]*\\` starts."""
     if line_start == 0:
@@ -489,3 +492,32 @@ def _error_count(source: bytes) -> int:
             count += 1
         stack.extend(node.children)
     return count
+
+
+# -- read-only views for other tools (lint) -------------------------------------------------------
+
+def override_occurrences(source: bytes, tree=None) -> list[tuple[str, str, int, int]]:
+    """Every Hydra override the rewriter would judge, as (prefix, key, start, end) byte spans of the key.
+
+    The same traversal as `locate` (arguments, array elements, words inside strings, not comments),
+    so the lint and the rewriter agree on what an override is.
+    """
+    collector = _OverrideCollector(source)
+    collector.visit((tree or parse(source)).root_node)
+    return collector.found
+
+
+class _OverrideCollector(_ShellLocator):
+    def __init__(self, source: bytes):
+        from migrator.mapping.compose import MappingSet
+
+        super().__init__(source, MappingSet("", "", ()))
+        self.found: list[tuple[str, str, int, int]] = []
+
+    def key_occurrence(self, key: str, start: int, end: int, removable_node) -> None:
+        prefix = "++" if self.src[max(0, start - 2):start] == b"++" else \
+            self.src[start - 1:start].decode("latin-1") if start and self.src[start - 1:start] in (b"+", b"~") else ""
+        self.found.append((prefix, key, start, end))
+
+    def comment(self, node) -> None:
+        return

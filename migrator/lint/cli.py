@@ -1,0 +1,80 @@
+"""`verl-migrate lint [--to REV] [--output-format text|json|github] PATH...`
+
+Exit codes: 0 no findings, 1 findings, 2 usage or table/facts errors.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from migrator.cli import EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mappings, release_options
+
+
+@click.command("lint")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@release_options
+@click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text",
+              help="text (path:line:col: CODE message), json (a list of findings) or github (annotations).")
+@click.option("--select", metavar="CODES", help="Only these codes, comma-separated (e.g. VM001,VM002).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
+@click.option("-v", "--verbose", is_flag=True, help="Also say which files were skipped and which checks stayed silent, and why.")
+@click.option("--facts", "facts_dir", type=click.Path(file_okay=False), hidden=True,
+              help="A facts directory (config-keys/, trees/) instead of the shipped one (for tests).")
+def lint(paths, to_release, from_release, tables, output_format, select, exclude, verbose, facts_dir):
+    """Check verl launch scripts for bugs that otherwise surface on the cluster (see docs/lint.md)."""
+    from migrator.config import ConfigError, find_pyproject, load_config
+    from migrator.lint import load_checks
+    from migrator.lint.facts import FactsError, load_facts
+    from migrator.lint.runner import lint_paths
+
+    try:  # the same [tool.verl-migrate] table as the rewrite: to, from, table, exclude
+        config = load_config(find_pyproject(list(paths)))
+    except ConfigError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    to_release = to_release or config.get("to")
+    from_release = from_release or config.get("from")
+    tables = tuple(tables) + tuple(config.get("table", ()))
+    exclude = tuple(exclude) + tuple(config.get("exclude", ()))
+    mappings = load_mappings(from_release, to_release, tables)
+    try:
+        facts = load_facts(facts_dir)
+    except FactsError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    codes = None
+    if select:
+        codes = frozenset(c.strip().upper() for c in select.split(",") if c.strip())
+        unknown = codes - set(load_checks())
+        if unknown:
+            click.echo(f"error: unknown code(s) {', '.join(sorted(unknown))} (known: {', '.join(load_checks())})",
+                       err=True)
+            sys.exit(EXIT_USAGE)
+    rev = mappings.to_release
+    findings, files = [], 0
+    for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes):
+        if report.skipped:
+            if verbose:
+                click.echo(f"skipped {report.path}: {report.skipped}", err=True)
+            continue
+        files += 1
+        if verbose:
+            for note in report.notes:
+                click.echo(f"{report.path}: {note}", err=True)
+        findings.extend(report.findings)
+        if output_format == "text":
+            for f in report.findings:
+                click.echo(f.text())
+        elif output_format == "github":
+            for f in report.findings:
+                click.echo(f.github())
+    if output_format == "json":
+        click.echo(json.dumps([f.as_dict() for f in findings], indent=2))
+    elif output_format == "text":
+        plural = "s" if len(findings) != 1 else ""
+        click.echo(f"{len(findings)} finding{plural} in {files} script{'s' if files != 1 else ''} "
+                   f"(verl {rev})", err=True)
+    sys.exit(EXIT_WORK_FOUND if findings else EXIT_OK)

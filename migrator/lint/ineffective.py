@@ -1,0 +1,32 @@
+"""VM004 ineffective key: an override the mapping tables mark warn-only (accepted but has no effect,
+or deprecated, or needs a person), or remove while the target config still accepts it (a deprecated
+alias that is ignored); reported with the table's note and hint.
+
+Example: `actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel=True` (verl#6066): the
+key sits under a free-form dict, so Hydra accepts it, but vLLM's server launch overrides it.
+A key that is also gone from the target config is reported once, as VM003.
+"""
+
+from __future__ import annotations
+
+from migrator.lint import Problem, check
+
+
+@check("VM004", "ineffective-key", severity="warning")
+def ineffective_keys(script):
+    schema = script.schema
+    for o in script.overrides:
+        if o.prefix == "~" or "." not in o.key:
+            continue
+        change = script.mappings.key(o.key)
+        if change is None or change.action == "rename":
+            continue
+        accepted = schema is not None and schema.knows(o.key)
+        if change.action == "warn" and not accepted and schema is not None and o.prefix not in ("+", "++"):
+            continue  # VM003 reports it
+        if change.action == "remove" and not accepted:
+            continue  # VM003 reports a plain override; a `+` addition of a removed key is harmless
+        note = next((e.note for e in reversed(change.entries) if e.note), None)
+        prs = ", ".join(f"verl#{pr}" for pr in change.prs)
+        what = note or "the tables mark this key warn-only"
+        yield Problem(o.start, f"`{o.key}`: {what} ({prs})", change.hint)

@@ -1,0 +1,119 @@
+"""VM003 unknown or stale override key: a Hydra override that the target release's config does not have.
+
+Judged only for scripts that run `verl.trainer.main_ppo` (the configs whose key lists ship:
+ppo_trainer, ppo_megatron_trainer, and from v0.7.1 ppo_veomni_trainer and ppo_torchtitan_trainer,
+picked by `--config-name` or a `model_engine=` choice). Hydra rejects such a key at start-up
+(`Could not override ... Key ... is not in struct`), after the cluster is allocated.
+
+Not findings: keys under a node whose default is `{}` or `null` (they take any sub-key), `+key`/`++key`
+additions (Hydra adds them), `hydra.*`, and undotted group choices. A renamed key says what it became
+(run verl-migrate); a key that was never in verl (a fork's own) is "unknown", with the closest valid key.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from migrator.lint import Problem, check
+from migrator.lint.script import MODEL_ENGINES
+
+
+@check("VM003", "unknown-key")
+def unknown_keys(script):
+    schema = script.schema
+    if schema is None:
+        return
+    replaced = script.replaced_packages
+    unknown = []
+    for o in script.overrides:
+        if "." not in o.key or o.key.startswith("hydra.") or schema.knows(o.key):
+            continue
+        if any(o.key.startswith(package + ".") for package in replaced):
+            continue  # `group@package=choice` swapped that node's config for one we have no key list of
+        unknown.append(o)
+    mismatch = _other_config(script, schema, unknown)
+    if mismatch is not None:
+        yield mismatch
+        return
+    for o in unknown:
+        if o.prefix in ("+", "++"):
+            # An addition: Hydra creates the key. Only a rename matters (the value no longer reaches verl);
+            # a removed key added this way is read by nothing (VM004 reports it if the tables warn).
+            change = script.mappings.key(o.key)
+            problem = stale_key(script, schema, o) if change is not None and change.action == "rename" else None
+            if problem is not None:
+                yield problem
+            continue
+        problem = stale_key(script, schema, o)
+        if problem is not None:
+            yield problem
+            continue
+        yield Problem(o.start, f"unknown key `{o.key}` for verl {script.rev} ({schema.config})",
+                      did_you_mean(schema, o.key))
+
+
+def _other_config(script, schema, unknown):
+    """One finding when the script's unknown keys belong to another engine's config: it selects the wrong one."""
+    for other in script.facts.configs(script.rev):
+        other_schema = script.facts.schema(script.rev, other)
+        if other == schema.config or other_schema is None:
+            continue
+        hits = [o for o in unknown if o.key in other_schema.leaves and o.prefix not in ("+", "++")]
+        if hits:
+            engine = next((e for e, c in MODEL_ENGINES.items() if c == other), None)
+            choice = f"model_engine={engine}" if engine else f"--config-name={other}"
+            script.notes.append(f"keys not judged one by one: they fit {other}, not {schema.config}")
+            return Problem(hits[0].start, f"`{hits[0].key}` and {len(hits) - 1} more keys belong to {other}, "
+                                          f"but this script runs {schema.config}",
+                           "; ".join(filter(None, [f"select the engine with `{choice}`", _group_hint(unknown)])))
+    return None
+
+
+def _group_hint(unknown) -> str | None:
+    for o in unknown:
+        if o.key.rpartition(".")[2] == "model_engine":
+            return f"`{o.key}` is not a key (`model_engine` is a top-level Hydra group)"
+    return None
+
+
+def stale_key(script, schema, o) -> Problem | None:
+    """A key the tables rename or remove, or one an older release (or another config) had."""
+    key, rev = o.key, script.rev
+    change = script.mappings.key(key)
+    if change is not None and change.action == "rename" and schema.knows(change.new):
+        release = _release(change.entries[-1])
+        return Problem(o.start, f"`{key}` was renamed to `{change.new}` ({release}, "
+                                f"{', '.join(f'#{pr}' for pr in change.prs)})",
+                       f"run `verl-migrate --to {rev}` on this script")
+    if change is not None and change.action in ("remove", "warn"):
+        return Problem(o.start, f"`{key}` was removed ({_release(change.entries[-1])})", change.hint)
+    last = script.facts.ever_known().get(key)
+    if last is not None:
+        return Problem(o.start, f"`{key}` is not in verl {rev} ({schema.config}); it was there in {last}",
+                       did_you_mean(schema, key))
+    return None
+
+
+def _release(entry) -> str:
+    return f"verl {entry.origin.release}" if entry.origin.release else f"table {entry.origin.file}"
+
+
+def did_you_mean(schema, key: str) -> str | None:
+    parent, _, leaf = key.rpartition(".")
+    if leaf == "model_engine":
+        return "`model_engine` is a Hydra group chosen at the top level: write `model_engine=...`"
+    siblings = schema.children.get(parent, [])
+    match = difflib.get_close_matches(leaf, siblings, n=1, cutoff=0.75)
+    if match:
+        return f"did you mean `{parent}.{match[0]}`?"
+    same_leaf = [k for k in schema.leaves if k.endswith("." + leaf)]
+    if len(same_leaf) == 1:
+        return f"did you mean `{same_leaf[0]}`?"
+    # A node moved or renamed above the leaf: the same leaf under the most similar path.
+    match = difflib.get_close_matches(key, same_leaf, n=1, cutoff=0.7)
+    if match:
+        return f"did you mean `{match[0]}`?"
+    match = difflib.get_close_matches(key, list(schema.leaves), n=1, cutoff=0.85)
+    if match:
+        return f"did you mean `{match[0]}`?"
+    return None

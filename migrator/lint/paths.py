@@ -1,0 +1,96 @@
+"""VM006 missing verl path: a path under examples/, verl/ or recipe/ (or a `-m verl....` module) that
+does not exist in the target release's tree (`mappings/verl/facts/trees/<rev>.paths`).
+
+A move the tables know gives the new place as the hint. Judged only where the shipped tree lists
+that part of verl: all of examples/, the .py and .sh files of verl/ and recipe/ (not their YAML), and
+not recipe/ at all once it became a git submodule. Paths with `$`, `*` or `{` in them are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from migrator.lint import Problem, check
+from migrator.lint.facts import extension
+
+TOPS = ("examples", "verl", "recipe")
+_TOKEN = re.compile(rb"[A-Za-z0-9_.+/:~-]+")
+# What may stand before `examples/...` in a token and still mean verl's checkout: nothing, `./`, `../`,
+# `~/`, `/`, and at most one directory (the clone, `$HOME/verl/examples/...`). Deeper paths are someone else's.
+_CHECKOUT_PREFIX = re.compile(r"(?:~|\.{1,2})?/?(?:[\w.+-]+/)?")
+
+
+@check("VM006", "missing-path")
+def missing_paths(script):
+    tree = script.facts.tree(script.rev)
+    if tree is None:
+        script.notes.append(f"paths not checked: no tree for {script.rev}")
+        return
+    seen = set()
+    stack = [script.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("comment", "heredoc_body"):
+            continue
+        if node.type in ("word", "string_content", "raw_string") and node.start_byte not in seen:
+            seen.add(node.start_byte)
+            yield from _paths_in(script, tree, node.start_byte, node.end_byte)
+            continue
+        stack.extend(node.children)
+    for _node, words in script.commands:
+        for i, word in enumerate(words[:-1]):
+            if word == "-m" and re.fullmatch(r"(?:verl|recipe|examples)(?:\.\w+)+", words[i + 1]):
+                yield from _module(script, tree, _node, words[i + 1])
+
+
+def _paths_in(script, tree, start: int, end: int):
+    src = script.src
+    for m in _TOKEN.finditer(src, start, end):
+        token = m.group().decode("ascii")
+        if "://" in token or src[m.end():m.end() + 1] in (b"$", b"*", b"{", b"?", b"["):
+            continue
+        token = token.rstrip(".:")
+        candidates = [(i, token[i:]) for i in range(len(token)) if (i == 0 or token[i - 1] == "/")
+                      and token[i:].split("/", 1)[0] in TOPS and "/" in token[i:]
+                      and _CHECKOUT_PREFIX.fullmatch(token[:i])]
+        if not candidates:
+            continue
+        if any(tree.exists(c) for _i, c in candidates):
+            continue
+        offset, path = max(candidates, key=lambda ic: (_known_depth(tree, ic[1]), ic[0]))
+        if not _judgeable(tree, path):
+            continue
+        change = script.mappings.path(path)
+        hint = (f"moved to {change.new}; run `verl-migrate --to {script.rev}`" if change and change.new
+                else change.hint if change else None)
+        yield Problem(m.start() + offset, f"`{path}` does not exist in verl {script.rev}", hint)
+
+
+def _known_depth(tree, path: str) -> int:
+    parts = path.split("/")
+    depth = 0
+    for n in range(1, len(parts)):
+        if "/".join(parts[:n]) not in tree.dirs:
+            break
+        depth = n
+    return depth
+
+
+def _judgeable(tree, path: str) -> bool:
+    top = path.split("/", 1)[0]
+    if top not in tree.extensions:
+        return False  # that part of verl is not in the tree (e.g. recipe/ as a submodule)
+    ext = extension(path)
+    if not ext:
+        return top == "examples"  # directories: only where the tree lists every file
+    return ext in tree.extensions[top]
+
+
+def _module(script, tree, node, module: str):
+    path = module.replace(".", "/")
+    if not _judgeable(tree, path + ".py") or tree.exists(path + ".py") or tree.exists(path + "/__init__.py"):
+        return
+    change = script.mappings.module(module)
+    offset = script.src.find(module.encode(), node.start_byte, node.end_byte)
+    yield Problem(max(offset, node.start_byte), f"module `{module}` does not exist in verl {script.rev}",
+                  f"moved to {change.new}" if change else None)

@@ -1,0 +1,85 @@
+"""Run every check over every shell script found under the given paths; place, suppress and sort."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+
+from migrator.engine import sniff_skip_reason
+from migrator.lint import LintFinding, load_checks
+from migrator.lint.facts import Facts
+from migrator.lint.script import Script
+from migrator.mapping import MappingSet
+from migrator.rewrite import spec_for
+
+# `# verl-migrate: skip` silences every code on its line; `# verl-migrate: ignore VM003,VM005` those codes.
+_SUPPRESS = re.compile(rb"verl-migrate:[ \t]*(?:(?P<skip>skip)\b|ignore[ \t]+(?P<codes>VM\d{3}(?:[ \t]*,[ \t]*VM\d{3})*))")
+
+
+@dataclass
+class FileReport:
+    path: str
+    findings: list[LintFinding] = field(default_factory=list)
+    skipped: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def suppressions(src: bytes) -> dict[int, set[str] | None]:
+    """line -> codes silenced there (None: all)."""
+    out: dict[int, set[str] | None] = {}
+    if b"verl-migrate:" not in src:
+        return out
+    for number, line in enumerate(src.split(b"\n"), start=1):
+        for m in _SUPPRESS.finditer(line):
+            if m.group("skip"):
+                out[number] = None
+            elif out.get(number, set()) is not None:
+                out.setdefault(number, set()).update(c.strip().decode() for c in m.group("codes").split(b","))
+    return out
+
+
+def lint_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: str,
+                select: frozenset[str] | None = None) -> FileReport:
+    script = Script(path, src, facts, mappings, rev)
+    silenced = suppressions(src)
+    report = FileReport(path)
+    for code, check in load_checks().items():
+        if select is not None and code not in select:
+            continue
+        for problem in check.run(script):
+            line, col = script.line_col(problem.offset)
+            codes = silenced.get(line, set())
+            if codes is None or code in codes:
+                continue
+            report.findings.append(LintFinding(path, line, col, code, problem.message, problem.hint, check.severity))
+    report.findings.sort(key=lambda f: (f.line, f.col, f.code))
+    report.notes = list(dict.fromkeys(script.notes))
+    return report
+
+
+def lint_paths(paths: list[str], facts: Facts, mappings: MappingSet, rev: str, exclude: tuple[str, ...] = (),
+               select: frozenset[str] | None = None):
+    """Yield a FileReport per discovered file; files that are not shell scripts are skipped with a reason."""
+    from migrator.discover import discover
+
+    for candidate in discover(paths, exclude):
+        candidate = replace(candidate, display=os.path.normpath(candidate.display))  # `./a.sh` -> `a.sh`
+        if candidate.skip_reason:
+            yield FileReport(candidate.display, skipped=candidate.skip_reason)
+            continue
+        try:
+            with open(candidate.path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            yield FileReport(candidate.display, skipped=f"unreadable: {exc.strerror or exc}")
+            continue
+        reason = sniff_skip_reason(data)
+        head = data[3:200] if data.startswith(b"\xef\xbb\xbf") else data[:200]
+        spec = spec_for(os.path.basename(candidate.path), head)
+        if reason is None and (spec is None or spec.kind != "shell"):
+            reason = "not a shell script (lint checks shell launch scripts)"
+        if reason:
+            yield FileReport(candidate.display, skipped=reason)
+            continue
+        yield lint_source(data, candidate.display, facts, mappings, rev, select)

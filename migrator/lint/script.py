@@ -1,0 +1,198 @@
+"""One script as the checks see it: its bytes, its tree-sitter tree, its overrides, and the verl
+entry point and config it runs (which decides the key schema it is judged against)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from migrator.lint.facts import Facts, KeySchema
+from migrator.mapping import MappingSet
+from migrator.rewrite import shell
+
+# verl's PPO entry point, the only one whose configs ship as key lists.
+PPO_MODULE = "verl.trainer.main_ppo"
+PPO_SCRIPT = "verl/trainer/main_ppo.py"
+# --config-name -> shipped config; a Hydra `model_engine=` choice picks the engine's generated config.
+CONFIG_NAMES = {"ppo_trainer": "ppo_trainer", "ppo_megatron_trainer": "ppo_megatron_trainer"}
+MODEL_ENGINES = {"dp": "ppo_trainer", "fsdp": "ppo_trainer", "megatron": "ppo_megatron_trainer",
+                 "veomni": "ppo_veomni_trainer", "torchtitan": "ppo_torchtitan_trainer"}
+# A python entry point: `-m module` or a `.py` script among a command's words.
+_PY_SCRIPT = re.compile(r"(?:^|/)((?:verl|recipe|examples)/[\w/.-]+\.py)$")
+_GROUP_PACKAGE = re.compile(rb"(?<![\w.@-])[A-Za-z_][\w]*@([A-Za-z_][\w.]*)=")
+_OVERRIDE_WORD = re.compile(r"(?:\+\+|\+|~)?[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
+_CONFIG_NAME = re.compile(r"--config-name(?:=|$)")
+
+
+@dataclass(frozen=True)
+class Override:
+    prefix: str  # "", "+", "++" or "~"
+    key: str
+    start: int
+    end: int
+
+
+@dataclass
+class Script:
+    path: str
+    src: bytes
+    facts: Facts
+    mappings: MappingSet
+    rev: str
+    notes: list[str] = field(default_factory=list)  # why a check stayed silent (printed with -v)
+
+    @cached_property
+    def tree(self):
+        return shell.parse(self.src)
+
+    @cached_property
+    def overrides(self) -> list[Override]:
+        return [Override(*o) for o in shell.override_occurrences(self.src, self.tree)]
+
+    @cached_property
+    def commands(self) -> list[tuple[object, list[str]]]:
+        """Every command node with its words (quotes removed from plain literals)."""
+        out, stack = [], [self.tree.root_node]
+        while stack:
+            node = stack.pop()
+            if node.type == "command":
+                words = [_unquote(self.src[c.start_byte:c.end_byte].decode("utf-8", "replace"))
+                         for c in node.children if c.type in shell.ARGUMENT_TYPES or c.type == "command_name"]
+                out.append((node, words))
+            stack.extend(reversed(node.children))
+        return out
+
+    @cached_property
+    def entry_points(self) -> list[tuple[str, list[str]]]:
+        """(module or script path, the command's words) for each python entry point the script runs."""
+        found = []
+        for _node, words in self.commands:
+            for i, word in enumerate(words):
+                if word == "-m" and i + 1 < len(words):
+                    module = words[i + 1]
+                    if module.split(".")[0] in ("verl", "recipe", "examples"):
+                        found.append((module, words))
+                    break
+                m = _PY_SCRIPT.search(word)
+                if m and i > 0:
+                    found.append((m.group(1), words))
+                    break
+        return found
+
+    @cached_property
+    def schema(self) -> KeySchema | None:
+        """The config this script's overrides are judged against, or None (with a note saying why)."""
+        entries = self.entry_points
+        if not entries:
+            self.notes.append("keys not checked: the script runs no verl entry point")
+            return None
+        configs = set()
+        for entry, words in entries:
+            if entry not in (PPO_MODULE, PPO_SCRIPT) and not _takes_overrides(words):
+                continue  # `python3 examples/data_preprocess/gsm8k.py --local_dir ...` next to the trainer
+            if entry not in (PPO_MODULE, PPO_SCRIPT):
+                self.notes.append(f"keys not checked: {entry} has no shipped config key list "
+                                  f"(only {PPO_MODULE} is judged)")
+                return None
+            config, why = self._config_of(words)
+            if config is None:
+                self.notes.append(f"keys not checked: {why} selects a config with no shipped key list")
+                return None
+            configs.add(config)
+        if not configs:
+            self.notes.append("keys not checked: the script runs no verl trainer")
+            return None
+        if len(configs) != 1:
+            self.notes.append(f"keys not checked: the script runs several configs ({', '.join(sorted(configs))})")
+            return None
+        config = configs.pop()
+        schema = self.facts.schema(self.rev, config)
+        if schema is None:
+            self.notes.append(f"keys not checked: no key list for {config} at {self.rev}")
+        return schema
+
+    def _config_of(self, words: list[str]) -> tuple[str | None, str]:
+        """(the shipped config a main_ppo command runs, or None; what selected it)."""
+        name = "ppo_trainer"
+        for i, word in enumerate(words):
+            if _CONFIG_NAME.match(word):
+                raw = word.split("=", 1)[1] if "=" in word else (words[i + 1] if i + 1 < len(words) else "")
+                value = self.resolve(_unquote(raw))
+                name = CONFIG_NAMES.get(value.removesuffix(".yaml")) if value is not None else None
+                if name is None:
+                    return None, f"--config-name={raw}"
+        engines = set()
+        for o in self.overrides:
+            if o.key == "model_engine" and self.src[o.end:o.end + 1] == b"=":
+                m = re.match(rb"[\"']?(\$\{?\w+\}?|[\w-]*)", self.src[o.end + 1:o.end + 64])
+                raw = m.group(1).decode("ascii")
+                engines.add((self.resolve(raw), raw))
+        if len(engines) > 1:
+            return None, "more than one model_engine= choice"
+        if engines:
+            engine, raw = engines.pop()
+            return MODEL_ENGINES.get(engine or ""), f"model_engine={raw}"
+        return name, ""
+
+    @cached_property
+    def literal_values(self) -> dict[str, str | None]:
+        """Shell variables with one plain literal value in the whole script (None: assigned otherwise too)."""
+        values: dict[str, str | None] = {}
+        stack = [self.tree.root_node]
+        while stack:
+            node = stack.pop()
+            if node.type == "variable_assignment":
+                name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+                if name is not None and name.type == "variable_name":
+                    literal = _literal(self.src, value)
+                    key = name.text.decode("utf-8", "replace")
+                    values[key] = literal if values.get(key, literal) == literal else None
+            stack.extend(node.children)
+        return values
+
+    def resolve(self, value: str) -> str | None:
+        """`$NAME`/`${NAME}` -> its one literal value in the script; plain text as is; None when unknown."""
+        m = re.fullmatch(r"\$\{?(\w+)\}?", value)
+        if m is None:
+            return None if "$" in value else value
+        return self.literal_values.get(m.group(1))
+
+    @cached_property
+    def replaced_packages(self) -> set[str]:
+        """Config nodes a `group@package=choice` override swaps for another file (`actor@actor_rollout_ref.actor=x`)."""
+        return {m.group(1).decode("ascii") for m in _GROUP_PACKAGE.finditer(self.src)}
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        line = self.src.count(b"\n", 0, offset) + 1
+        return line, offset - (self.src.rfind(b"\n", 0, offset) + 1) + 1
+
+    def ancestors(self, node):
+        node = node.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+
+def _takes_overrides(words: list[str]) -> bool:
+    """Does a command pass Hydra-style overrides (or arrays/variables that may hold them)?"""
+    return any(_OVERRIDE_WORD.match(w) or "[@]" in w or "[*]" in w or re.fullmatch(r"\$\{?\w+\}?", w)
+               for w in words[1:])
+
+
+def _literal(src: bytes, node) -> str | None:
+    """A plain value (`x`, `'x'`, `"x"`) or the literal default of `${NAME:-x}`; None otherwise."""
+    if node is None:
+        return ""
+    text = src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+    m = re.fullmatch(r"\$\{\w+:?-([\w.-]*)\}", text)
+    if m:
+        return m.group(1)
+    text = _unquote(text)
+    return text if re.fullmatch(r"[\w.-]*", text) else None
+
+
+def _unquote(word: str) -> str:
+    if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'":
+        return word[1:-1]
+    return word

@@ -1,0 +1,57 @@
+"""What each verl release contained, shipped as data (`mappings/verl/facts/`): the flattened config
+keys with their types, and the script and module paths. Loaded lazily, one release at a time."""
+
+from __future__ import annotations
+
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+# Types whose node takes arbitrary sub-keys (an empty mapping or a null default: `+node.sub=v`).
+OPEN_TYPES = frozenset({"dict", "null"})
+
+
+class ReleaseFacts:
+    def __init__(self, directory: Path):
+        self.directory = directory
+
+    @cached_property
+    def available(self) -> bool:
+        return (self.directory / "config-keys").is_dir()
+
+    @lru_cache(maxsize=None)
+    def key_types(self, release: str) -> dict[str, str]:
+        """Every config key of `release` (all trainer configs merged) with its YAML type."""
+        out: dict[str, str] = {}
+        for path in sorted((self.directory / "config-keys").glob(f"{release}.*.keys")):
+            if path.name[len(release) + 1:].count(".") != 1:
+                continue  # another release whose name starts with this one (v0.2 vs v0.2.0.post2)
+            for line in path.read_text(encoding="utf-8").splitlines():
+                key, _, kind = line.partition("\t")
+                if key:
+                    out.setdefault(key, kind)
+        return out
+
+    def config_key_types(self, release: str, config: str) -> dict[str, str]:
+        path = self.directory / "config-keys" / f"{release}.{config}.keys"
+        if not path.is_file():
+            return {}
+        return dict(line.partition("\t")[::2] for line in path.read_text(encoding="utf-8").splitlines() if line)
+
+    def configs(self, release: str) -> list[str]:
+        names = []
+        for path in sorted((self.directory / "config-keys").glob(f"{release}.*.keys")):
+            rest = path.name[len(release) + 1:-len(".keys")]
+            if "." not in rest:
+                names.append(rest)
+        return names
+
+    @lru_cache(maxsize=None)
+    def keys(self, release: str) -> frozenset[str]:
+        return frozenset(self.key_types(release))
+
+    @lru_cache(maxsize=None)
+    def paths(self, release: str) -> frozenset[str]:
+        path = self.directory / "trees" / f"{release}.paths"
+        if not path.is_file():
+            return frozenset()
+        return frozenset(line for line in path.read_text(encoding="utf-8").splitlines() if line)

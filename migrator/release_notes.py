@@ -1,0 +1,340 @@
+"""`verl-migrate release-notes`: a migration guide for one verl release, from the composed tables.
+
+The guide is built from the `MappingSet` (so renames across several releases appear composed, with
+every PR of the chain), rendered as Markdown, reStructuredText or JSON in a fixed order. With a
+verl repository it adds each PR's title and merge date, read from one pass over `git log`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+
+import click
+
+from migrator.mapping.compose import MappingSet
+
+PR_URL = "https://github.com/verl-project/verl/pull/{}"
+EMPTY = "—"
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    number: int
+    title: str
+    date: str
+
+
+@dataclass
+class Guide:
+    """What the guide says, independent of the output format."""
+
+    from_release: str
+    to_release: str
+    moved_scripts: list[dict] = field(default_factory=list)
+    removed_scripts: list[dict] = field(default_factory=list)
+    renamed_keys: list[dict] = field(default_factory=list)
+    removed_keys: list[dict] = field(default_factory=list)
+    other_changes: list[dict] = field(default_factory=list)
+    pull_requests: dict[int, PullRequest | None] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        return {"moved_scripts": len(self.moved_scripts), "removed_scripts": len(self.removed_scripts),
+                "renamed_keys": len(self.renamed_keys), "removed_keys": len(self.removed_keys),
+                "other_changes": len(self.other_changes)}
+
+
+def run_command(path: str, env: tuple[tuple[str, str], ...], args: tuple[str, ...]) -> str:
+    """How to run a moved script now: env presets, then the script, then extra overrides."""
+    return " ".join([*(f"{k}={v}" for k, v in env), "bash", path, *args])
+
+
+def build_guide(mappings: MappingSet) -> Guide:
+    guide = Guide(mappings.from_release, mappings.to_release)
+    subtrees = {e.old[:-2] for e in mappings.entries() if getattr(e, "old", "").endswith(".*")}
+    for old in sorted(mappings.old_keys()):
+        is_subtree = old in subtrees
+        change = mappings.key(old + ".__subtree__" if is_subtree else old)
+        if change is None:
+            continue
+        shown = old + ".*" if is_subtree else old
+        prs = list(change.prs)
+        if change.action == "rename":
+            new = change.new.removesuffix(".__subtree__") + ".*" if is_subtree else change.new
+            guide.renamed_keys.append({"old": shown, "new": new, "prs": prs,
+                                       "releases": [e.origin.release for e in change.entries]})
+        else:
+            guidance = change.hint or ""
+            note = change.entries[-1].note
+            if note and note not in guidance:
+                guidance = f"{guidance} ({note})" if guidance else note
+            guide.removed_keys.append({"old": shown, "action": change.action, "guidance": guidance, "prs": prs})
+    for old in sorted(mappings.old_paths()):
+        change = mappings.path(old)
+        if change is None:
+            continue
+        prs = list(change.prs)
+        if change.new is not None:
+            guide.moved_scripts.append({"old": old, "new": change.new, "env": dict(change.env),
+                                        "args": list(change.args),
+                                        "run": run_command(change.new, change.env, change.args), "prs": prs})
+        else:
+            guide.removed_scripts.append({"old": old, "hint": change.hint or "", "prs": prs})
+    for old in sorted(mappings.old_modules()):
+        change = mappings.module(old)
+        if change is not None:
+            guide.other_changes.append({"kind": "module", "old": old, "new": change.new, "value": None, "when": [],
+                                        "prs": list(dict.fromkeys(e.pr for e in change.entries))})
+    for family, rules in (("env", mappings.env_rules), ("shell variable", mappings.var_rules)):
+        for rule in rules:
+            hint = getattr(rule.entry, "hint", None)
+            guide.other_changes.append({"kind": family, "old": rule.old, "new": rule.new or "",
+                                        "value": rule.value, "when": list(rule.when.patterns) if rule.when else [],
+                                        "hint": hint or "", "prs": [rule.entry.pr]})
+    prs = set()
+    for section in (guide.moved_scripts, guide.removed_scripts, guide.renamed_keys, guide.removed_keys,
+                    guide.other_changes):
+        for row in section:
+            prs.update(row["prs"])
+    guide.pull_requests = {pr: None for pr in sorted(prs)}
+    return guide
+
+
+def pull_request_index(repo, rev: str, wanted: set[int]) -> dict[int, PullRequest]:
+    """PR number -> title and merge date, from the `(#N)` ending commit subjects reachable from `rev`."""
+    from migrator import history
+
+    found: dict[int, PullRequest] = {}
+    for _, subject, date in history.subjects(repo, rev):  # newest first
+        match = history.PR_RE.search(subject)
+        if match is None:
+            continue
+        number = int(match.group(1))
+        if number in wanted and number not in found:
+            found[number] = PullRequest(number, subject[: match.start()].rstrip(), date)
+    return found
+
+
+# -- rendering -------------------------------------------------------------------------------------
+
+UPGRADE_COMMANDS = ("pip install verl-migrate", "verl-migrate --to {to} ./my_scripts")
+
+
+def _title(guide: Guide) -> str:
+    return f"Migrating from verl {guide.from_release} to {guide.to_release}"
+
+
+def _summary(guide: Guide) -> str:
+    c = guide.counts()
+
+    def n(count: int, what: str) -> str:
+        return f"{count} {what}" + ("" if count == 1 else "s")
+
+    return (f"{n(c['moved_scripts'], 'moved script')}, {n(c['removed_scripts'], 'removed script')}, "
+            f"{n(c['renamed_keys'], 'renamed config key')}, "
+            f"{n(c['removed_keys'], 'removed or ineffective config key')}, "
+            f"{n(c['other_changes'], 'environment, module or shell variable change')}; "
+            f"{n(len(guide.pull_requests), 'pull request')}.")
+
+
+def _action_label(action: str) -> str:
+    return "removed (the override is deleted)" if action == "remove" else "ineffective (warn only, no edit)"
+
+
+def _condition(w: "_Writer", row: dict) -> str:
+    parts = []
+    if row.get("value") is not None:
+        parts.append("value " + w.code(row["value"]))
+    if row.get("when"):
+        parts.append("files matching " + ", ".join(w.code(p) for p in row["when"]))
+    return "; ".join(parts) or "all files"
+
+
+class _Writer:
+    """One output syntax: how to write a heading, a paragraph, a table, code, links."""
+
+    def heading(self, text: str, level: int) -> str: ...
+    def table(self, header: list[str], rows: list[list[str]]) -> str: ...
+    def code(self, text: str) -> str: ...
+    def text(self, text: str) -> str: ...
+    def link(self, pr: int) -> str: ...
+    def code_block(self, lines: list[str]) -> str: ...
+
+
+class _Markdown(_Writer):
+    def heading(self, text, level):
+        return "#" * level + " " + text + "\n"
+
+    def table(self, header, rows):
+        def cell(value: str) -> str:  # GFM: `\|` escapes a pipe even inside a code span
+            return (value or EMPTY).replace("|", "\\|")
+        out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+        out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+        return "\n".join(out) + "\n"
+
+    def code(self, text):
+        return f"`{text}`"
+
+    def text(self, text):
+        return text.replace("*", "\\*").replace("_", "\\_") if text else ""
+
+    def link(self, pr):
+        return f"[#{pr}]({PR_URL.format(pr)})"
+
+    def code_block(self, lines):
+        return "```bash\n" + "\n".join(lines) + "\n```\n"
+
+
+_RST_SPECIAL = "\\`*_|[]<>"
+
+
+class _Rst(_Writer):
+    LEVELS = "=-~"
+
+    def heading(self, text, level):
+        return f"{text}\n{self.LEVELS[level - 1] * len(text)}\n"
+
+    def table(self, header, rows):
+        out = [".. list-table::", "   :header-rows: 1", ""]
+        for row in [header, *rows]:
+            for i, value in enumerate(row):
+                out.append(("   * - " if i == 0 else "     - ") + (value or EMPTY))
+        return "\n".join(out) + "\n"
+
+    def code(self, text):
+        return f"``{text}``"
+
+    def text(self, text):
+        return "".join("\\" + ch if ch in _RST_SPECIAL else ch for ch in text) if text else ""
+
+    def link(self, pr):
+        return f"`#{pr} <{PR_URL.format(pr)}>`__"
+
+    def code_block(self, lines):
+        return ".. code-block:: bash\n\n" + "\n".join("   " + line for line in lines) + "\n"
+
+
+def _links(writer: _Writer, prs: list[int]) -> str:
+    return ", ".join(writer.link(pr) for pr in prs)
+
+
+def render_text(guide: Guide, writer: _Writer) -> str:
+    w = writer
+    parts = [w.heading(_title(guide), 1), _summary(guide) + "\n"]
+    if guide.moved_scripts:
+        parts.append(w.heading("Moved scripts", 2))
+        parts.append("Run the new script as shown; environment presets select the variant the old script ran.\n")
+        parts.append(w.table(["Old script", "New script", "Run it now", "PR"],
+                             [[w.code(r["old"]), w.code(r["new"]), w.code(r["run"]), _links(w, r["prs"])]
+                              for r in guide.moved_scripts]))
+    if guide.removed_scripts:
+        parts.append(w.heading("Removed scripts", 2))
+        parts.append(w.table(["Old script", "What to use instead", "PR"],
+                             [[w.code(r["old"]), w.text(r["hint"]), _links(w, r["prs"])]
+                              for r in guide.removed_scripts]))
+    if guide.renamed_keys:
+        parts.append(w.heading("Renamed config keys", 2))
+        parts.append("Renames across several releases are shown composed, with every PR of the chain.\n")
+        parts.append(w.table(["Old key", "New key", "PR"],
+                             [[w.code(r["old"]), w.code(r["new"]), _links(w, r["prs"])]
+                              for r in guide.renamed_keys]))
+    if guide.removed_keys:
+        parts.append(w.heading("Removed and ineffective config keys", 2))
+        parts.append("Removed keys are deleted from scripts by verl-migrate; ineffective keys are only reported.\n")
+        parts.append(w.table(["Key", "Status", "Guidance", "PR"],
+                             [[w.code(r["old"]), _action_label(r["action"]), w.text(r["guidance"]),
+                               _links(w, r["prs"])] for r in guide.removed_keys]))
+    if guide.other_changes:
+        parts.append(w.heading("Environment, module and shell variable changes", 2))
+        parts.append(w.table(["Kind", "Old", "New", "Applies to", "Guidance", "PR"],
+                             [[r["kind"], w.code(r["old"]), w.code(r["new"]) if r["new"] else "(removed)",
+                               _condition(w, r), w.text(r.get("hint", "")), _links(w, r["prs"])]
+                              for r in guide.other_changes]))
+    if any(guide.pull_requests.values()):
+        parts.append(w.heading("Pull requests", 2))
+        parts.append(w.table(["PR", "Title", "Merged"],
+                             [[w.link(n), w.text(p.title) if p else EMPTY, p.date if p else EMPTY]
+                              for n, p in guide.pull_requests.items()]))
+    parts.append(w.heading("Upgrade automatically", 2))
+    parts.append("verl-migrate applies every change above to your own launch scripts, configs and docs:\n")
+    parts.append(w.code_block([c.format(to=guide.to_release) for c in UPGRADE_COMMANDS]))
+    parts.append(f"Add {w.code('--check')} to only report what would change and {w.code('--diff')} to review "
+                 f"the edits first. {w.code('--from ' + guide.from_release)} applies only the changes in this "
+                 f"guide (by default verl-migrate applies every change since the oldest release).\n")
+    return "\n".join(parts)
+
+
+def render_json(guide: Guide) -> str:
+    data = {
+        "from": guide.from_release, "to": guide.to_release, "counts": guide.counts(),
+        "moved_scripts": guide.moved_scripts, "removed_scripts": guide.removed_scripts,
+        "renamed_keys": guide.renamed_keys, "removed_keys": guide.removed_keys,
+        "other_changes": guide.other_changes,
+        "pull_requests": [{"number": n, "url": PR_URL.format(n), "title": p.title if p else None,
+                           "merged": p.date if p else None} for n, p in guide.pull_requests.items()],
+        "upgrade": [c.format(to=guide.to_release) for c in UPGRADE_COMMANDS],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def render(guide: Guide, fmt: str) -> str:
+    if fmt == "json":
+        return render_json(guide)
+    return render_text(guide, _Rst() if fmt == "rst" else _Markdown())
+
+
+# -- command ---------------------------------------------------------------------------------------
+
+def previous_release(releases: tuple[str, ...], to_release: str) -> str | None:
+    if to_release in releases and releases.index(to_release) > 0:
+        return releases[releases.index(to_release) - 1]
+    return None
+
+
+@click.command("release-notes")
+@click.option("--to", "to_release", metavar="REV", required=True, help="The release the guide is for.")
+@click.option("--from", "from_release", metavar="REV", help="Start release (default: the release before --to).")
+@click.option("--table", "tables", multiple=True, type=click.Path(dir_okay=False),
+              help="An extra mapping table (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["md", "rst", "json"]), default="md", show_default=True)
+@click.option("--repo", type=click.Path(file_okay=False), help="A verl git repository: add PR titles and dates.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
+def command(to_release, from_release, tables, fmt, repo, output):
+    """Write the migration guide for a verl release from the mapping tables."""
+    from migrator.cli import EXIT_USAGE, load_mappings
+    from migrator.mapping import TableError, load_builtin
+
+    if from_release is None:
+        try:
+            releases = load_builtin().releases
+        except TableError as exc:
+            raise click.ClickException(str(exc)) from None
+        if to_release not in releases:
+            click.echo(f"error: unknown release {to_release!r} (known: {', '.join(releases)})", err=True)
+            sys.exit(EXIT_USAGE)
+        from_release = previous_release(releases, to_release)
+        if from_release is None:
+            click.echo(f"error: {to_release!r} has no earlier release (known: {', '.join(releases)})", err=True)
+            sys.exit(EXIT_USAGE)
+    guide = build_guide(load_mappings(from_release, to_release, tables))
+    if repo is not None:
+        from migrator import history
+
+        try:
+            git_repo = history.open_repo(repo)
+            rev = history.release_tag(git_repo, to_release) or history.resolve(git_repo, "HEAD")
+            guide.pull_requests.update(pull_request_index(git_repo, rev, set(guide.pull_requests)))
+        except history.HistoryError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+    text = render(guide, fmt)
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+            sys.exit(EXIT_USAGE)
+    else:
+        click.echo(text, nl=False)

@@ -1,0 +1,145 @@
+"""Edits for spans of literal text: string values, prose, comments and code in docs.
+
+Python strings, YAML scalars, Markdown prose and notebook cells all carry the same things a shell
+line does (`key=value` overrides, `-m module`, script paths); this turns the shared scanners of
+`scan.py` into `Edit`s and `Finding`s for one byte span, so each rewriter only says where its text is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from migrator.edits import Edit, Finding
+from migrator.mapping import KeyChange, MappingSet
+from migrator.rewrite import scan
+
+# A word starts after these bytes (quotes and brackets too: `["a.b=1", 'c.d=2']`, `(a.b=1)`).
+WORD_BOUNDARY = b" \t\n\r;|&()[]{},'\"`=:"
+# OmegaConf interpolations of an absolute key: `${a.b.c}`, `${oc.select:a.b.c,default}`.
+INTERPOLATION = re.compile(
+    rb"\$\{(?:oc\.select:)?(?P<key>[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)(?=[},])")
+# A probe component no real config uses, to ask "does this whole subtree move?".
+_PROBE = "__verl_migrate_probe__"
+
+
+def first_note(change: KeyChange) -> str:
+    for entry in reversed(change.entries):
+        if entry.note:
+            return entry.note
+    return "has no effect in this release"
+
+
+def key_target(maps: MappingSet, key: str) -> KeyChange | None:
+    """The change for `key`, also when `key` is the root of a subtree the table moves as a whole."""
+    change = maps.key(key)
+    if change is not None:
+        return change
+    probe = maps.key(f"{key}.{_PROBE}")
+    if probe is None:
+        return None
+    if probe.action == "rename" and probe.new.endswith("." + _PROBE):
+        return KeyChange(key, probe.new[: -len(_PROBE) - 1], "rename", None, probe.entries)
+    return KeyChange(key, None, probe.action, probe.hint, probe.entries)
+
+
+def module_target(maps: MappingSet, name: str):
+    """The module change for a dotted name that is exactly a module (or a member of one)."""
+    if not scan.MODULE_RE.fullmatch(name.encode()) or "." not in name:
+        return None
+    return maps.module(name)
+
+
+# Where an override may start: after a word boundary, or after a `\n` / `\t` escape in a string literal.
+_WORD_START = re.compile(rb"(?<=[" + re.escape(WORD_BOUNDARY) + rb"])[~+A-Za-z_]")
+_ESCAPED_WORD_START = re.compile(rb"(?:(?<=[" + re.escape(WORD_BOUNDARY) + rb"])|(?<=\\[nt]))[~+A-Za-z_]")
+
+
+def _overrides(src: bytes, start: int, end: int, span_starts_word: bool, escapes: bool):
+    """Override matches that begin a word of src[start:end]."""
+    starts = (_ESCAPED_WORD_START if escapes else _WORD_START).finditer(src, start, end)
+    positions = [m.start() for m in starts if m.start() > start]
+    if span_starts_word:
+        positions.insert(0, start)
+    for pos in positions:
+        m = scan.OVERRIDE_IN_TEXT.match(src, pos, end)
+        if m is not None and scan.is_override(m):
+            yield m
+
+
+def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_starts_word: bool = True,
+               escapes: bool = False, prose: bool = False, in_comment: bool = False,
+               whole_key: bool = False, interpolations: bool = True) -> tuple[list[Edit], list[Finding]]:
+    """Overrides at word starts, `-m module`, paths, and (in prose) bare dotted keys in src[start:end].
+
+    `whole_key`: the span is one value (a string literal); when it is exactly an old key, module or
+    subtree root it is renamed (`OmegaConf.select(cfg, "old.key")`, `runpy.run_module("old.mod")`).
+    """
+    edits: list[Edit] = []
+    findings: list[Finding] = []
+    taken: set[int] = set()
+    if whole_key and end > start:
+        text = src[start:end]
+        try:
+            name = text.decode("ascii")
+        except UnicodeDecodeError:
+            name = ""
+        change = key_target(maps, name) if scan.KEY_IN_PROSE.fullmatch(text) else None
+        if change is not None:
+            _key_edit(change, start, end, edits, findings, in_comment)
+            return edits, findings
+        module = module_target(maps, name)
+        if module is not None:
+            edits.append(Edit(start, end, module.new.encode(), "module-move", f"{module.old} -> {module.new}",
+                              tuple(e.pr for e in module.entries), in_comment))
+            return edits, findings
+    for m in _overrides(src, start, end, span_starts_word, escapes):
+        change = maps.key(m.group("key").decode("ascii"))
+        if change is not None:
+            taken.add(m.start("key"))
+            _key_edit(change, m.start("key"), m.end("key"), edits, findings, in_comment)
+    if interpolations:
+        for m in INTERPOLATION.finditer(src, start, end):
+            change = key_target(maps, m.group("key").decode("ascii"))
+            if change is not None and m.start("key") not in taken:
+                taken.add(m.start("key"))
+                _key_edit(change, m.start("key"), m.end("key"), edits, findings, in_comment)
+    if prose:
+        for key_start, key_end, change in scan.find_keys_in_prose(src, start, end, maps):
+            if key_start not in taken and change.action == "rename":
+                edits.append(Edit(key_start, key_end, change.new.encode(), "key-rename",
+                                  f"{change.old} -> {change.new}", change.prs, in_comment))
+    for m in scan.MODULE_AFTER_DASH_M.finditer(src, start, end):
+        module = maps.module(m.group("module").decode("ascii"))
+        if module is not None:
+            edits.append(Edit(m.start("module"), m.end("module"), module.new.encode(), "module-move",
+                              f"{module.old} -> {module.new}", tuple(e.pr for e in module.entries), in_comment))
+    for path_start, path_end, change in scan.find_paths(src, start, end, maps):
+        old = src[path_start:path_end].decode("ascii")
+        if change.new is None:
+            if not in_comment:
+                findings.append(Finding(path_start, "path-removal", f"{old} was removed", change.hint, change.prs))
+        elif change.env or change.args:
+            if not in_comment:
+                preset = " ".join(f"{k}={v}" for k, v in change.env)
+                args = (" " + " ".join(change.args)) if change.args else ""
+                findings.append(Finding(path_start, "path-move",
+                                        f"{old} moved to {change.new}; run it as `{preset} bash {change.new}{args}` "
+                                        "(edit by hand: the presets cannot be placed here)", None, change.prs))
+        else:
+            edits.append(Edit(path_start, path_end, change.new.encode(), "path-move", f"{old} -> {change.new}",
+                              change.prs, in_comment))
+    return edits, findings
+
+
+def _key_edit(change: KeyChange, start: int, end: int, edits: list, findings: list, in_comment: bool) -> None:
+    if change.action == "rename":
+        edits.append(Edit(start, end, change.new.encode(), "key-rename", f"{change.old} -> {change.new}",
+                          change.prs, in_comment))
+    elif in_comment:
+        return
+    elif change.action == "warn":
+        findings.append(Finding(start, "key-warn", f"{change.old}: {first_note(change)}", change.hint, change.prs,
+                                severity="warning"))
+    else:
+        findings.append(Finding(start, "key-removal", f"{change.old} was removed; delete it by hand", change.hint,
+                                change.prs))

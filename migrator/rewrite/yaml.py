@@ -1,0 +1,653 @@
+"""YAML: Hydra configs (nested keys renamed in place or moved between parents, removed keys deleted)
+and the command strings any YAML file carries (CI `run:` steps, k8s `args:`, `_target_:` modules).
+
+Located with PyYAML's composed node marks, never round-tripped: a move cuts the key's lines (with
+the comments right above it) and inserts them, re-indented, under the new parent, creating missing
+parents with the file's indentation step. Untouched lines keep their bytes, order, quoting and
+comments. `validate` loads both versions and checks the data changed by exactly the table's changes.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
+from migrator.mapping import KeyChange, MappingSet
+from migrator.rewrite import literal
+
+KIND = "yaml"
+VALIDATE_WITH_MAPPINGS = True
+
+_PACKAGE = re.compile(rb"\A(?:[ \t]*(?:#[^\n]*)?\r?\n)*?[ \t]*#[ \t]*@package[ \t]+(?P<package>[^\s]+)")
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+class _Unsafe(Exception):
+    """A structural change here cannot be made by editing lines; report it as a manual step."""
+
+
+# -- reading the file -------------------------------------------------------------------------------
+
+class _Lines:
+    """Line starts in bytes, and (line, column in characters) -> byte offset."""
+
+    def __init__(self, source: bytes, base: int):
+        self.src = source
+        self.raw = source[base:].splitlines(keepends=True) or [b""]
+        self.text = [line.decode("utf-8") for line in self.raw]
+        self.starts = []
+        cursor = base
+        for line in self.raw:
+            self.starts.append(cursor)
+            cursor += len(line)
+        if self.raw[-1].endswith((b"\n", b"\r")):
+            self.raw.append(b"")
+            self.text.append("")
+            self.starts.append(cursor)
+        self.newline = b"\r\n" if b"\r\n" in source else b"\n"
+
+    def byte(self, mark) -> int:
+        line = min(mark.line, len(self.text) - 1)
+        return self.starts[line] + len(self.text[line][:mark.column].encode("utf-8"))
+
+    def after(self, line: int) -> int:
+        return self.starts[line] + len(self.raw[line])
+
+    def indent(self, line: int) -> int:
+        raw = self.raw[line]
+        return len(raw) - len(raw.lstrip(b" "))
+
+    def is_comment(self, line: int) -> bool:
+        return self.raw[line].lstrip().startswith(b"#")
+
+
+def package_prefix(source: bytes) -> tuple[str, ...] | None:
+    """The key path a Hydra config's `# @package` header puts it under; None when it cannot be known."""
+    m = _PACKAGE.match(source)
+    if m is None:
+        return ()
+    package = m.group("package").decode("ascii", "replace")
+    if package == "_global_":
+        return ()
+    if package.startswith("_") or not re.fullmatch(r"[A-Za-z0-9_.-]+", package):
+        return None
+    return tuple(package.split("."))
+
+
+def _last_line(node) -> int:
+    """The last line holding bytes of `node` (block collections end where the next token starts)."""
+    if isinstance(node, yaml.MappingNode) and not node.flow_style and node.value:
+        return _last_line(node.value[-1][1])
+    if isinstance(node, yaml.SequenceNode) and not node.flow_style and node.value:
+        return _last_line(node.value[-1])
+    end = node.end_mark
+    if end.column == 0 and end.line > node.start_mark.line:
+        return end.line - 1
+    return end.line
+
+
+def _is_block_mapping(node) -> bool:
+    return isinstance(node, yaml.MappingNode) and not node.flow_style
+
+
+def _is_empty_null(node) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null" and node.value in ("", "~") \
+        and node.start_mark.index == node.end_mark.index
+
+
+@dataclass
+class _Key:
+    raw: tuple[str, ...]  # the keys as written, from the document root (what the loaded data is indexed by)
+    path: tuple[str, ...]  # full config path of this key
+    local: tuple[str, ...]  # the key as written (flat dotted keys have several components)
+    key: yaml.ScalarNode
+    value: yaml.Node
+    mapping: "_Mapping"
+    first_line: int = 0  # with the comments right above it
+    last_line: int = 0
+    children: "_Mapping | None" = None  # the value, when it is a block mapping
+
+
+@dataclass
+class _Mapping:
+    raw: tuple[str, ...]
+    path: tuple[str, ...]
+    node: yaml.MappingNode
+    owner: _Key | None
+    keys: list[_Key] = field(default_factory=list)
+
+    @property
+    def column(self) -> int:
+        return self.keys[0].key.start_mark.column if self.keys else self.node.start_mark.column
+
+
+# -- locating -----------------------------------------------------------------------------------------
+
+def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
+    base = 3 if source.startswith(b"\xef\xbb\xbf") else 0
+    try:
+        text = source[base:].decode("utf-8")
+        documents = list(yaml.compose_all(text))
+        has_anchors = any(isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None)
+                          for ev in yaml.parse(text))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise SourceNotParsed(f"not parsable as YAML: {str(exc).splitlines()[0]}") from None
+    planner = _Planner(source, _Lines(source, base), mappings)
+    for document in documents:
+        if document is not None:
+            planner.scan_scalars(document)
+    _plan_keys(planner, source[base:], documents, has_anchors)
+    return LocateResult(tuple(planner.edits), tuple(planner.findings))
+
+
+def _plan_keys(planner: "_Planner", source: bytes, documents: list, has_anchors: bool) -> None:
+    prefix = package_prefix(source)
+    roots = [d for d in documents if _is_block_mapping(d)]
+    if prefix is None or not roots:
+        return
+    if len(documents) > 1 or has_anchors:
+        why = "several YAML documents" if len(documents) > 1 else "YAML anchors or aliases"
+        for root in roots:
+            for key in planner.changed_keys(root, prefix):
+                planner.manual(key, f"{'.'.join(key.path)}: the file has {why}; move this key by hand")
+    else:
+        planner.plan(roots[0], prefix)
+
+
+class _Planner:
+    def __init__(self, source: bytes, lines: _Lines, maps: MappingSet):
+        self.src = source
+        self.lines = lines
+        self.maps = maps
+        self.edits: list[Edit] = []
+        self.findings: list[Finding] = []
+        self.steps: set[int] = set()
+        self.ops: list[tuple] = []  # the structural changes made, as data operations (for validate)
+
+    def manual(self, key: _Key, message: str, change: KeyChange | None = None) -> None:
+        self.findings.append(Finding(self.lines.byte(key.key.start_mark), "key-rename", message,
+                                     change.hint if change else None, change.prs if change else ()))
+
+    # -- string values ------------------------------------------------------------------------------
+    def scan_scalars(self, node) -> None:
+        stack = [(node, False)]
+        seen = set()
+        while stack:
+            current, is_key = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if isinstance(current, yaml.MappingNode):
+                for k, v in current.value:
+                    stack.append((k, True))
+                    stack.append((v, False))
+            elif isinstance(current, yaml.SequenceNode):
+                stack.extend((item, False) for item in current.value)
+            elif isinstance(current, yaml.ScalarNode) and not is_key and current.tag == _STR_TAG:
+                start, end = self.lines.byte(current.start_mark), self.lines.byte(current.end_mark)
+                style = current.style
+                if style in ("'", '"'):
+                    start, end = start + 1, end - 1
+                edits, findings = literal.text_edits(self.src, start, end, self.maps, escapes=style == '"',
+                                                     whole_key=style in (None, "'", '"'), interpolations=True)
+                self.edits.extend(edits)
+                self.findings.extend(findings)
+
+    # -- keys ---------------------------------------------------------------------------------------
+    def build(self, node: yaml.MappingNode, path: tuple[str, ...], owner: _Key | None) -> _Mapping:
+        mapping = _Mapping(owner.raw if owner else (), path, node, owner)
+        for k, v in node.value:
+            if not isinstance(k, yaml.ScalarNode) or k.tag != _STR_TAG or k.start_mark.line != k.end_mark.line:
+                continue
+            local = tuple(k.value.split("."))
+            key = _Key(mapping.raw + (k.value,), path + local, local, k, v, mapping)
+            key.first_line = self._leading_comments(k.start_mark.line, k.start_mark.column)
+            key.last_line = self._trailing_lines(_last_line(v), k.start_mark.column)
+            mapping.keys.append(key)
+            if _is_block_mapping(v):
+                key.children = self.build(v, key.path, key)
+                if key.children.keys and key.children.column > k.start_mark.column:
+                    self.steps.add(key.children.column - k.start_mark.column)
+        return mapping
+
+    def _leading_comments(self, line: int, column: int) -> int:
+        first = line
+        while first > 0 and self.lines.is_comment(first - 1) and self.lines.indent(first - 1) == column:
+            first -= 1
+        return first
+
+    def _trailing_lines(self, line: int, column: int) -> int:
+        last = line
+        while last + 1 < len(self.lines.raw) and self.lines.is_comment(last + 1) \
+                and self.lines.indent(last + 1) > column:
+            last += 1
+        return last
+
+    def changed_keys(self, root, prefix):
+        mapping = self.build(root, prefix, None)
+        stack = [mapping]
+        while stack:
+            current = stack.pop()
+            for key in current.keys:
+                if literal.key_target(self.maps, ".".join(key.path)) is not None:
+                    yield key
+                elif key.children is not None:
+                    stack.append(key.children)
+
+    def plan(self, root: yaml.MappingNode, prefix: tuple[str, ...]) -> None:
+        self.root = self.build(root, prefix, None)
+        self.step = min(self.steps) if self.steps else 2
+        self.cuts: dict[int, _Key] = {}  # id(key) -> key whose lines are deleted
+        self.cut_info: dict[int, tuple[str, str, tuple[int, ...]]] = {}  # id(key) -> edit kind, message, PRs
+        self.moves: list[tuple[_Key, tuple[str, ...], KeyChange]] = []
+        self.move_targets: dict[int, tuple[str, ...]] = {}
+        self.visit(self.root)
+        self.moves = self.feasible_moves()
+        self.prune()
+        self.place_moves()
+        ranges = [(self.lines.starts[k.first_line], self.lines.after(k.last_line)) for k in self.cuts.values()]
+        # Edits inside cut lines are dropped (a moved block carries them); inserts at a cut's edge stay.
+        self.edits = [e for e in self.edits
+                      if not any(lo <= e.start and e.end <= hi and (e.start < e.end or lo < e.start < hi)
+                                 for lo, hi in ranges)]
+        for key in self.cuts.values():
+            if id(key) in self.move_targets:
+                self.ops.append(("move", key.raw, key.path, self.move_targets[id(key)]))
+            elif self.cut_info.get(id(key), ("",))[0] == "key-removal":
+                self.ops.append(("remove", key.raw, key.path))
+            else:
+                self.ops.append(("prune", key.raw, key.path))
+            if not any(self._inside(key, other) for other in self.cuts.values() if other is not key):
+                kind, message, prs = self.cut_info.get(id(key), ("key-rename", f"{'.'.join(key.path)} left empty", ()))
+                self.edits.append(Edit(self.lines.starts[key.first_line], self.lines.after(key.last_line), b"",
+                                       kind, message, prs))
+
+    def _owns_its_line(self, key: _Key) -> bool:
+        line = key.key.start_mark.line
+        return not self.lines.text[line][:key.key.start_mark.column].strip()
+
+    def _inside(self, inner: _Key, outer: _Key) -> bool:
+        return outer.first_line <= inner.first_line and inner.last_line <= outer.last_line
+
+    def visit(self, mapping: _Mapping) -> None:
+        for key in mapping.keys:
+            dotted = ".".join(key.path)
+            change = literal.key_target(self.maps, dotted)
+            if change is not None and change.action == "rename" and key.children is not None:
+                new = tuple(change.new.split("."))
+                existing = self._find(new)
+                if not self._subtree_follows(key.children, key.path, new) or \
+                        (existing is not None and existing.children is not None):
+                    change = None  # parts go elsewhere, or the new mapping exists: merge key by key
+            if change is not None and change.action != "warn" and not self._owns_its_line(key):
+                self.manual(key, f"{change.old}: the key shares its line with other YAML syntax; edit it by hand",
+                            change)
+                continue
+            if change is None:
+                if key.children is not None:
+                    self.visit(key.children)
+                elif isinstance(key.value, yaml.MappingNode) and key.value.flow_style:
+                    self._flow_mapping(key)
+                continue
+            if change.action == "warn":
+                self.findings.append(Finding(self.lines.byte(key.key.start_mark), "key-warn",
+                                             f"{change.old}: {literal.first_note(change)}", change.hint,
+                                             change.prs, severity="warning"))
+                if key.children is not None:
+                    self.visit(key.children)
+            elif change.action == "remove":
+                self.cuts[id(key)] = key
+                self.cut_info[id(key)] = ("key-removal", f"removed {change.old}", change.prs)
+                if change.hint:
+                    self.findings.append(Finding(self.lines.byte(key.key.start_mark), "key-removal",
+                                                 f"removed {change.old}", change.hint, change.prs, "info"))
+            else:
+                self.rename(key, tuple(change.new.split(".")), change)
+
+    def _find(self, path: tuple[str, ...]) -> _Key | None:
+        """The key written at `path` (one component per level), if the file has it."""
+        mapping, found = self.root, None
+        if path[:len(mapping.path)] != mapping.path or len(path) == len(mapping.path):
+            return None
+        for name in path[len(mapping.path):]:
+            if mapping is None:
+                return None
+            found = next((k for k in mapping.keys if k.local == (name,)), None)
+            if found is None:
+                return None
+            mapping = found.children
+        return found
+
+    def _subtree_follows(self, mapping: _Mapping, old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+        for key in mapping.keys:
+            rel = key.path[len(old):]
+            change = literal.key_target(self.maps, ".".join(key.path))
+            if change is None or change.action != "rename" or tuple(change.new.split(".")) != new + rel:
+                return False
+            if key.children is not None and not self._subtree_follows(key.children, old, new):
+                return False
+        return True
+
+    def _flow_mapping(self, key: _Key) -> None:
+        stack = [(key.value, key.path)]
+        while stack:
+            node, path = stack.pop()
+            for k, v in node.value:
+                if not isinstance(k, yaml.ScalarNode):
+                    continue
+                sub = path + tuple(str(k.value).split("."))
+                if literal.key_target(self.maps, ".".join(sub)) is not None:
+                    self.findings.append(Finding(self.lines.byte(k.start_mark), "key-rename",
+                                                 f"{'.'.join(sub)} changes, but it is inside a flow mapping "
+                                                 "({...}); edit it by hand"))
+                if isinstance(v, yaml.MappingNode):
+                    stack.append((v, sub))
+
+    def rename(self, key: _Key, new: tuple[str, ...], change: KeyChange) -> None:
+        holder = key.mapping.path
+        if new[:len(self.root.path)] != self.root.path:
+            self.manual(key, f"{change.old} -> {change.new} leaves this file's `@package`; move it by hand", change)
+            return
+        if len(key.local) > 1 or new[:-1] == key.path[:-1]:
+            local = new[len(holder):]
+            if new[:len(holder)] != holder:
+                self.manual(key, f"{change.old} -> {change.new}: a dotted key written flat cannot move out of "
+                                 f"{'.'.join(holder) or 'the top level'}; move it by hand", change)
+            elif any(other.local == local for other in key.mapping.keys):
+                self.manual(key, f"{change.old} -> {change.new}: the new key is already set here; merge by hand",
+                            change)
+            else:
+                start, end = self._key_text_span(key)
+                self.edits.append(Edit(start, end, ".".join(local).encode(), "key-rename",
+                                       f"{change.old} -> {change.new}", change.prs))
+                self.ops.append(("rekey", key.raw, key.path, new, ".".join(local)))
+            return
+        self.moves.append((key, new, change))
+
+    def _key_text_span(self, key: _Key) -> tuple[int, int]:
+        start, end = self.lines.byte(key.key.start_mark), self.lines.byte(key.key.end_mark)
+        if key.key.style in ("'", '"'):
+            start, end = start + 1, end - 1
+        return start, end
+
+    # -- moves ----------------------------------------------------------------------------------------
+    def feasible_moves(self) -> list:
+        """The moves that can be made; the others become manual findings and their keys stay."""
+        self.leaving = set(self.cuts) | {id(k) for k, _, _ in self.moves}
+        feasible, claimed = [], []
+        for key, new, change in self.moves:
+            if any(_overlaps(new, other) for other in claimed):
+                self.manual(key, f"{change.old} -> {change.new}: another key of this file moves there too; "
+                                 "merge by hand", change)
+                continue
+            try:
+                target = self._destination(key, new, {})
+                self._block(key, new[-1], target.indent_of(new), change)
+            except _Unsafe as exc:
+                self.manual(key, f"{change.old} -> {change.new}: {exc}; move it by hand", change)
+                continue
+            feasible.append((key, new, change))
+            claimed.append(new)
+        self.leaving = set(self.cuts) | {id(k) for k, _, _ in feasible}
+        return feasible
+
+    def prune(self) -> None:
+        """A mapping left with no keys by cuts and moves goes too (else its key would become null)."""
+        leaving = set(self.leaving)
+        targets = [new for _, new, _ in self.moves]
+        changed = True
+        while changed:
+            changed = False
+            for mapping in self._mappings(self.root):
+                owner = mapping.owner
+                if owner is None or id(owner) in leaving or not mapping.keys:
+                    continue
+                if any(new[:len(owner.path)] == owner.path for new in targets):
+                    continue
+                if all(id(k) in leaving for k in mapping.keys):
+                    leaving.add(id(owner))
+                    self.cuts[id(owner)] = owner
+                    changed = True
+
+    def _mappings(self, mapping: _Mapping):
+        yield mapping
+        for key in mapping.keys:
+            if key.children is not None:
+                yield from self._mappings(key.children)
+
+    def place_moves(self) -> None:
+        inserts: dict[tuple, _Insert] = {}  # (offset, parent path) -> what goes there
+        for key, new, change in self.moves:
+            try:
+                target = self._destination(key, new, inserts)
+                block = self._block(key, new[-1], target.indent_of(new), change)
+            except _Unsafe as exc:
+                self.manual(key, f"{change.old} -> {change.new}: {exc}; move it by hand", change)
+                continue
+            target.add(new, block, key, change)
+            self.cuts[id(key)] = key
+            self.cut_info[id(key)] = ("key-rename", f"{change.old} -> {change.new} (moved from here)", change.prs)
+            self.move_targets[id(key)] = new
+        at_offset: dict[int, list[_Insert]] = {}
+        for (offset, _), insert in inserts.items():
+            if any(self.lines.starts[c.first_line] < offset < self.lines.after(c.last_line)
+                   for c in self.cuts.values()):
+                for key, change in insert.moved:
+                    self.manual(key, f"{change.old} -> {change.new}: the new parent is itself moved or removed; "
+                                     "move it by hand", change)
+                    del self.cuts[id(key)]
+                continue
+            at_offset.setdefault(offset, []).append(insert)
+        for offset, group in at_offset.items():
+            # Mappings ending on the same line: the innermost one's keys come first.
+            group.sort(key=lambda insert: -len(insert.path))
+            text = b"".join(insert.render(self.lines.newline) for insert in group)
+            if offset == len(self.src) and not self.src.endswith((b"\n", b"\r")):
+                text = self.lines.newline + text
+            moved = [change for insert in group for _, change in insert.moved]
+            self.edits.append(Edit(offset, offset, text, "key-rename", "; ".join(f"{c.old} -> {c.new}" for c in moved),
+                                   tuple(dict.fromkeys(pr for c in moved for pr in c.prs))))
+
+    def _destination(self, key: _Key, new: tuple[str, ...], inserts: dict) -> "_Insert":
+        """Where the moved block goes: the end of the deepest existing parent mapping of `new`."""
+        mapping = self.root
+        parent = new[:-1]
+        depth = len(mapping.path)
+        if parent[:depth] != mapping.path:
+            raise _Unsafe("the new key is outside this file's `@package`")
+        while depth < len(parent):
+            found = next((k for k in mapping.keys if k.local == (parent[depth],)), None)
+            if found is None:
+                break
+            if id(found) in self.leaving:
+                raise _Unsafe(f"its new parent {'.'.join(found.path)} is moved or removed")
+            if found.children is not None:
+                mapping = found.children
+                depth += 1
+                continue
+            if _is_empty_null(found.value):
+                offset = self.lines.after(found.key.start_mark.line)
+                return inserts.setdefault((offset, found.path), _Insert(
+                    offset, found.key.start_mark.column + self.step, found.path, self.step))
+            raise _Unsafe(f"{'.'.join(found.path)} holds a value that is not a block mapping")
+        if depth == len(parent) and any(k.local == (new[-1],) for k in mapping.keys):
+            raise _Unsafe("the new key is already set")
+        if not mapping.keys:
+            raise _Unsafe("its new parent mapping is empty")
+        last = max(k.last_line for k in mapping.keys)
+        offset = self.lines.after(last)
+        return inserts.setdefault((offset, mapping.path), _Insert(offset, mapping.column, mapping.path, self.step))
+
+    def _block(self, key: _Key, name: str, indent: int, change: KeyChange) -> list[bytes]:
+        """The key's lines, with the edits inside them applied, re-indented to `indent` and renamed to `name`."""
+        start, end = self.lines.starts[key.first_line], self.lines.after(key.last_line)
+        name_start, name_end = self._key_text_span(key)
+        inner = [e for e in self.edits if start <= e.start and e.end <= end and e.start < end]
+        inner.append(Edit(name_start, name_end, name.encode(), "key-rename", ""))
+        text, cursor = [], start
+        for edit in sorted(inner, key=lambda e: (e.start, e.end)):
+            if edit.start < cursor:
+                raise _Unsafe("overlapping edits inside it")
+            text.append(self.src[cursor:edit.start] + edit.replacement)
+            cursor = edit.end
+        text.append(self.src[cursor:end])
+        shift = indent - key.key.start_mark.column
+        out = []
+        for raw in b"".join(text).splitlines():
+            if not raw.strip():
+                out.append(b"")
+            elif shift >= 0:
+                out.append(b" " * shift + raw)
+            else:
+                have = len(raw) - len(raw.lstrip(b" "))
+                if have < -shift and not raw.lstrip().startswith(b"#"):
+                    raise _Unsafe("a line of its value is indented less than the key")
+                out.append(raw[min(have, -shift):])
+        return out
+
+
+def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Is one path the other or inside it?"""
+    return a[:len(b)] == b or b[:len(a)] == a
+
+
+@dataclass
+class _Insert:
+    """Blocks inserted at one offset: at the end of mapping `path`, whose keys sit at `column`."""
+
+    offset: int
+    column: int
+    path: tuple[str, ...]
+    step: int
+    tree: dict = field(default_factory=dict)  # name -> subtree; "" -> list of blocks
+    moved: list = field(default_factory=list)
+
+    def indent_of(self, new: tuple[str, ...]) -> int:
+        return self.column + (len(new) - 1 - len(self.path)) * self.step
+
+    def add(self, new: tuple[str, ...], block: list[bytes], key: _Key, change: KeyChange) -> None:
+        node = self.tree
+        for name in new[len(self.path):-1]:
+            node = node.setdefault(name, {})
+        node.setdefault("", []).append(block)
+        self.moved.append((key, change))
+
+    def render(self, newline: bytes) -> bytes:
+        out: list[bytes] = []
+
+        def emit(node: dict, column: int) -> None:
+            for block in node.get("", []):
+                out.extend(block)
+            for name, child in node.items():
+                if name:
+                    out.append(b" " * column + name.encode() + b":")
+                    emit(child, column + self.step)
+
+        emit(self.tree, self.column)
+        return b"".join(line + newline for line in out)
+
+
+# -- validation ---------------------------------------------------------------------------------------
+
+def validate(before: bytes, after: bytes, mappings: MappingSet | None = None) -> str | None:
+    """None when `after` loads to `before`'s data with exactly the table's changes applied."""
+    try:
+        old_docs = list(yaml.safe_load_all(before.decode("utf-8-sig")))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise SourceNotParsed(f"not loadable as YAML: {str(exc).splitlines()[0]}") from None
+    try:
+        new_docs = list(yaml.safe_load_all(after.decode("utf-8-sig")))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        return f"the edited file would not load as YAML: {str(exc).splitlines()[0]}"
+    if mappings is None:
+        return None if len(old_docs) == len(new_docs) else "the number of YAML documents would change"
+    try:
+        expected = expected_data(before, old_docs, mappings)
+    except _Unsafe as exc:
+        return f"the planned key changes do not follow the table: {exc}"
+    if expected != new_docs:
+        return "the edited file's data would differ from the table's changes"
+    return None
+
+
+def expected_data(before: bytes, docs: list, maps: MappingSet) -> list:
+    """`docs` with the file's planned key changes applied to the data, each checked against the table.
+
+    The line edits are checked against these data operations, so a move that loses, duplicates or
+    re-nests anything is caught; an operation the table does not call for raises `_Unsafe`.
+    """
+    docs = [_rewrite_strings(copy.deepcopy(d), maps) for d in docs]
+    base = 3 if before.startswith(b"\xef\xbb\xbf") else 0
+    text = before[base:].decode("utf-8")
+    documents = list(yaml.compose_all(text))
+    has_anchors = any(isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None) for ev in yaml.parse(text))
+    planner = _Planner(before, _Lines(before, base), maps)
+    _plan_keys(planner, before[base:], documents, has_anchors)
+    if planner.ops:
+        _apply_ops(docs[0], planner.ops, len(planner.root.path), maps)
+    return docs
+
+
+def _apply_ops(root: dict, ops: list[tuple], depth: int, maps: MappingSet) -> None:
+    def container(raw: tuple) -> dict:
+        node = root
+        for name in raw[:-1]:
+            node = node[name]
+        return node
+
+    def expect(path: tuple, action: str, new: tuple | None = None) -> None:
+        change = literal.key_target(maps, ".".join(path))
+        if change is None or change.action != action or (new is not None and change.new != ".".join(new)):
+            raise _Unsafe(f"{'.'.join(path)} changed in a way the table does not say")
+
+    moved = []
+    for op in ops:
+        if op[0] == "remove":
+            expect(op[2], "remove")
+            del container(op[1])[op[1][-1]]
+        elif op[0] == "move":
+            expect(op[2], "rename", op[3])
+            moved.append((op[3], container(op[1]).pop(op[1][-1])))
+    for op in ops:
+        if op[0] == "rekey":
+            expect(op[2], "rename", op[3])
+            holder = container(op[1])
+            holder[op[4]] = holder.pop(op[1][-1])
+    for new, value in moved:
+        node = root
+        for name in new[depth:-1]:
+            if node.get(name) is None:
+                node[name] = {}
+            node = node[name]
+            if not isinstance(node, dict):
+                raise _Unsafe(f"{'.'.join(new)}: its parent is not a mapping")
+        if new[-1] in node:
+            raise _Unsafe(f"{'.'.join(new)} is set twice")
+        node[new[-1]] = value
+    for op in sorted((op for op in ops if op[0] == "prune"), key=lambda op: -len(op[1])):
+        holder = container(op[1])
+        if holder.get(op[1][-1]) != {}:
+            raise _Unsafe(f"{'.'.join(op[2])} was deleted but is not empty")
+        del holder[op[1][-1]]
+
+
+def _rewrite_strings(value, maps: MappingSet):
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+        edits, _ = literal.text_edits(data, 0, len(data), maps, whole_key=True, interpolations=True)
+        out, cursor = [], 0
+        for edit in sorted(set(edits), key=lambda e: (e.start, e.end)):
+            if edit.start >= cursor:
+                out.append(data[cursor:edit.start] + edit.replacement)
+                cursor = edit.end
+        out.append(data[cursor:])
+        return b"".join(out).decode("utf-8")
+    if isinstance(value, dict):
+        return {k: _rewrite_strings(v, maps) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rewrite_strings(v, maps) for v in value]
+    return value

@@ -1,0 +1,98 @@
+"""Shell stubs at old script paths: warn once on stderr, then `exec` the moved script.
+
+The stub finds the verl root from its own real location (following symlinks to the stub with plain
+`readlink`, which GNU, BSD/macOS and busybox all have), so it runs from any cwd. Every piece of
+table text reaches the script only inside single quotes ('\\'' for a quote) and is printed with
+`printf '%s\\n'`, so `$()`, backticks, `%s` and backslashes stay inert.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from migrator.shims.plan import GeneratedFile, header_lines, pr_links, removal_release, run_hint, seal
+
+# {header}: comment block; {message}: quoted warning; {depth}: directories between root and stub.
+RESOLVE = r"""# Find the verl root from the stub's own location: follow symlinks to the stub, then climb.
+self=${BASH_SOURCE[0]}
+while [ -L "$self" ]; do
+  link=$(readlink -- "$self") || break
+  case $link in
+    /*) self=$link ;;
+    *) self=$(dirname -- "$self")/$link ;;
+  esac
+done
+here=$(CDPATH='' cd -- "$(dirname -- "$self")" && pwd) || exit 127
+"""
+
+MOVED = r"""#!/usr/bin/env bash
+{header}
+# Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
+if [ -z "${{BASH_VERSION:-}}" ]; then exec bash "$0" "$@"; fi
+# shellcheck disable=SC2016  # table text is printed literally, never expanded
+message={message}
+case ${{VERL_MIGRATE_SHIM:-}} in
+  error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
+  quiet) ;;
+  *) printf '%s\n' "$message" >&2 ;;
+esac
+{resolve}root=$here
+{climb}target=$root/{new}
+if [ ! -f "$target" ]; then
+  # The logical path may run through a symlinked directory: try the physical one.
+  root=$(CDPATH='' cd -P -- "$here" && pwd -P) || exit 127
+  {climb}  target=$root/{new}
+fi
+if [ ! -f "$target" ]; then
+  printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
+  exit 127
+fi
+{exports}exec "${{BASH:-bash}}" "$target"{args} "$@"
+"""
+
+REMOVED = r"""#!/usr/bin/env bash
+{header}
+# shellcheck disable=SC2016  # table text is printed literally, never expanded
+printf 'error: %s\n' {message} >&2
+exit 2
+"""
+
+
+def shell_quote(text: str) -> str:
+    """One single-quoted shell word whose value is exactly `text`."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def stub(change, to_release: str, releases: tuple[str, ...]) -> GeneratedFile:
+    """The stub for one composed PathChange (moved: forward; removed: print the hint, exit 2)."""
+    entries = change.entries
+    first = entries[0].origin.release or to_release
+    links = pr_links(entries)
+    removal = removal_release(releases, first)
+    if change.new is None:
+        message = (f"verl-migrate: {change.old} was removed in verl {first} ({links}): {change.hint}; "
+                   f"{run_hint(to_release)}")
+        header = header_lines(f"Deprecation stub: {change.old} was removed (prints the hint, exits 2).",
+                              entries, to_release, releases)
+        text = REMOVED.format(header=_comment(header), message=shell_quote(message))
+        return GeneratedFile(change.old, seal(text), 0o755, "removed-stub", change.old)
+    preset = "".join(f" {k}={v}" for k, v in change.env)
+    with_env = f" (run with{preset})" if preset else ""
+    message = (f"verl-migrate: {change.old} is deprecated: it moved to {change.new}{with_env} in verl {first} "
+               f"({links}) and this stub goes away in {removal}; {run_hint(to_release)}")
+    header = header_lines(f"Deprecation stub: {change.old} -> {change.new}", entries, to_release, releases)
+    depth = len(posixpath.dirname(change.old).split("/")) if "/" in change.old else 0
+    text = MOVED.format(
+        header=_comment(header),
+        message=shell_quote(message),
+        resolve=RESOLVE,
+        climb=f"for _ in {' '.join(['x'] * depth)}; do root=${{root%/*}}; done\n" if depth else "",
+        new=shell_quote(change.new),
+        exports="".join(f"export {k}={shell_quote(v)}\n" for k, v in change.env),
+        args="".join(f" {shell_quote(a)}" for a in change.args),
+    )
+    return GeneratedFile(change.old, seal(text), 0o755, "path-stub", change.old, change.new, requires=(change.new,))
+
+
+def _comment(lines: list[str]) -> str:
+    return "\n".join(f"# {line}" for line in lines)

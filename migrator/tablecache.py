@@ -1,0 +1,107 @@
+"""Cache the composed tables and their prefilter between runs (parsing the YAML tables costs ~0.1 s a run).
+
+The key is a hash of every built-in table file's bytes, every `--table` file's bytes, the --from/--to/--table
+arguments, the package version, the Python version and the mapping code itself, so any edit to a table
+misses the cache. The cache is a pickle under `$VERL_MIGRATE_CACHE_DIR`, else `$XDG_CACHE_HOME/verl-migrate`,
+else `~/.cache/verl-migrate`; `VERL_MIGRATE_NO_CACHE=1` turns it off. A missing, corrupt, foreign or
+unwritable cache only costs the time to compose again: it never breaks a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+
+from migrator import __version__
+
+KEEP_ENTRIES = 16
+PREFIX = "tables-"
+
+
+def cache_dir() -> Path | None:
+    if os.environ.get("VERL_MIGRATE_NO_CACHE", "") not in ("", "0"):
+        return None
+    explicit = os.environ.get("VERL_MIGRATE_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "verl-migrate" if xdg else Path.home() / ".cache" / "verl-migrate"
+
+
+def cache_key(from_release: str | None, to_release: str | None, tables: tuple[str, ...]) -> str | None:
+    """The hash naming the cache entry, or None when an input cannot be read (then nothing is cached)."""
+    from migrator.mapping.load import builtin_mappings_dir
+
+    digest = hashlib.sha256()
+    digest.update(repr((__version__, sys.version_info[:2], from_release, to_release, tables)).encode())
+    try:
+        builtin = builtin_mappings_dir() / "verl"
+        code = Path(__file__).resolve().parent / "mapping"
+        inputs = sorted(builtin.glob("*.yaml")) + sorted(code.glob("*.py")) + [Path(t) for t in tables]
+        for path in inputs:
+            data = path.read_bytes()
+            digest.update(str(path).encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
+    except Exception:  # noqa: BLE001 - an unreadable input: compose (and report) without the cache
+        return None
+    return digest.hexdigest()
+
+
+def load(key: str):
+    """The cached value for `key`, or None (absent, corrupt, not ours, or the cache is off)."""
+    directory = cache_dir()
+    if directory is None:
+        return None
+    path = directory / f"{PREFIX}{key}.pickle"
+    try:
+        with open(path, "rb") as fh:
+            if hasattr(os, "getuid") and os.fstat(fh.fileno()).st_uid != os.getuid():
+                return None  # never unpickle a file someone else wrote
+            value = pickle.load(fh)
+    except Exception:  # noqa: BLE001 - any unreadable or corrupt entry is a miss
+        return None
+    if not (isinstance(value, tuple) and len(value) == 2 and value[0] == key):
+        return None
+    return value[1]
+
+
+def store(key: str, value) -> None:
+    """Write the entry atomically and keep only the newest few; failures are ignored."""
+    directory = cache_dir()
+    if directory is None:
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump((key, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, directory / f"{PREFIX}{key}.pickle")
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        entries = sorted(directory.glob(f"{PREFIX}*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in entries[KEEP_ENTRIES:]:
+            old.unlink()
+    except Exception:  # noqa: BLE001 - an unwritable cache only costs speed
+        pass
+
+
+def composed(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
+    """(MappingSet, Prefilter) from the cache, else composed now and stored. Raises TableError."""
+    key = cache_key(from_release, to_release, tables)
+    if key is not None:
+        cached = load(key)
+        if cached is not None:
+            return cached
+    from migrator.mapping import compose, load_builtin
+    from migrator.prefilter import build_prefilter
+
+    mappings = compose(load_builtin(), from_release, to_release, list(tables))
+    value = (mappings, build_prefilter(mappings))
+    if key is not None:
+        store(key, value)
+    return value

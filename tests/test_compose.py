@@ -1,0 +1,130 @@
+"""Composition from --from to --to: renames chain, removals fold, presets accumulate, user tables merge."""
+
+from __future__ import annotations
+
+import textwrap
+
+from migrator.mapping import compose, load_builtin
+
+
+def user_table(tmp_path, body: str, name="user.yaml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_builtin_chain_skip_rollout_composes():
+    ms = compose(load_builtin(), "v0.7.1", "v0.9.0")
+    change = ms.key("actor_rollout_ref.rollout.skip_rollout")
+    assert change.new == "skip.rollout.enable"
+    assert [e.origin.release for e in change.entries] == ["v0.8.0", "v0.9.0"]
+
+
+def test_range_selects_releases():
+    ms = compose(load_builtin(), "v0.8.0", "v0.9.0")
+    assert ms.key("actor_rollout_ref.rollout.skip_rollout") is None  # renamed in v0.8.0, before the range
+    assert ms.key("actor_rollout_ref.rollout.skip.enable").new == "skip.rollout.enable"
+
+
+def test_builtin_must_have_entries():
+    ms = compose(load_builtin(), "v0.7.1", "v0.8.0")
+    assert ms.path("examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh").new == \
+        "examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
+    assert ms.path("examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh").prs == (6285,)
+    warn = ms.key("actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel")
+    assert warn.action == "warn" and "expert_parallel_size" in warn.hint and warn.prs == (6066,)
+    env = [r for r in ms.env_rules if r.old == "VLLM_ATTENTION_BACKEND"]
+    assert [(r.new, r.value, r.entry.pr) for r in env] == [(None, "XFORMERS", 6066)]
+    ms71 = compose(load_builtin(), "v0.7.0", "v0.7.1")
+    assert ms71.key("actor_rollout_ref.rollout.update_weights_bucket_megabytes").new == \
+        "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
+
+
+def test_removal_after_rename_folds(tmp_path):
+    base = compose(load_builtin(), "main", "main", [user_table(tmp_path, """
+        entries:
+          - {kind: key-rename, old: a.b, new: a.c, pr: 1}
+    """, "one.yaml"), user_table(tmp_path, """
+        entries:
+          - {kind: key-removal, old: a.c, action: remove, hint: gone, pr: 2}
+    """, "two.yaml")])
+    change = base.key("a.b")
+    assert (change.new, change.action, change.prs) == (None, "remove", (1, 2))
+
+
+def test_subtree_then_exact_rename_chain(tmp_path):
+    ms = compose(load_builtin(), "main", "main", [user_table(tmp_path, """
+        entries:
+          - {kind: key-rename, old: critic.model.fsdp_config.*, new: critic.fsdp.*, pr: 1}
+    """, "one.yaml"), user_table(tmp_path, """
+        entries:
+          - {kind: key-rename, old: critic.fsdp.param_offload, new: critic.offload.params, pr: 2}
+    """, "two.yaml")])
+    assert ms.key("critic.model.fsdp_config.param_offload").new == "critic.offload.params"
+    assert ms.key("critic.model.fsdp_config.fsdp_size").new == "critic.fsdp.fsdp_size"
+
+
+def test_env_presets_accumulate_over_moves(tmp_path):
+    ms = compose(load_builtin(), "main", "main", [user_table(tmp_path, """
+        entries:
+          - {kind: path-move, old: examples/a.sh, new: examples/b.sh, env: {DEVICE: npu}, pr: 1}
+    """, "one.yaml"), user_table(tmp_path, """
+        entries:
+          - {kind: path-move, old: examples/b.sh, new: examples/c.sh, env: {INFER_BACKEND: sglang}, pr: 2}
+    """, "two.yaml")])
+    change = ms.path("examples/a.sh")
+    assert change.new == "examples/c.sh" and dict(change.env) == {"DEVICE": "npu", "INFER_BACKEND": "sglang"}
+
+
+def test_user_table_overrides_builtin_entry(tmp_path):
+    mine = user_table(tmp_path, """
+        release: v0.8.0
+        entries:
+          - kind: key-removal
+            old: actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel
+            action: remove
+            hint: we never want it
+            pr: 6066
+    """)
+    ms = compose(load_builtin(), "v0.7.1", "v0.8.0", [mine])
+    assert ms.key("actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel").action == "remove"
+
+
+def test_directory_move(tmp_path):
+    ms = compose(load_builtin(), "main", "main", [user_table(tmp_path, """
+        entries:
+          - {kind: path-move, old: recipe/dapo/, new: verl_recipe/dapo/, pr: 1}
+    """)])
+    assert ms.path("recipe/dapo/run_dapo.sh").new == "verl_recipe/dapo/run_dapo.sh"
+    assert ms.path("recipe/dapo2/run.sh") is None
+
+
+def test_every_release_composes_to_main():
+    tables = load_builtin()
+    for release in tables.releases:
+        ms = compose(tables, release, "main")
+        for key in ms.old_keys():
+            ms.key(key)  # must not raise
+
+
+def test_a_key_verl_brought_back_keeps_its_newest_meaning():
+    # v0.5.0 merged the profiler settings into actor_rollout_ref.profiler and v0.6.0 split them again:
+    # a v0.7.1 script's ref.profiler keys are valid and must not be routed through that history.
+    ms = compose(load_builtin())
+    assert ms.key("actor_rollout_ref.ref.profiler.ranks") is None
+    # ...while a key last live before a rename still composes through every later release.
+    assert ms.key("actor_rollout_ref.rollout.skip_rollout").new == "skip.rollout.enable"
+
+
+def test_a_deprecated_alias_that_verl_still_ships_is_migrated():
+    ms = compose(load_builtin(), to_release="v0.9.0")
+    assert "data.val_batch_size" in load_builtin().facts.keys("v0.9.0")
+    assert ms.key("data.val_batch_size") is not None
+
+
+def test_keys_unknown_to_every_release_go_through_every_table(tmp_path):
+    ms = compose(load_builtin(), "main", "main", [user_table(tmp_path, """
+        entries:
+          - {kind: key-rename, old: data.max_obs_length, new: data.max_observation_length, pr: 1}
+    """)])
+    assert ms.key("data.max_obs_length").new == "data.max_observation_length"

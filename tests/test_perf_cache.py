@@ -1,0 +1,102 @@
+"""The composed-table cache: hit, invalidation on a table edit, corrupt or unwritable cache ignored."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from migrator import tablecache
+from perf_helpers import OLD_SCRIPT, TABLE, run_cli
+
+NEW_KEY = b"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"
+
+
+@pytest.fixture
+def setup(tmp_path):
+    table = tmp_path / "table.yaml"
+    shutil.copy(TABLE, table)
+    script = tmp_path / "tree" / "run.sh"
+    script.parent.mkdir()
+    script.write_text(OLD_SCRIPT)
+    return table, script.parent, tmp_path / "cache"
+
+
+def _entries(cache):
+    return sorted(cache.glob("tables-*.pickle"))
+
+
+def test_second_run_uses_the_cache(setup, monkeypatch):
+    table, _, cache = setup
+    monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(cache))
+    first = tablecache.composed("main", "main", (str(table),))
+    assert len(_entries(cache)) == 1
+
+    def no_compose(*args, **kwargs):
+        raise AssertionError("composed again despite an unchanged table")
+
+    monkeypatch.setattr("migrator.mapping.compose", no_compose)
+    mappings, check = tablecache.composed("main", "main", (str(table),))
+    assert mappings.key("actor_rollout_ref.actor.ppo_micro_batch_size").new == first[0].key(
+        "actor_rollout_ref.actor.ppo_micro_batch_size").new
+    assert check(b"train_tp=1")
+
+
+def test_editing_a_table_invalidates_the_cache(setup):
+    table, tree, cache = setup
+    env = {"VERL_MIGRATE_CACHE_DIR": str(cache)}
+    first = run_cli("--diff", str(tree), table=table, env=env)
+    assert NEW_KEY in first.stdout
+    assert len(_entries(cache)) == 1
+    table.write_bytes(table.read_bytes().replace(NEW_KEY, b"actor_rollout_ref.actor.micro_batch_size_v2"))
+    second = run_cli("--diff", str(tree), table=table, env=env)
+    assert b"+    actor_rollout_ref.actor.micro_batch_size_v2=4" in second.stdout
+    assert NEW_KEY not in second.stdout
+    assert len(_entries(cache)) == 2
+
+
+def test_corrupt_cache_is_ignored(setup):
+    table, tree, cache = setup
+    env = {"VERL_MIGRATE_CACHE_DIR": str(cache)}
+    expected = run_cli("--diff", str(tree), table=table, env=env)
+    for entry in _entries(cache):
+        entry.write_bytes(b"\x80\x05 not a pickle")
+    again = run_cli("--diff", str(tree), table=table, env=env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == expected.stdout and NEW_KEY in again.stdout
+    for entry in _entries(cache):
+        entry.write_bytes(b"")
+    assert run_cli("--diff", str(tree), table=table, env=env).stdout == expected.stdout
+
+
+def test_unwritable_or_disabled_cache_never_breaks_a_run(setup):
+    table, tree, cache = setup
+    cache.write_text("a file where the cache directory should be")
+    blocked = run_cli("--diff", str(tree), table=table, env={"VERL_MIGRATE_CACHE_DIR": str(cache)})
+    assert blocked.returncode == 0, blocked.stderr
+    assert NEW_KEY in blocked.stdout
+    off_dir = cache.parent / "off"
+    off = run_cli("--diff", str(tree), table=table, env={"VERL_MIGRATE_CACHE_DIR": str(off_dir),
+                                                         "VERL_MIGRATE_NO_CACHE": "1"})
+    assert NEW_KEY in off.stdout and not off_dir.exists()
+
+
+def test_table_errors_still_reported_with_a_warm_cache(setup):
+    table, tree, cache = setup
+    env = {"VERL_MIGRATE_CACHE_DIR": str(cache)}
+    run_cli("--check", str(tree), table=table, env=env)
+    table.write_text("entries:\n- kind: key-rename\n  old: a.b\n  pr: 1\n")
+    broken = run_cli("--check", str(tree), table=table, env=env)
+    assert broken.returncode == 2
+    assert b"missing field(s) new" in broken.stderr
+
+
+def test_cache_dir_resolution(monkeypatch, tmp_path):
+    monkeypatch.delenv("VERL_MIGRATE_CACHE_DIR", raising=False)
+    monkeypatch.delenv("VERL_MIGRATE_NO_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert tablecache.cache_dir() == tmp_path / "verl-migrate"
+    monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(tmp_path / "x"))
+    assert tablecache.cache_dir() == tmp_path / "x"
+    monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
+    assert tablecache.cache_dir() is None

@@ -1,0 +1,56 @@
+"""-j N: the same results and the same output whatever the number of workers."""
+
+from __future__ import annotations
+
+import pytest
+
+from migrator import parallel
+from migrator.engine import RunOptions, run
+from migrator.tablecache import composed
+from perf_helpers import TABLE, make_tree, run_cli
+
+
+def _summary(results):
+    return [(r.path, r.status, r.reason, r.kind, r.after, [(e.line, e.kind, e.message) for e in r.edits],
+             [f.format() for f in r.findings]) for r in results]
+
+
+def test_pool_and_serial_give_identical_results(tmp_path, monkeypatch):
+    make_tree(tmp_path, files=60)
+    monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
+    monkeypatch.setattr(parallel, "SERIAL_BELOW", 4)  # force the pool on a small tree
+    monkeypatch.setattr(parallel, "CHUNK", 3)
+    used = []
+    real_pooled = parallel._pooled
+    monkeypatch.setattr(parallel, "_pooled", lambda *a: (used.append(1), (yield from real_pooled(*a)))[1])
+    mappings, check = composed("main", "main", (str(TABLE),))
+    serial = run(RunOptions([str(tmp_path)], write=False, jobs=1), mappings, prefilter=check)
+    assert not used
+    pooled = run(RunOptions([str(tmp_path)], write=False, jobs=2), mappings, prefilter=check)
+    assert used
+    assert _summary(serial) == _summary(pooled)
+    assert sum(r.status == "changed" for r in pooled) == 6
+    assert [r.path for r in pooled] == [r.path for r in serial]
+
+
+@pytest.mark.parametrize("mode", [["--check", "-v"], ["--diff"], ["--check", "--output-format", "json"]])
+def test_cli_output_identical_for_j1_and_j2(tmp_path, mode):
+    make_tree(tmp_path, files=parallel.SERIAL_BELOW + 40)  # big enough for the pool
+    one = run_cli(*mode, "-j", "1", str(tmp_path))
+    two = run_cli(*mode, "-j", "2", str(tmp_path))
+    assert one.returncode == two.returncode == (0 if "--diff" in mode else 1)
+    assert one.stdout == two.stdout and (one.stdout or "--output-format" not in mode)
+    assert one.stderr == two.stderr
+
+
+def test_cli_rewrite_with_workers_writes_every_file(tmp_path):
+    make_tree(tmp_path, files=parallel.SERIAL_BELOW + 40)
+    done = run_cli("--allow-dirty", "-j", "2", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    again = run_cli("--check", "-j", "2", str(tmp_path))
+    assert again.returncode == 0, again.stderr
+    assert b"0 files would change" in again.stderr
+
+
+def test_default_jobs_is_the_usable_cpu_count():
+    assert parallel.default_jobs() >= 1

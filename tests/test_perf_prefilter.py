@@ -1,0 +1,106 @@
+"""The prefilter and the kind check: files without an old token are never parsed, data files never opened."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from migrator import engine, prefilter
+from migrator.engine import RunOptions, run
+from migrator.mapping import compose, load_builtin
+from migrator.prefilter import Prefilter, build_prefilter, kind_for
+from migrator.tablecache import composed
+from perf_helpers import NEW_SCRIPT, OLD_SCRIPT, TABLE
+
+TOKENS = ("actor_rollout_ref.actor.grad_clip", "train_etp", "examples/ppo_trainer/run.sh", "recipe.vla", "a.b")
+
+
+@pytest.fixture(params=["ahocorasick-rs", "re-trie"])
+def engine_name(request, monkeypatch):
+    if request.param == "re-trie":
+        monkeypatch.setitem(sys.modules, "ahocorasick_rs", None)  # import fails: the pure-Python fallback
+    return request.param
+
+
+def test_both_engines_find_tokens(engine_name):
+    check = Prefilter(TOKENS)
+    assert check.engine == engine_name
+    assert check(b"python3 -m x \\\n  actor_rollout_ref.actor.grad_clip_note=1\n")
+    assert check(b"train_etp=2")
+    assert check(b"see examples/ppo_trainer/run.sh")
+    assert not check(b"actor_rollout_ref.actor.optim.clip_grad=1 train_tp=2 recipe.vl")
+    assert not check(b"")
+
+
+@given(st.binary(max_size=200), st.sampled_from(TOKENS), st.booleans())
+def test_fallback_matches_substring_search(data, token, plant):
+    if plant:
+        data = data[: len(data) // 2] + token.encode() + data[len(data) // 2:]
+    expected = any(t.encode() in data for t in TOKENS)
+    assert (prefilter._trie_regex(TOKENS).search(data) is not None) == expected
+    assert Prefilter(TOKENS)(data) == expected
+
+
+def test_empty_token_set_matches_nothing():
+    assert not Prefilter(())(b"anything")
+
+
+def test_prefilter_pickles_as_tokens():
+    import pickle
+
+    check = pickle.loads(pickle.dumps(Prefilter(TOKENS)))
+    assert check.tokens == tuple(sorted(TOKENS)) and check(b"x recipe.vla y")
+
+
+def test_shell_variable_tokens_are_prefiltered():
+    mappings = compose(load_builtin(), "v0.7.1")
+    assert "train_etp" in build_prefilter(mappings).base.tokens
+    assert build_prefilter(mappings)(b"#!/bin/bash\ntrain_etp=1\n")
+
+
+def test_kind_from_name_never_opens_data_files(tmp_path):
+    assert kind_for(str(tmp_path / "missing.json")) == (None, None)  # decided without opening
+    assert kind_for(str(tmp_path / "missing.csv")) == (None, None)
+    assert kind_for(str(tmp_path / "missing.py"))[0].kind == "python"  # by name: nothing read
+    assert kind_for(str(tmp_path / "missing.sh"))[0].kind == "shell"
+    script = tmp_path / "launch"
+    script.write_bytes(b"#!/usr/bin/env bash\necho\n")
+    spec, head = kind_for(str(script))
+    assert spec.kind == "shell" and head.startswith(b"#!")
+    blob = tmp_path / "weights"
+    blob.write_bytes(b"\x00\x01" * 10)
+    assert kind_for(str(blob))[0] is None
+
+
+def test_file_without_a_token_is_not_parsed(tmp_path, monkeypatch):
+    (tmp_path / "old.sh").write_text(OLD_SCRIPT)
+    (tmp_path / "new.sh").write_text(NEW_SCRIPT)
+    (tmp_path / "launch").write_text(NEW_SCRIPT)
+    loaded = []
+    real = engine.load_rewriter
+
+    def spy(spec):
+        loaded.append(spec.kind)
+        return real(spec)
+
+    monkeypatch.setattr(engine, "load_rewriter", spy)
+    monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
+    mappings, check = composed("main", "main", (str(TABLE),))
+    results = {r.path.rsplit("/", 1)[-1]: r for r in run(RunOptions([str(tmp_path)], write=False, jobs=1),
+                                                         mappings, prefilter=check)}
+    assert results["old.sh"].status == "changed"
+    assert results["new.sh"].status == "unchanged" and results["launch"].status == "unchanged"
+    assert loaded == ["shell"]  # only old.sh reached a rewriter
+
+
+def test_split_names_reach_the_kinds_that_split_them():
+    from migrator.mapping import compose, load_builtin
+
+    check = build_prefilter(compose(load_builtin()))
+    nested_yaml = b"actor_rollout_ref:\n  rollout:\n    update_weights_bucket_megabytes: 512\n"
+    assert check(nested_yaml, "yaml")
+    assert not check(nested_yaml, "shell")  # a shell script must spell the whole key
+    assert check(b"from recipe import fully_async_policy\n", "python")

@@ -1,0 +1,170 @@
+"""`release-notes`: golden guides from a fixed table set, valid Markdown tables and RST, built-in tables."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from docutils.core import publish_doctree
+
+from history_builder import History
+from migrator import release_notes
+from migrator.mapping import compose, load_builtin
+from migrator.mapping.load import load_release_index
+
+FIXTURES = Path(__file__).parent / "fixtures" / "release_notes"
+UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+
+
+def fixture_guide(from_release="r0", to_release="r2"):
+    tables = load_release_index(FIXTURES / "tables")
+    return release_notes.build_guide(compose(tables, from_release, to_release))
+
+
+def check_rst(text: str) -> None:
+    """Build with docutils; any warning (level 2) or worse is a failure."""
+    warnings = io.StringIO()
+    publish_doctree(text, settings_overrides={"report_level": 2, "halt_level": 2, "warning_stream": warnings})
+    assert warnings.getvalue() == ""
+
+
+def markdown_tables(text: str) -> list[list[str]]:
+    tables, current = [], []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    if current:
+        tables.append(current)
+    return tables
+
+
+def cells(row: str) -> list[str]:
+    """Split a GFM table row on unescaped pipes."""
+    out, cell, i = [], "", 1
+    while i < len(row) - 1:
+        if row[i] == "\\" and row[i + 1] == "|":
+            cell += "\\|"
+            i += 2
+            continue
+        if row[i] == "|":
+            out.append(cell)
+            cell = ""
+        else:
+            cell += row[i]
+        i += 1
+    out.append(cell)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["md", "rst", "json"])
+def test_golden(fmt):
+    text = release_notes.render(fixture_guide(), fmt)
+    golden = FIXTURES / f"r0-r2.{fmt}"
+    if UPDATE:
+        golden.write_text(text)
+    assert text == golden.read_text()
+
+
+def test_composed_chains_and_env_presets():
+    guide = fixture_guide()
+    renamed = {r["old"]: (r["new"], r["prs"]) for r in guide.renamed_keys}
+    assert renamed["actor_rollout_ref.rollout.skip_rollout"] == ("skip.rollout.enable", [101, 201])
+    assert renamed["trainer.old_logger.*"] == ("trainer.logger.*", [102])
+    moved = {r["old"]: r for r in guide.moved_scripts}
+    npu = moved["examples/grpo_trainer/run_qwen3-8b_npu.sh"]
+    assert npu["new"] == "examples/grpo_trainer/run_qwen3_8b_fsdp.sh"
+    assert npu["run"] == "DEVICE=npu bash examples/grpo_trainer/run_qwen3_8b_fsdp.sh trainer.n_gpus_per_node=16"
+    assert npu["prs"] == [103, 202]
+
+
+def test_markdown_tables_have_consistent_columns_and_escaped_pipes():
+    text = release_notes.render(fixture_guide(), "md")
+    tables = markdown_tables(text)
+    assert len(tables) >= 5
+    for table in tables:
+        widths = {len(cells(row)) for row in table}
+        assert len(widths) == 1, table
+    assert "run\\_rm.sh \\| the reward loop" in text or "run_rm.sh \\| the reward loop" in text
+
+
+def test_every_entry_links_its_pr():
+    text = release_notes.render(fixture_guide(), "md")
+    for pr in (101, 102, 103, 104, 201, 202, 203, 204, 205, 206, 207, 208):
+        assert f"https://github.com/verl-project/verl/pull/{pr})" in text
+
+
+def test_rst_builds_without_warnings():
+    check_rst(release_notes.render(fixture_guide(), "rst"))
+
+
+def test_rst_check_can_fail():
+    with pytest.raises(Exception):
+        check_rst("Title\n===\n\n.. list-table::\n\n   * - a\n   * - b\n     - c\n")
+
+
+def test_json_is_structured():
+    data = json.loads(release_notes.render(fixture_guide(), "json"))
+    assert data["counts"] == {"moved_scripts": 2, "removed_scripts": 1, "renamed_keys": 3, "removed_keys": 2,
+                              "other_changes": 4}
+    assert [p["number"] for p in data["pull_requests"]] == sorted(p["number"] for p in data["pull_requests"])
+    assert data["upgrade"] == ["pip install verl-migrate", "verl-migrate --to r2 ./my_scripts"]
+
+
+def test_pr_titles_and_dates_from_one_git_log(tmp_path):
+    h = History(tmp_path)
+    h.write("a", "1")
+    h.commit("[trainer] feat: top-level skip config (#201)")
+    h.write("a", "2")
+    h.commit("[cfg] fix: drop load_weight (#204)")
+    h.write("a", "3")
+    h.commit("unrelated (#999)")
+    found = release_notes.pull_request_index(h.repo, "HEAD", {201, 204, 7})
+    assert found[201].title == "[trainer] feat: top-level skip config"
+    assert found[204].date == "2026-01-02"
+    assert set(found) == {201, 204}
+    guide = fixture_guide()
+    guide.pull_requests.update(found)
+    md = release_notes.render(guide, "md")
+    assert "| [#204](https://github.com/verl-project/verl/pull/204) | [cfg] fix: drop load\\_weight | 2026-01-02 |" in md
+    check_rst(release_notes.render(guide, "rst"))
+
+
+def test_builtin_tables_render_every_release():
+    tables = load_builtin()
+    ranges = [*zip(tables.releases, tables.releases[1:]), (tables.releases[0], tables.releases[-1])]
+    for lo, hi in ranges:
+        guide = release_notes.build_guide(compose(tables, lo, hi))
+        for fmt in ("md", "json"):
+            assert release_notes.render(guide, fmt)
+        check_rst(release_notes.render(guide, "rst"))
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "migrator", "release-notes", *args], capture_output=True, text=True)
+
+
+def test_cli_defaults_from_to_the_previous_release(tmp_path):
+    releases = load_builtin().releases
+    out = tmp_path / "notes.md"
+    proc = run_cli("--to", releases[-2], "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text().startswith(f"# Migrating from verl {releases[-3]} to {releases[-2]}\n")
+
+
+def test_cli_errors_exit_2(tmp_path):
+    proc = run_cli("--to", "v0.1")
+    assert proc.returncode == 2 and "no earlier release" in proc.stderr
+    proc = run_cli("--to", "v9.9.9")
+    assert proc.returncode == 2 and "unknown release" in proc.stderr
+    proc = run_cli("--to", "v0.8.0", "--repo", str(tmp_path))
+    assert proc.returncode == 2 and "not a git repository" in proc.stderr
+    for p in (proc,):
+        assert "Traceback" not in p.stderr

@@ -1,0 +1,96 @@
+"""Python rewriter: short before/after cases (django-upgrade style) and its validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from migrator.rewrite import python as py_rewriter
+from rewriters_support import check_noop, check_transformed, run
+
+BUCKET = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
+NEW_BUCKET = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("import verl.utils.npu_utils as nu\n", "import verl.utils.npu_flash_attn_utils as nu\n"),
+    ("from recipe.fully_async_policy import main\n", "from verl.experimental.fully_async_policy import main\n"),
+    ("from verl.utils import npu_utils\nnpu_utils.f()\n",
+     "from verl.utils import npu_flash_attn_utils as npu_utils\nnpu_utils.f()\n"),
+    ("from verl.utils import npu_utils as n\n", "from verl.utils import npu_flash_attn_utils as n\n"),
+    ("from recipe import fully_async_policy\n", "from verl.experimental import fully_async_policy\n"),
+    ("import recipe.fully_async_policy\nrecipe.fully_async_policy.main.go()\n",
+     "import verl.experimental.fully_async_policy\nverl.experimental.fully_async_policy.main.go()\n"),
+    # `recipe` stays bound by another import: the moved one can be rewritten with its references.
+    ("import recipe.other\nimport recipe.fully_async_policy\nrecipe.other.f(recipe.fully_async_policy.g)\n",
+     "import recipe.other\nimport verl.experimental.fully_async_policy\n"
+     "recipe.other.f(verl.experimental.fully_async_policy.g)\n"),
+    ('runpy.run_module("recipe.fully_async_policy.main")\n',
+     'runpy.run_module("verl.experimental.fully_async_policy.main")\n'),
+    ('subprocess.run(["python", "-m", "recipe.fully_async_policy.main"])\n',
+     'subprocess.run(["python", "-m", "verl.experimental.fully_async_policy.main"])\n'),
+    ('os.system("python3 -m recipe.fully_async_policy.main x=1")\n',
+     'os.system("python3 -m verl.experimental.fully_async_policy.main x=1")\n'),
+    (f'a = f"{BUCKET}={{mb}}"\n', f'a = f"{NEW_BUCKET}={{mb}}"\n'),
+    (f'a = f"x={{y}} +{BUCKET}={{mb}} ~critic.model.fsdp_config.param_offload"\n',
+     f'a = f"x={{y}} +{NEW_BUCKET}={{mb}} ~critic.fsdp.param_offload"\n'),
+    (f"a = ['++{BUCKET}=1']\n", f"a = ['++{NEW_BUCKET}=1']\n"),
+    (f'OmegaConf.select(cfg, "{BUCKET}")\n', f'OmegaConf.select(cfg, "{NEW_BUCKET}")\n'),
+    (f"x = cfg.{BUCKET}\n", f"x = cfg.{NEW_BUCKET}\n"),
+    ("x = self.config.critic.model.fsdp_config.param_offload\n", "x = self.config.critic.fsdp.param_offload\n"),
+    ("x = cfg.critic.model.fsdp_config\n", "x = cfg.critic.fsdp\n"),
+    ('s = "bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"\n',
+     's = "bash examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"\n'),
+    # Non-ASCII before the span: byte offsets, not character offsets.
+    (f'x = "é€😀"; y = "{BUCKET}=1"  # ü {BUCKET}\n',
+     f'x = "é€😀"; y = "{NEW_BUCKET}=1"  # ü {NEW_BUCKET}\n'),
+    (f'x = "\\n{BUCKET}=1"\n', f'x = "\\n{NEW_BUCKET}=1"\n'),
+    ("\ufeffimport verl.utils.npu_utils as nu\n", "\ufeffimport verl.utils.npu_flash_attn_utils as nu\n"),
+])
+def test_transformed(before, after):
+    check_transformed(before, after, "launch.py")
+
+
+@pytest.mark.parametrize("source", [
+    f'a = "{BUCKET}_note=1"\n',
+    f'a = "x{BUCKET}=1"\n',
+    f"a = cfg.{BUCKET}_note\n",
+    "import my_recipe.fully_async_policy\n",
+    "from mylib.utils import npu_utils\n",
+    "from . import npu_utils\n",
+    'm = "recipe.fully_async_policy_v2"\n',
+    'p = "examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh.bak"\n',
+    f'a = "{BUCKET}=1"  # verl-migrate: skip\n',
+])
+def test_noop(source):
+    check_noop(source, "launch.py")
+
+
+def test_from_import_split_over_two_new_parents_is_a_manual_step():
+    result = run("from recipe import fully_async_policy, other_recipe\n", "x.py")
+    assert result.status == "unchanged"
+    assert [f.kind for f in result.findings] == ["module-move"]
+    assert "split this import by hand" in result.findings[0].message
+
+
+def test_unparsable_python_is_skipped_untouched():
+    result = run(f"def f(:\n    '{BUCKET}=1'\n", "x.py")
+    assert result.status == "skipped" and "not parsable as Python" in result.reason
+
+
+def test_validate_rejects_a_result_that_does_not_compile():
+    assert py_rewriter.validate(b"x = 1\n", b"x = 1\n") is None
+    assert "would not compile" in py_rewriter.validate(b"x = 1\n", b"x = (1\n")
+
+
+def test_shell_command_strings_go_through_the_shell_rewriter():
+    check_transformed('os.system("python3 -m verl.trainer.main_ppo trainer.use_legacy_worker_impl=auto x.y=1")\n',
+                      'os.system("python3 -m verl.trainer.main_ppo x.y=1")\n', "x.py")
+    check_transformed(
+        'subprocess.run("bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh", shell=True)\n',
+        'subprocess.run("bash examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh", shell=True)\n',
+        "x.py")
+
+
+def test_command_lists_without_a_shell_only_get_the_string_scan():
+    result = run('subprocess.run(["python3", "-m", "x", "trainer.use_legacy_worker_impl=auto"])\n', "x.py")
+    assert result.status == "unchanged" and result.findings[0].kind == "key-removal"

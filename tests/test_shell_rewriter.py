@@ -1,0 +1,202 @@
+"""Short cases for the shell rewriter, django-upgrade style: check_transformed / check_noop."""
+
+from __future__ import annotations
+
+from migrator.engine import apply_edits
+from migrator.rewrite import shell
+
+
+def rewrite(source: str, mappings) -> tuple[str, list]:
+    located = shell.locate(source.encode(), mappings)
+    new, _, rejected = apply_edits(source.encode(), list(located.edits))
+    assert not rejected
+    return new.decode(), list(located.findings)
+
+
+def check_transformed(before: str, after: str, mappings) -> list:
+    actual, findings = rewrite(before, mappings)
+    assert actual == after
+    return findings
+
+
+def check_noop(source: str, mappings) -> list:
+    actual, findings = rewrite(source, mappings)
+    assert actual == source
+    return findings
+
+
+BUCKET = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
+NEW_BUCKET = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
+MINDSPEED = "examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
+NEW_MINDSPEED = "examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
+
+
+def test_plain_argument(core_mappings):
+    check_transformed(f"python3 -m verl.trainer.main_ppo {BUCKET}=1\n", f"python3 -m verl.trainer.main_ppo {NEW_BUCKET}=1\n", core_mappings)
+
+
+def test_prefixes_are_kept(core_mappings):
+    check_transformed(f"x +{BUCKET}=1 ++{BUCKET}=2 ~{BUCKET}\n", f"x +{NEW_BUCKET}=1 ++{NEW_BUCKET}=2 ~{NEW_BUCKET}\n", core_mappings)
+
+
+def test_quoted_forms(core_mappings):
+    check_transformed(f"x \"{BUCKET}=${{v}}\" '{BUCKET}=v' {BUCKET}=\"$v\"\n",
+                      f"x \"{NEW_BUCKET}=${{v}}\" '{NEW_BUCKET}=v' {NEW_BUCKET}=\"$v\"\n", core_mappings)
+
+
+def test_ansi_c_string(core_mappings):
+    check_transformed(f"x $'{BUCKET}=1'\n", f"x $'{NEW_BUCKET}=1'\n", core_mappings)
+
+
+def test_several_overrides_in_one_string(core_mappings):
+    check_transformed(f'ARGS="a.b=1 {BUCKET}=2\t{BUCKET}=3"\n', f'ARGS="a.b=1 {NEW_BUCKET}=2\t{NEW_BUCKET}=3"\n', core_mappings)
+
+
+def test_subtree_rename(core_mappings):
+    check_transformed("x critic.model.fsdp_config.param_offload=True\n", "x critic.fsdp.param_offload=True\n", core_mappings)
+
+
+def test_subtree_root_itself_is_not_a_leaf_override(core_mappings):
+    check_transformed("x critic.model.fsdp_config={}\n", "x critic.fsdp={}\n", core_mappings)
+
+
+def test_longer_key_is_untouched(core_mappings):
+    check_noop(f"x {BUCKET}_note=1 {BUCKET}.sub=2 my.{BUCKET}=3\n", core_mappings)
+
+
+def test_key_after_expansion_is_untouched(core_mappings):
+    check_noop(f'x "${{prefix}}{BUCKET}=1" ${{p}}{BUCKET}=2\n', core_mappings)
+
+
+def test_key_without_equals_is_not_an_override(core_mappings):
+    check_noop(f"echo {BUCKET}\n", core_mappings)
+
+
+def test_path_on_slash_boundary(core_mappings):
+    check_transformed(f'bash "$VERL_HOME/{MINDSPEED}"\nbash ../verl/{MINDSPEED}\n',
+                      f'bash "$VERL_HOME/{NEW_MINDSPEED}"\nbash ../verl/{NEW_MINDSPEED}\n', core_mappings)
+
+
+def test_longer_path_is_untouched(core_mappings):
+    check_noop(f"cp {MINDSPEED}.orig x\nls my{MINDSPEED}\nls {MINDSPEED}x\n", core_mappings)
+
+
+def test_path_in_default_expansion(core_mappings):
+    check_transformed(f'S=${{S:-{MINDSPEED}}}\n', f'S=${{S:-{NEW_MINDSPEED}}}\n', core_mappings)
+
+
+def test_env_preset_move_in_command(core_mappings):
+    check_transformed("bash examples/grpo_trainer/run_qwen3_8b_npu.sh a=1\n",
+                      "DEVICE=npu bash examples/grpo_trainer/run_qwen3_8b_fsdp.sh trainer.device=npu a=1\n", core_mappings)
+
+
+def test_env_preset_move_when_script_is_the_command(core_mappings):
+    check_transformed("./examples/grpo_trainer/run_qwen3_8b_npu.sh\n",
+                      "DEVICE=npu ./examples/grpo_trainer/run_qwen3_8b_fsdp.sh trainer.device=npu\n", core_mappings)
+
+
+def test_env_preset_move_elsewhere_is_a_manual_step(core_mappings):
+    findings = check_noop("cp examples/grpo_trainer/run_qwen3_8b_npu.sh /tmp/\n", core_mappings)
+    assert [f.kind for f in findings] == ["path-move"]
+    assert "DEVICE=npu bash examples/grpo_trainer/run_qwen3_8b_fsdp.sh trainer.device=npu" in findings[0].message
+
+
+def test_path_removal_is_reported_not_edited(core_mappings):
+    findings = check_noop("bash examples/ppo_trainer/run_deepseek_megatron.sh\n", core_mappings)
+    assert findings[0].hint == "use examples/ppo_trainer/run_qwen2_5_7b_megatron.sh"
+    assert findings[0].prs == (6126,)
+
+
+def test_removal_of_middle_argument_deletes_its_line(core_mappings):
+    check_transformed(
+        "python3 x.py \\\n    a.b=1 \\\n    actor_rollout_ref.rollout.enable_chunked_prefill_legacy=True \\\n    c.d=2\n",
+        "python3 x.py \\\n    a.b=1 \\\n    c.d=2\n", core_mappings)
+
+
+def test_removal_of_last_argument_leaves_no_dangling_backslash(core_mappings):
+    check_transformed(
+        "python3 x.py \\\n    a.b=1 \\\n    actor_rollout_ref.rollout.enable_chunked_prefill_legacy=True\necho ok\n",
+        "python3 x.py \\\n    a.b=1\necho ok\n", core_mappings)
+
+
+def test_removal_inside_a_line(core_mappings):
+    check_transformed("python3 x.py a.b=1 actor_rollout_ref.rollout.enable_chunked_prefill_legacy=True c=2\n",
+                      "python3 x.py a.b=1 c=2\n", core_mappings)
+
+
+def test_removal_in_a_string_is_a_manual_step(core_mappings):
+    findings = check_noop('X="a.b=1 actor_rollout_ref.rollout.enable_chunked_prefill_legacy=True"\n', core_mappings)
+    assert [f.severity for f in findings] == ["manual"]
+
+
+def test_warn_only_key_is_never_edited(core_mappings):
+    findings = check_noop("x actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel=True\n", core_mappings)
+    assert [(f.severity, f.hint) for f in findings] == [
+        ("warning", "set actor_rollout_ref.rollout.expert_parallel_size > 1 instead")]
+
+
+def test_env_removal_comments_out_a_standalone_export(core_mappings):
+    check_transformed("export HCCL_X=1\nexport VLLM_ATTENTION_BACKEND=XFORMERS\n",
+                      "export HCCL_X=1\n# verl-migrate: removed (verl#6066): export VLLM_ATTENTION_BACKEND=XFORMERS\n",
+                      core_mappings)
+
+
+def test_env_removal_of_quoted_value(core_mappings):
+    check_transformed('export HCCL_X=1\nexport VLLM_ATTENTION_BACKEND="XFORMERS"\n',
+                      'export HCCL_X=1\n# verl-migrate: removed (verl#6066): export VLLM_ATTENTION_BACKEND="XFORMERS"\n',
+                      core_mappings)
+
+
+def test_env_removal_needs_its_condition(core_mappings):
+    check_noop("export VLLM_ATTENTION_BACKEND=XFORMERS\n", core_mappings)
+
+
+def test_env_removal_needs_its_value(core_mappings):
+    check_noop("export HCCL_X=1\nexport VLLM_ATTENTION_BACKEND=FLASH_ATTN\n", core_mappings)
+
+
+def test_env_removal_in_a_shared_line_is_a_manual_step(core_mappings):
+    findings = check_noop("export HCCL_X=1; export VLLM_ATTENTION_BACKEND=XFORMERS; echo\n", core_mappings)
+    assert [f.severity for f in findings] == ["manual"]
+
+
+def test_env_rename_covers_references(core_mappings):
+    check_transformed('export VERL_OLD_LOGGING_LEVEL=INFO\necho "${VERL_OLD_LOGGING_LEVEL:-WARN}" $VERL_OLD_LOGGING_LEVEL\n',
+                      'export VERL_LOGGING_LEVEL=INFO\necho "${VERL_LOGGING_LEVEL:-WARN}" $VERL_LOGGING_LEVEL\n',
+                      core_mappings)
+
+
+def test_module_after_dash_m(core_mappings):
+    check_transformed("python3 -m recipe.fully_async_policy.fully_async_main a=1\n",
+                      "python3 -m verl.experimental.fully_async_policy.fully_async_main a=1\n", core_mappings)
+
+
+def test_module_with_longer_name_is_untouched(core_mappings):
+    check_noop("python3 -m recipe.fully_async_policy2.main\npython3 -m my.recipe.fully_async_policy\n", core_mappings)
+
+
+def test_var_rename_only_where_its_condition_holds(core_mappings):
+    check_noop("train_etp=1\necho $train_etp\n", core_mappings)
+    check_transformed("# mindspeed\ntrain_etp=1\necho ${train_etp} $((train_etp + 1))\n",
+                      "# mindspeed\nactor_etp=1\necho ${actor_etp} $((actor_etp + 1))\n", core_mappings)
+
+
+def test_comment_edits_are_marked(core_mappings):
+    located = shell.locate(f"# set {BUCKET} here\n".encode(), core_mappings)
+    assert [e.in_comment for e in located.edits] == [True]
+
+
+def test_shebang_is_never_touched(core_mappings):
+    check_noop("#!/usr/bin/env -S bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh\n", core_mappings)
+
+
+def test_removal_of_several_trailing_arguments(core_mappings):
+    old = "actor_rollout_ref.rollout.enable_chunked_prefill_legacy"
+    check_transformed(f"python3 x.py \\\n    a.b=1 \\\n    {old}=1 \\\n    +{old}=2\necho ok\n",
+                      "python3 x.py \\\n    a.b=1\necho ok\n", core_mappings)
+    check_transformed(f"python3 x.py \\\n    {old}=1 \\\n    {old}=2\n", "python3 x.py\n", core_mappings)
+
+
+def test_removal_of_every_array_element(core_mappings):
+    old = "actor_rollout_ref.rollout.enable_chunked_prefill_legacy"
+    check_transformed(f"A=(\n  {old}=1\n  {old}=2\n)\nB=({old}=1)\n", "A=(\n)\nB=()\n", core_mappings)
