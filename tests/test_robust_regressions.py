@@ -79,3 +79,17 @@ def test_a_key_in_command_position_is_reported_not_removed(source):
     result = process_file("run.sh", "run.sh", MAPPINGS, data=source)
     assert result.status == "unchanged"
     assert any("data.val_batch_size was removed; delete it by hand" in f.message for f in result.findings)
+
+
+@pytest.mark.parametrize("source, expected", [
+    # Found by tests/test_property_shell.py after merging main's planned removals: the trailing run
+    # was cut from the last *argument* sibling, deleting an expansion between them.
+    (b"python3 -m x ${EXTRA:-a.b=4} ~data.val_batch_size\n", b"python3 -m x ${EXTRA:-a.b=4}\n"),
+    (b"python3 -m x keep=1 data.val_batch_size=1 ${X} data.val_batch_size=2\n", b"python3 -m x keep=1 ${X}\n"),
+    (b"python3 -m x \\\n  a.b=1 \\\n  $EXTRA \\\n  data.val_batch_size=1 \\\n  data.val_batch_size=2\necho next\n",
+     b"python3 -m x \\\n  a.b=1 \\\n  $EXTRA\necho next\n"),
+    (b"ARGS=(\n  a.b=1\n  # note\n  data.val_batch_size=1\n)\n", b"ARGS=(\n  a.b=1\n  # note\n)\n"),
+])
+def test_removing_trailing_arguments_keeps_expansions_and_comments_before_them(source, expected):
+    result = process_file("run.sh", "run.sh", MAPPINGS, data=source)
+    assert result.after == expected

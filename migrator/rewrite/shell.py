@@ -149,16 +149,26 @@ class _ShellLocator:
     def plan_removals(self) -> None:
         for siblings, removed in self.removals.values():
             removed.sort(key=lambda item: item[0])
-            indices = [i for i, _, _ in removed]
-            last_kept = max((i for i in range(len(siblings)) if i not in indices), default=-1)
+            removed_starts = {siblings[i].start_byte for i, _, _ in removed}
+            # The run of removed arguments that ends the list, counted over *every* node between them
+            # (an expansion like `${EXTRA:-}` or a comment is not an argument sibling, but must stay).
+            run_start = None
+            if siblings[-1].start_byte in removed_starts:
+                first = siblings[-1]
+                while first.prev_sibling is not None and first.prev_sibling.start_byte in removed_starts:
+                    first = first.prev_sibling
+                kept_before = first.prev_sibling
+                if kept_before is not None and kept_before.is_named and any(
+                        s.start_byte not in removed_starts for s in siblings):
+                    run_start = (first.start_byte, kept_before.end_byte)
             for index, key, change in removed:
                 node = siblings[index]
-                if index > last_kept > -1 and index == len(siblings) - 1:
-                    # The removed arguments end the list: cut from the last kept argument, which takes
+                if run_start is not None and node.start_byte >= run_start[0]:
+                    if index != len(siblings) - 1:
+                        continue  # inside the trailing run: covered by the span of the run's last argument
+                    # The removed arguments end the list: cut from the node before the run, which takes
                     # the intervening `\` continuations with it.
-                    span = (siblings[last_kept].end_byte, node.end_byte)
-                elif index > last_kept > -1:
-                    continue  # inside the trailing run: covered by the span of the run's last argument
+                    span = (run_start[1], node.end_byte)
                 else:
                     span = _argument_removal_span(self.src, node.start_byte, node.end_byte)
                 self.edits.append(Edit(span[0], span[1], b"", "key-removal", f"removed {key}", change.prs))
