@@ -54,7 +54,8 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     try:
         module = cst.parse_module(source[bom:])
         text = source[bom:].decode(module.encoding)
-    except (cst.ParserSyntaxError, UnicodeDecodeError, LookupError) as exc:
+    # SyntaxError: a bad coding cookie (tokenize.detect_encoding raises it through libcst).
+    except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
         raise SourceNotParsed(f"not parsable as Python: {str(exc).splitlines()[0] if str(exc) else exc}") from None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     locator = _PythonLocator(_Offsets(text, module.encoding, bom), mappings, source,
