@@ -93,3 +93,11 @@ def test_a_key_in_command_position_is_reported_not_removed(source):
 def test_removing_trailing_arguments_keeps_expansions_and_comments_before_them(source, expected):
     result = process_file("run.sh", "run.sh", MAPPINGS, data=source)
     assert result.after == expected
+
+
+@pytest.mark.parametrize("cookie", [b"# -*- coding: latin-9x -*-\n", b"#!/usr/bin/env python\n# vim: set fileencoding=nope :\n"])
+def test_python_file_with_a_bad_coding_cookie_is_skipped_not_an_internal_error(cookie):
+    # Found by bench/fuzz_shell.py: tokenize's SyntaxError escaped libcst as "internal error".
+    source = cookie + b"x = 'actor_rollout_ref.rollout.update_weights_bucket_megabytes=1'\n"
+    result = process_file("train.py", "train.py", MAPPINGS, data=source)
+    assert result.status == "skipped" and result.reason.startswith("not parsable as Python: "), result
