@@ -31,6 +31,11 @@ def run_as_nobody(paths: list[str], home: str) -> dict:
     import mmap  # noqa: F401 - everything is loaded before dropping privileges: as nobody,
     import git  # noqa: F401 - the interpreter's own files under /root are out of reach
 
+    import migrator.discover  # noqa: F401
+    import migrator.gitguard  # noqa: F401
+    import migrator.lock  # noqa: F401
+    import migrator.parallel  # noqa: F401
+    import migrator.prefilter  # noqa: F401
     from migrator.rewrite import shell
 
     shell._parser()
