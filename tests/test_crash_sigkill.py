@@ -137,3 +137,33 @@ def test_sigkill_at_any_moment_never_tears_a_file(tmp_path):
     # Some kill must have landed inside the write phase for this test to mean anything.
     assert any(0 < c["migrated"] < changeable for _, _, c in history), history
     print(history)
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg") or shutil.which("pgrep") is None, reason="needs process groups")
+def test_sigkill_of_the_parent_alone_leaves_no_workers_and_no_writes(tmp_path):
+    """Workers only compute (the parent writes), and they exit when the parent is gone."""
+    root = tmp_path / "tree"
+    make_tree(root)
+    before = snapshot(root)
+    proc = start(root)
+    workers: list[str] = []
+    deadline = time.monotonic() + 20
+    while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+        workers = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    try:
+        for _ in range(100):
+            left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+            if not left:
+                break
+            time.sleep(0.05)
+        assert left == [], "worker processes outlived their parent"
+    finally:
+        kill_group(proc)
+    assert len(workers) >= 2, "the run never started workers; the test proves nothing"
+    now = snapshot(root)
+    assert {k: v for k, v in now.items() if k != LOCK_NAME} == before  # killed before its write phase
+    final = subprocess.run([sys.executable, "-m", "migrator", *ARGS, str(root)], capture_output=True, timeout=300)
+    assert final.returncode == 0 and b"taking over the lock" in final.stderr, final.stderr
