@@ -88,6 +88,9 @@ class _ShellLocator:
         args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
         words = [self.src[a.start_byte:a.end_byte] for a in args]
         script_index = _script_position(words)
+        # A "command" named by an override (`data.x=1 \` after a line that lost its `\`) is not one
+        # anyone runs: rename inside it, but removing any word would make another word its name.
+        named_by_override = len(args) > 1 and _is_override_word(words[0])
         for i, arg in enumerate(args):
             target = arg.children[0] if arg.type == "command_name" and arg.children else arg
             if i > 0 and words[i - 1] == b"-m" and target.type == "word":
@@ -98,7 +101,7 @@ class _ShellLocator:
             # into its place (`key= A=B` -> `A=B`, `nohup key= x.sh` -> `nohup x.sh`).
             in_command_slot = (i == 0 or i == script_index) and i < len(args) - 1
             self.argument(target, command=node, runs_script=i == script_index,
-                          container=None if in_command_slot else (args, i))
+                          container=None if in_command_slot or named_by_override else (args, i))
 
     def argument(self, node, command, runs_script: bool, container=None) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
@@ -321,6 +324,11 @@ class _ShellLocator:
 def _invocation(change, new: str) -> str:
     """How to run a moved script now: `DEVICE=npu bash new.sh extra=args`."""
     return " ".join([*(f"{k}={v}" for k, v in change.env), "bash", new, *change.args])
+
+
+def _is_override_word(word: bytes) -> bool:
+    m = scan.OVERRIDE_AT_START.match(word.lstrip(b"\"'"))
+    return m is not None and scan.is_override(m)
 
 
 def _script_position(words: list[bytes]) -> int:
