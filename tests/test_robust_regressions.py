@@ -101,3 +101,17 @@ def test_python_file_with_a_bad_coding_cookie_is_skipped_not_an_internal_error(c
     source = cookie + b"x = 'actor_rollout_ref.rollout.update_weights_bucket_megabytes=1'\n"
     result = process_file("train.py", "train.py", MAPPINGS, data=source)
     assert result.status == "skipped" and result.reason.startswith("not parsable as Python: "), result
+
+
+@pytest.mark.parametrize("source", [
+    # Found by bench/fuzz_shell.py: a command *named* by an override lost its other removed words in
+    # the first run, and its name (now alone) in the second.
+    b"(~data.val_batch_size data.val_batch_size=)\n",
+    b"data.val_batch_size= data.val_batch_size=\n",
+    # A `\\` list that lost a `\\`: the next line is a new command named by an override.
+    b"python3 -m x \\\n    a.b=1\n    data.val_batch_size=2 \\\n    data.val_batch_size=3\n",
+])
+def test_command_named_by_an_override_is_reported_not_edited(source):
+    result = process_file("run.sh", "run.sh", MAPPINGS, data=source)
+    assert result.status == "unchanged", result.after
+    assert sum("delete it by hand" in f.message for f in result.findings) == 2
