@@ -164,6 +164,7 @@ class _ShellLocator:
                 if kept_before is not None and kept_before.is_named and any(
                         s.start_byte not in removed_starts for s in siblings):
                     run_start = (first.start_byte, kept_before.end_byte)
+            planned: list[tuple[int, int, str, tuple]] = []
             for index, key, change in removed:
                 node = siblings[index]
                 if run_start is not None and node.start_byte >= run_start[0]:
@@ -174,7 +175,15 @@ class _ShellLocator:
                     span = (run_start[1], node.end_byte)
                 else:
                     span = _argument_removal_span(self.src, node.start_byte, node.end_byte)
-                self.edits.append(Edit(span[0], span[1], b"", "key-removal", f"removed {key}", change.prs))
+                if planned and span[0] < planned[-1][1]:
+                    # Neighbours on one line (`(a=1 b=2)`, both removed) claim the blanks between them.
+                    start, end, first_key, prs = planned.pop()
+                    span, key, change_prs = (start, max(end, span[1])), f"{first_key}, {key}", prs
+                else:
+                    change_prs = change.prs
+                planned.append((span[0], span[1], key, change_prs))
+            for start, end, key, prs in planned:
+                self.edits.append(Edit(start, end, b"", "key-removal", f"removed {key}", prs))
 
     def scan_text(self, piece, start_handled: bool, path_context=None) -> None:
         """Keys at word starts, paths, and `-m module` inside one literal piece."""
