@@ -115,3 +115,16 @@ def test_command_named_by_an_override_is_reported_not_edited(source):
     result = process_file("run.sh", "run.sh", MAPPINGS, data=source)
     assert result.status == "unchanged", result.after
     assert sum("delete it by hand" in f.message for f in result.findings) == 2
+
+
+@pytest.mark.parametrize("source, expected", [
+    # Found by bench/fuzz_shell.py: two removed array elements sharing a line both claimed the blank
+    # between them; the engine applied one, and a second run removed the other.
+    (b"S=(\ndata.val_batch_size= data.val_batch_size=)\n", b"S=(\n)\n"),
+    (b"S=(data.val_batch_size=1 data.val_batch_size=2)\n", b"S=()\n"),
+    (b"S=(a.b=1 data.val_batch_size=1 data.val_batch_size=2 c.d=1)\n", b"S=(a.b=1 c.d=1)\n"),
+])
+def test_removed_neighbours_on_one_line_go_in_one_run(source, expected):
+    first = process_file("run.sh", "run.sh", MAPPINGS, data=source)
+    assert first.after == expected
+    assert process_file("run.sh", "run.sh", MAPPINGS, data=first.after).status == "unchanged"
