@@ -111,6 +111,36 @@ def load_composed(from_release: str | None, to_release: str | None, tables: tupl
         sys.exit(EXIT_USAGE)
 
 
+def project_config(paths) -> dict:
+    """`[tool.verl-migrate]` of the pyproject.toml above `paths`; a broken one exits 2."""
+    from migrator.config import ConfigError, find_pyproject, load_config
+
+    try:
+        return load_config(find_pyproject(list(paths)))
+    except ConfigError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def with_config(config: dict, to_release, from_release, tables, exclude=()):
+    """Flags first, then `[tool.verl-migrate]`: (to, from, tables, exclude); list options add up."""
+    return (to_release or config.get("to"), from_release or config.get("from"),
+            tuple(tables) + tuple(config.get("table", ())), tuple(exclude) + tuple(config.get("exclude", ())))
+
+
+def write_output(text: str, output: str | None) -> None:
+    """Write a command's document to `-o FILE`, or to stdout; an unwritable file exits 2."""
+    if not output:
+        click.echo(text, nl=False)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
 def release_options(f):
     f = click.option("--table", "tables", multiple=True, type=click.Path(dir_okay=False),
                      help="An extra mapping table (repeatable); see docs/table-format.md.")(f)
@@ -135,7 +165,6 @@ def release_options(f):
 def migrate(paths, to_release, from_release, tables, check, show_diff, output_format, quiet, verbose,
             allow_dirty, exclude, jobs):
     """Rewrite PATH... (files or directories) from old verl paths and keys to new ones."""
-    from migrator.config import ConfigError, find_pyproject, load_config
     from migrator.engine import DirtyFilesError, RunOptions, run
     from migrator.gitguard import GitGuardError
     from migrator.lock import LockHeld
@@ -144,17 +173,10 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     from migrator.progress import wanted as progress_wanted
     from migrator.report import RunSummary, json_report, unified_diff
 
-    try:
-        config = load_config(find_pyproject(list(paths)))
-    except ConfigError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    to_release = to_release or config.get("to")
-    from_release = from_release or config.get("from")
-    tables = tuple(tables) + tuple(config.get("table", ()))
+    config = project_config(paths)
+    to_release, from_release, tables, exclude = with_config(config, to_release, from_release, tables, exclude)
     output_format = output_format or config.get("output-format", "text")
     allow_dirty = allow_dirty if allow_dirty is not None else config.get("allow-dirty", False)
-    exclude = tuple(exclude) + tuple(config.get("exclude", ()))
     mappings, prefilter = load_composed(from_release, to_release, tables)
     dry = check or show_diff
     as_json = output_format == "json"

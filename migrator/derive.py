@@ -660,7 +660,7 @@ def dump_table(derivation: Derivation, release: str | None = None) -> str:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the draft to FILE, not stdout.")
 def command(repo, from_rev, to_rev, output):
     """Draft a mapping table for FROM..TO from git history (every entry marked for review)."""
-    from migrator.cli import EXIT_USAGE
+    from migrator.cli import EXIT_USAGE, write_output
 
     try:
         derivation = derive(history.open_repo(repo), from_rev, to_rev)
@@ -668,15 +668,7 @@ def command(repo, from_rev, to_rev, output):
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     text = dump_table(derivation)
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as exc:
-            click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
-            sys.exit(EXIT_USAGE)
-    else:
-        click.echo(text, nl=False)
+    write_output(text, output)
     counts = Counter(d.confidence for d in derivation.drafts if d.pr is not None)
     click.echo(f"derived {sum(counts.values())} entries for {from_rev}..{to_rev} (high {counts['high']}, "
                f"medium {counts['medium']}, low {counts['low']}); review each before use", err=True)

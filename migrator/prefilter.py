@@ -84,7 +84,8 @@ class Prefilter:
         else:
             self.engine = "ahocorasick-rs"
             automaton = ahocorasick_rs.BytesAhoCorasick([t.encode() for t in self.tokens])
-            self._search = automaton.find_matches_as_indexes
+            find = automaton.find_matches_as_indexes
+            self._search = lambda data: any(_whole(data, start, end) for _, start, end in find(data, overlapping=True))
 
     def __call__(self, data: bytes) -> bool:
         return bool(self._search(data))
@@ -98,6 +99,16 @@ class Prefilter:
 
 def _never(data: bytes) -> None:
     return None
+
+
+# A token counts only as a whole name: `..._micro_batch_size` inside `..._micro_batch_size_per_gpu`, which
+# every verl script carries, is no hit. Every rewriter demands at least this boundary, so nothing is lost.
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_NAME_CLASS = rb"[A-Za-z0-9_]"
+
+
+def _whole(data: bytes, start: int, end: int) -> bool:
+    return (start == 0 or data[start - 1] not in _NAME_BYTES) and (end == len(data) or data[end] not in _NAME_BYTES)
 
 
 def _trie_regex(tokens: tuple[str, ...]) -> re.Pattern:
@@ -115,10 +126,10 @@ def _trie_regex(tokens: tuple[str, ...]) -> re.Pattern:
         if not branches:
             return b""
         body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
-        # A token ends here: the rest is optional, and any hit is a hit, so stop at the shorter one.
-        return b"" if None in node else body
+        # A token ends here: longer tokens are tried first, the shorter one when they fail the boundary.
+        return b"(?:" + body + b")?" if None in node else body
 
-    return re.compile(emit(trie))
+    return re.compile(rb"(?<!" + _NAME_CLASS + rb")" + emit(trie) + rb"(?!" + _NAME_CLASS + rb")")
 
 
 class KindPrefilter:
@@ -140,7 +151,8 @@ class KindPrefilter:
 
 def build_prefilter(mappings) -> KindPrefilter:
     """The prefilter for every old token of the composed tables."""
+    tokens = mappings.old_tokens()
     module_last = {name.rsplit(".", 1)[-1] for name in mappings.old_modules()}
-    key_last = {name.rsplit(".", 1)[-1] for name in mappings.old_keys()}
-    return KindPrefilter(mappings.old_tokens(), {
+    key_last = {name.rsplit(".", 1)[-1] for name in mappings.old_keys() if name in tokens}
+    return KindPrefilter(tokens, {
         "yaml": key_last | module_last, "python": module_last, "notebook": module_last})

@@ -302,7 +302,7 @@ def previous_release(releases: tuple[str, ...], to_release: str) -> str | None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
 def command(to_release, from_release, tables, fmt, repo, output):
     """Write the migration guide for a verl release from the mapping tables."""
-    from migrator.cli import EXIT_USAGE, load_mappings
+    from migrator.cli import EXIT_USAGE, load_mappings, write_output
     from migrator.mapping import TableError, load_builtin
 
     if from_release is None:
@@ -329,12 +329,4 @@ def command(to_release, from_release, tables, fmt, repo, output):
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
     text = render(guide, fmt)
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as exc:
-            click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
-            sys.exit(EXIT_USAGE)
-    else:
-        click.echo(text, nl=False)
+    write_output(text, output)

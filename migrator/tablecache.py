@@ -1,6 +1,6 @@
 """Cache the composed tables and their prefilter between runs (parsing the YAML tables costs ~0.1 s a run).
 
-The key is a hash of every built-in table file's bytes, every `--table` file's bytes, the --from/--to/--table
+The key is a hash of every built-in table and facts file's bytes, every `--table` file's bytes, the --from/--to/--table
 arguments, the package version, the Python version and the mapping code itself, so any edit to a table
 misses the cache. The cache is a pickle under `$VERL_MIGRATE_CACHE_DIR`, else `$XDG_CACHE_HOME/verl-migrate`,
 else `~/.cache/verl-migrate`; `VERL_MIGRATE_NO_CACHE=1` turns it off. A missing, corrupt, foreign or
@@ -41,7 +41,10 @@ def cache_key(from_release: str | None, to_release: str | None, tables: tuple[st
     try:
         builtin = builtin_mappings_dir() / "verl"
         code = Path(__file__).resolve().parent / "mapping"
-        inputs = sorted(builtin.glob("*.yaml")) + sorted(code.glob("*.py")) + [Path(t) for t in tables]
+        # The facts decide which names are live (compose) and so the prefilter's tokens: they count too.
+        facts = sorted(p for p in (builtin / "facts").rglob("*") if p.is_file())
+        inputs = (sorted(builtin.glob("*.yaml")) + facts + sorted(code.glob("*.py"))
+                  + [Path(__file__).resolve().parent / "prefilter.py"] + [Path(t) for t in tables])
         for path in inputs:
             data = path.read_bytes()
             digest.update(str(path).encode() + b"\0" + str(len(data)).encode() + b"\0" + data)

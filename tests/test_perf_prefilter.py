@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
@@ -28,18 +29,23 @@ def engine_name(request, monkeypatch):
 def test_both_engines_find_tokens(engine_name):
     check = Prefilter(TOKENS)
     assert check.engine == engine_name
-    assert check(b"python3 -m x \\\n  actor_rollout_ref.actor.grad_clip_note=1\n")
+    assert check(b"python3 -m x \\\n  actor_rollout_ref.actor.grad_clip=1\n")
     assert check(b"train_etp=2")
+    assert check(b"${train_etp}")
+    # Only whole names count: no rewriter edits a token glued to more name characters.
+    assert not check(b"actor_rollout_ref.actor.grad_clip_note=1 my_train_etp=1 train_etp2=1")
+    assert check(b"actor_rollout_ref.actor.grad_clip_note=1 actor_rollout_ref.actor.grad_clip=1")
     assert check(b"see examples/ppo_trainer/run.sh")
     assert not check(b"actor_rollout_ref.actor.optim.clip_grad=1 train_tp=2 recipe.vl")
     assert not check(b"")
 
 
 @given(st.binary(max_size=200), st.sampled_from(TOKENS), st.booleans())
-def test_fallback_matches_substring_search(data, token, plant):
+def test_engines_match_a_whole_name_search(data, token, plant):
     if plant:
         data = data[: len(data) // 2] + token.encode() + data[len(data) // 2:]
-    expected = any(t.encode() in data for t in TOKENS)
+    expected = any(re.search(rb"(?<![A-Za-z0-9_])" + re.escape(t.encode()) + rb"(?![A-Za-z0-9_])", data)
+                   for t in TOKENS)
     assert (prefilter._trie_regex(TOKENS).search(data) is not None) == expected
     assert Prefilter(TOKENS)(data) == expected
 

@@ -10,7 +10,8 @@ import sys
 
 import click
 
-from migrator.cli import EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mappings, release_options
+from migrator.cli import (EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mappings, project_config, release_options,
+                          with_config)
 
 
 @click.command("lint")
@@ -25,20 +26,13 @@ from migrator.cli import EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mappings, re
               help="A facts directory (config-keys/, trees/) instead of the shipped one (for tests).")
 def lint(paths, to_release, from_release, tables, output_format, select, exclude, verbose, facts_dir):
     """Check verl launch scripts for bugs that otherwise surface on the cluster (see docs/lint.md)."""
-    from migrator.config import ConfigError, find_pyproject, load_config
     from migrator.lint import load_checks
     from migrator.lint.facts import FactsError, load_facts
     from migrator.lint.runner import lint_paths
 
-    try:  # the same [tool.verl-migrate] table as the rewrite: to, from, table, exclude
-        config = load_config(find_pyproject(list(paths)))
-    except ConfigError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    to_release = to_release or config.get("to")
-    from_release = from_release or config.get("from")
-    tables = tuple(tables) + tuple(config.get("table", ()))
-    exclude = tuple(exclude) + tuple(config.get("exclude", ()))
+    # The same [tool.verl-migrate] table as the rewrite: to, from, table, exclude.
+    to_release, from_release, tables, exclude = with_config(project_config(paths), to_release, from_release,
+                                                            tables, exclude)
     mappings = load_mappings(from_release, to_release, tables)
     try:
         facts = load_facts(facts_dir)

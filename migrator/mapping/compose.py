@@ -296,8 +296,12 @@ class MappingSet:
         return {m for step in self._steps for m in step.modules}
 
     def old_tokens(self) -> set[str]:
-        """Every literal a file must contain for any entry to apply (for prefiltering)."""
-        tokens = self.old_keys() | self.old_paths() | self.old_modules()
+        """Every literal a file must contain for any entry to apply (for prefiltering). Exact keys and
+        paths that compose to no change (verl brought them back, or only a no-action entry names them:
+        `actor_rollout_ref.model.enable_gradient_checkpointing` is in nearly every script) are left out."""
+        keys = {k for k in self.old_keys() if self.is_subtree(k) or self.key(k) is not None}
+        paths = {p for p in self.old_paths() if p.endswith("/") or self.path(p) is not None}
+        tokens = keys | paths | self.old_modules()
         tokens |= {r.old for r in self.env_rules} | {r.old for r in self.var_rules}
         return {t for t in tokens if t}
 
