@@ -95,7 +95,7 @@ def _python(rng: random.Random, plan: Plan, old: bool) -> bytes:
         a, b = rng.choice(WORDS), rng.choice(WORDS)
         out += ["", "", f"def {a}_{b}_{i}(config, {b}s):",
                 f'    """Return the {a} for every {b}."""',
-                f"    total = 0",
+                "    total = 0",
                 f"    for item in {b}s:",
                 f"        total += len(str(item)) * {rng.randint(1, 99)}",
                 f'    return config.get("{a}.{b}", total)']

@@ -32,7 +32,7 @@ def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
     return False
 
 
-def _git_toplevel(directory: str) -> str | None:
+def git_toplevel(directory: str) -> str | None:
     try:
         proc = subprocess.run(["git", "-C", directory, "rev-parse", "--show-toplevel"], capture_output=True,
                               text=True, timeout=30)
@@ -43,7 +43,7 @@ def _git_toplevel(directory: str) -> str | None:
 
 def _git_ignored(directory: str) -> set[str] | None:
     """Ignored paths under `directory` (relative to it), or None outside a git work tree."""
-    if _git_toplevel(directory) is None:
+    if git_toplevel(directory) is None:
         return None
     try:
         proc = subprocess.run(["git", "-C", directory, "ls-files", "-z", "--others", "--ignored",

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from migrator.atomic import replace_atomically
 from migrator.edits import Edit, Finding, SourceNotParsed
 from migrator.mapping import MappingSet
 from migrator.rewrite import load_rewriter, spec_for
 
 SUPPRESS_MARKER = b"verl-migrate: skip"
-TEMP_PREFIX = ".verl-migrate-"
 BINARY_SNIFF = 8192
 
 
@@ -185,33 +183,7 @@ def write_atomic(path: str, before: bytes, after: bytes) -> None:
     with open(path, "rb") as fh:
         if fh.read() != before:
             raise WriteError("changed on disk while verl-migrate ran; run again")
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX + os.path.basename(path)[:50] + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(after)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        try:
-            os.chown(tmp, st.st_uid, st.st_gid)
-        except OSError:
-            pass  # not permitted for non-root users: the file then belongs to whoever ran us
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
+    replace_atomically(path, after, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid))
 
 
 def write_results(results: list[FileResult], paths: dict[str, str]) -> None:

@@ -18,15 +18,16 @@ import os
 import re
 import socket
 import stat
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+from migrator.discover import git_toplevel
 from datetime import datetime, timezone
 
 LOCK_NAME = ".verl-migrate.lock"
-# Exactly what engine.write_atomic creates: mkstemp(prefix=".verl-migrate-<name[:50]>.", suffix=".tmp").
+# Exactly what atomic.replace_atomically creates: mkstemp(prefix=".verl-migrate-<name[:50]>.", suffix=".tmp").
 TEMP_FILE_RE = re.compile(r"\.verl-migrate-.{0,50}\.[A-Za-z0-9_]{8}\.tmp\Z", re.DOTALL)
 # What _create below writes before linking it to the lock name.
 LOCK_PART_RE = re.compile(r"\.verl-migrate-lock\.[0-9]+\.[0-9]+\.part\Z")
@@ -71,19 +72,9 @@ def lock_roots(paths: list[str]) -> list[str]:
         directory = given if os.path.isdir(given) else os.path.dirname(os.path.abspath(given))
         if not os.path.isdir(directory):
             continue
-        roots.add(os.path.realpath(_git_toplevel(directory) or directory))
+        roots.add(os.path.realpath(git_toplevel(directory) or directory))
     ordered = sorted(roots)
     return [r for r in ordered if not any(r != o and r.startswith(o.rstrip(os.sep) + os.sep) for o in ordered)]
-
-
-def _git_toplevel(directory: str) -> str | None:
-    try:
-        proc = subprocess.run(["git", "-C", directory, "rev-parse", "--show-toplevel"], capture_output=True,
-                              text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    top = proc.stdout.strip()
-    return top if proc.returncode == 0 and top else None
 
 
 def pid_alive(pid: int) -> bool:

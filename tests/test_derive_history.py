@@ -17,7 +17,6 @@ from history_builder import (
     EXPECTED_PATH_REMOVALS,
     EXPECTED_PRS,
     History,
-    base_config,
     build_release_history,
     script,
 )

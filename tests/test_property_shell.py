@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from migrator.mapping import TableError, compose, load_builtin
-from migrator.mapping.load import ReleaseTable, TableSet, load_table
+from migrator.mapping import compose, load_builtin
+from migrator.mapping.load import TableSet, load_table
 
 SCRIPT = b"python3 -m verl.trainer.main_ppo a.b=1\n"
 

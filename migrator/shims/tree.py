@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tempfile
+
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrator.atomic import replace_atomically
 from migrator.shims.plan import MARKER_WINDOW, GeneratedFile, ShimPlan, read_seal
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox"}
@@ -65,18 +66,7 @@ def resolve_inside(root: Path, relpath: str) -> Path:
 def write_new(path: Path, content: bytes, mode: int) -> None:
     """Write `path` in one rename (creating parent directories), with `mode`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".verl-migrate-shim.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(content)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_atomically(str(path), content, mode)
 
 
 def _head(path: Path) -> bytes:
