@@ -164,7 +164,7 @@ def release_options(f):
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers.")
 def migrate(paths, to_release, from_release, tables, check, show_diff, output_format, quiet, verbose,
             allow_dirty, exclude, jobs):
-    """Rewrite PATH... (files or directories) from old verl paths and keys to new ones."""
+    """Rewrite files and directories from old verl paths and keys to new ones (the default command)."""
     from migrator.engine import DirtyFilesError, RunOptions, run
     from migrator.gitguard import GitGuardError
     from migrator.lock import LockHeld
