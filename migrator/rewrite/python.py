@@ -33,11 +33,11 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
 
-_QUICK_CHECKS: list[tuple[MappingSet, re.Pattern, tuple[bytes, ...]]] = []
+_QUICK_CHECKS: list[tuple[MappingSet, re.Pattern, tuple[bytes, ...] | None]] = []
 
 
-def _quick_check(mappings: MappingSet) -> tuple[re.Pattern, tuple[bytes, ...]]:
-    """The prefilter's tokens, and one pattern matching any of them."""
+def _quick_check(mappings: MappingSet) -> tuple[re.Pattern, tuple[bytes, ...] | None]:
+    """One pattern matching any of the prefilter's tokens, and the tokens (None if one spans lines)."""
     for maps, pattern, tokens in _QUICK_CHECKS:
         if maps is mappings:
             return pattern, tokens
@@ -45,6 +45,8 @@ def _quick_check(mappings: MappingSet) -> tuple[re.Pattern, tuple[bytes, ...]]:
         | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
     ordered = tuple(t.encode() for t in sorted(tokens, key=len, reverse=True))
     pattern = re.compile(b"|".join(re.escape(t) for t in ordered) or b"(?!)")
+    if any(b"\n" in token for token in ordered):
+        ordered = None
     _QUICK_CHECKS[:] = [(mappings, pattern, ordered)]
     return pattern, ordered
 
@@ -136,7 +138,7 @@ def _locate_statements(source: bytes, mappings: MappingSet) -> LocateResult | No
 
     chosen: dict[int, list] = {}
     tokens = _quick_check(mappings)[1]
-    if any(b"\n" in token for token in tokens) or not covering(_occurrences(source, tokens), True, chosen):
+    if tokens is None or not covering(_occurrences(source, tokens), True, chosen):
         return None
     roots = {alias.name.split(".")[0] for span in chosen.values() for stmt in span[2] for node in ast.walk(stmt)
              if isinstance(node, ast.Import) for alias in node.names
