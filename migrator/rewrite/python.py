@@ -8,10 +8,13 @@ everything else stays byte for byte.
 
 from __future__ import annotations
 
+import ast
+import bisect
 import re
+import warnings
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
 from migrator.mapping import MappingSet
@@ -30,26 +33,40 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
 
-_QUICK_CHECKS: list[tuple[MappingSet, re.Pattern]] = []
+_QUICK_CHECKS: list[tuple[MappingSet, re.Pattern, tuple[bytes, ...] | None]] = []
+
+
+def _quick_check(mappings: MappingSet) -> tuple[re.Pattern, tuple[bytes, ...] | None]:
+    """One pattern matching any of the prefilter's tokens, and the tokens (None if one spans lines)."""
+    for maps, pattern, tokens in _QUICK_CHECKS:
+        if maps is mappings:
+            return pattern, tokens
+    tokens = mappings.old_tokens() | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
+        | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
+    ordered = tuple(t.encode() for t in sorted(tokens, key=len, reverse=True))
+    pattern = re.compile(b"|".join(re.escape(t) for t in ordered) or b"(?!)")
+    if any(b"\n" in token for token in ordered):
+        ordered = None
+    _QUICK_CHECKS[:] = [(mappings, pattern, ordered)]
+    return pattern, ordered
 
 
 def _might_change(source: bytes, mappings: MappingSet) -> bool:
     """Python never nests keys, so an old dotted token, a moved module's last name (`from a import b`)
     or an old path's last segment (`os.path.join(..., "x.sh")`) must occur; this skips libcst for
     nearly every file."""
-    for maps, pattern in _QUICK_CHECKS:
-        if maps is mappings:
-            return pattern.search(source) is not None
-    tokens = mappings.old_tokens() | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
-        | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
-    pattern = re.compile(b"|".join(re.escape(t.encode()) for t in sorted(tokens, key=len, reverse=True)) or b"(?!)")
-    _QUICK_CHECKS[:] = [(mappings, pattern)]
-    return pattern.search(source) is not None
+    return _quick_check(mappings)[0].search(source) is not None
 
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     if not _might_change(source, mappings):
         return LocateResult((), ())
+    fast = _locate_statements(source, mappings)
+    return fast if fast is not None else _locate_module(source, mappings)
+
+
+def _locate_module(source: bytes, mappings: MappingSet) -> LocateResult:
+    """The whole file through libcst: the reference behaviour the fast path must reproduce."""
     bom = 3 if source.startswith(b"\xef\xbb\xbf") else 0
     try:
         module = cst.parse_module(source[bom:])
@@ -63,6 +80,122 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     wrapper.module.visit(locator)
     locator.finish()
     return LocateResult(tuple(locator.edits), tuple(locator.findings))
+
+
+# PEP 263: a coding cookie on line 1 or 2 (any cookie, even utf-8, takes the whole-file path).
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
+
+
+def _locate_statements(source: bytes, mappings: MappingSet) -> LocateResult | None:
+    """The same result as `_locate_module`, from libcst on only the top-level statements that matter.
+
+    Everything the locator reports lies inside a node that holds an old token (`_might_change`), and
+    every node but a comment between statements lies inside one top-level statement; the stdlib `ast`
+    (about 20x cheaper than libcst) gives each statement's lines, and those whole lines, parsed alone,
+    give the same nodes at the same columns. `import a.b` of a moved module also needs every use of the
+    name `a` and every import binding it (`finish()`): those statements all contain the text `a`, so
+    they are parsed too, and one locator visits every snippet in file order and then finishes.
+    None (take the whole-file path) whenever that argument does not hold or cannot be checked cheaply:
+    a BOM, a coding cookie or a `\\r` (line numbering), a file `ast` rejects (libcst's errors and
+    encodings stay as they are), a token outside every statement's lines (a comment between statements,
+    at the end of a block or of the file), a snippet libcst does not parse into exactly its statements,
+    and an `import a.b` the `ast` pre-pass did not see.
+    """
+    if source.startswith(b"\xef\xbb\xbf") or b"\r" in source:
+        return None
+    if _COOKIE.search(b"\n".join(source.split(b"\n", 2)[:2])):
+        return None
+    try:
+        with warnings.catch_warnings():  # invalid escapes warn; libcst never did
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    line_starts = [0]
+    line_starts.extend(m.end() for m in re.finditer(rb"\n", source))
+    # [first line, last line, statements]; statements sharing a line (`a = 1; b = 2`) are one span, as
+    # they are one libcst SimpleStatementLine: every span is exactly one statement of libcst's.
+    spans: list[list] = []
+    for stmt in tree.body:
+        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+        if spans and first <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], stmt.end_lineno)
+            spans[-1][2].append(stmt)
+        else:
+            spans.append([first, stmt.end_lineno, [stmt]])
+
+    def covering(starts: set[int], must_cover: bool, chosen: dict) -> bool:
+        """Add the spans holding these offsets to chosen; False when one is in no span."""
+        index = 0
+        for line in sorted({bisect.bisect_right(line_starts, start) for start in starts}):
+            index = bisect.bisect_left(spans, line, index, key=lambda span: span[1])
+            if index == len(spans) or spans[index][0] > line:
+                if must_cover:
+                    return False
+                continue
+            chosen[index] = spans[index]
+        return True
+
+    chosen: dict[int, list] = {}
+    tokens = _quick_check(mappings)[1]
+    if tokens is None or not covering(_occurrences(source, tokens), True, chosen):
+        return None
+    roots = {alias.name.split(".")[0] for span in chosen.values() for stmt in span[2] for node in ast.walk(stmt)
+             if isinstance(node, ast.Import) for alias in node.names
+             if alias.asname is None and "." in alias.name and mappings.module(alias.name) is not None}
+    if roots:
+        covering(_occurrences(source, tuple(root.encode() for root in roots)), False, chosen)
+    offsets = _Offsets(source.decode("utf-8"), "utf-8", 0)
+    positions = _SnippetPositions()
+    locator = _PythonLocator(offsets, mappings, source, positions)
+    for index in sorted(chosen):
+        first, last, _ = chosen[index]
+        start = line_starts[first - 1]
+        snippet = source[start:line_starts[last] if last < len(line_starts) else len(source)]
+        if snippet[:1] in (b" ", b"\t", b"\f", b"#"):
+            return None
+        try:
+            module = cst.parse_module(snippet)
+        except Exception:  # noqa: BLE001 - any surprise means: let the whole-file path decide
+            return None
+        if len(module.body) != 1 or module.header or module.footer or module.encoding != "utf-8":
+            return None
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        positions.add(wrapper.resolve(PositionProvider), first - 1)
+        wrapper.module.visit(locator)
+    if not {old.split(".")[0] for _, old, _, _ in locator.plain_imports} <= roots:
+        return None
+    locator.finish()
+    return LocateResult(tuple(locator.edits), tuple(locator.findings))
+
+
+def _occurrences(source: bytes, words: tuple[bytes, ...]) -> set[int]:
+    """Every offset where one of words starts (`bytes.find` per word: 5x faster than a big alternation)."""
+    found = set()
+    for word in words:
+        at = source.find(word)
+        while at >= 0:
+            found.add(at)
+            at = source.find(word, at + 1)
+    return found
+
+
+class _SnippetPositions:
+    """PositionProvider results of several snippets, as lines of the whole file."""
+
+    def __init__(self):
+        self.parts: list[tuple] = []
+
+    def add(self, positions, line_shift: int) -> None:
+        self.parts.append((positions, line_shift))
+
+    def __getitem__(self, node) -> CodeRange:
+        for positions, shift in self.parts:
+            found = positions.get(node)
+            if found is not None:
+                return CodeRange((found.start.line + shift, found.start.column),
+                                 (found.end.line + shift, found.end.column))
+        raise KeyError(node)
 
 
 class _Offsets:

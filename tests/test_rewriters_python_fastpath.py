@@ -1,0 +1,103 @@
+"""The Python rewriter's statement fast path (`_locate_statements`) must equal the whole-file path.
+
+`locate` parses with libcst only the top-level statements that hold an old token (and, for
+`import a.b` of a moved module, every statement naming `a`); these cases pin that it gives exactly
+the edits and findings of `_locate_module`, and that it declines (None) where it cannot be sure.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from migrator.edits import SourceNotParsed
+from migrator.mapping import compose, load_builtin
+from migrator.rewrite import python as py_rewriter
+from rewriters_support import FIXTURES, mappings
+
+BUCKET = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
+GOLDEN = sorted((FIXTURES / "python").glob("*.in.py"))
+
+
+def _whole(source: bytes, maps):
+    try:
+        return py_rewriter._locate_module(source, maps)
+    except SourceNotParsed as exc:
+        return ("not parsed", str(exc))
+
+
+def _located(source: bytes, maps):
+    try:
+        return py_rewriter.locate(source, maps)
+    except SourceNotParsed as exc:
+        return ("not parsed", str(exc))
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.name for p in GOLDEN])
+@pytest.mark.parametrize("tables", ["test", "builtin"])
+def test_golden_fixtures_agree(path, tables):
+    maps = mappings() if tables == "test" else compose(load_builtin())
+    source = path.read_bytes()
+    assert _located(source, maps) == _whole(source, maps)
+    fast = py_rewriter._locate_statements(source, maps)
+    assert fast is None or fast == _whole(source, maps)
+
+
+def test_golden_fixtures_take_the_fast_path():
+    taken = [p.name for p in GOLDEN if py_rewriter._locate_statements(p.read_bytes(), mappings()) is not None]
+    assert len(taken) == len(GOLDEN), taken
+
+
+FAST = {
+    "function body": (
+        'import os\n\nNOTE = "héllo ✓"\n\n\ndef unrelated():\n    return os.sep\n\n\n'
+        f"def f(cfg):\n    x = 1  # ✓ done\n    return cfg.{BUCKET} + x\n\n\ndef g():\n    return 'ü'\n"),
+    "decorator": (
+        f'X = "é"\n\n\n@register("ß")\n@hydra_main(overrides=["{BUCKET}=1"])\n# between decorator and def\n'
+        "def main(cfg):\n    pass\n"),
+    "statements sharing a line": f'a = "✓"; b = "{BUCKET}=1"; c = 2\nd = 3\n',
+    "multi-line string and f-string": (
+        f'CMD = """\npython3 -m x \\\n    {BUCKET}=4\n"""\ny = f"é{{a}} {BUCKET}={{b}}"\n'),
+    "import a.b with references": (
+        "import os\nimport recipe.fully_async_policy\n\n\nclass A:\n    def run(self):\n"
+        "        return recipe.fully_async_policy.main.go()\n\n\ndef other():\n    return os.sep\n"),
+    "import a.b with a stray use": (
+        "import recipe.fully_async_policy\n\n\ndef f():\n    return recipe.__path__\n"),
+    "import a.b with the root kept by another import": (
+        "import recipe.fully_async_policy\n\nif True:\n    import recipe\n\nrecipe.fully_async_policy.g(recipe.x)\n"),
+    "shell command": f'import os\nos.system("OLD=1 python3 -m recipe.fully_async_policy.main {BUCKET}=1")\n',
+    "hit only in a trailing comment": f"x = 1  # {BUCKET}\n",
+}
+
+
+@pytest.mark.parametrize("source", FAST.values(), ids=FAST.keys())
+def test_fast_path_is_taken_and_agrees(source):
+    data = source.encode()
+    for maps in (mappings(), compose(load_builtin())):
+        whole = _whole(data, maps)
+        assert py_rewriter._locate_statements(data, maps) == whole
+        assert py_rewriter.locate(data, maps) == whole
+    assert _whole(data, mappings()) != py_rewriter.LocateResult((), ())
+
+
+FALLBACK = {
+    "comment between statements": f"import os\n\n# set {BUCKET}\nx = 1\n",
+    "comment at the end of a block": f"def f():\n    pass\n    # {BUCKET}\n",
+    "comment at the end of the file": f'x = "{BUCKET}=1"\n# {BUCKET}\n',
+    "coding cookie": f'# -*- coding: latin-1 -*-\nx = "{BUCKET}=1"\n',
+    "crlf": f'x = 1\r\ny = "{BUCKET}=1"\r\n',
+    "ast rejects, libcst parses": f'f() = "{BUCKET}=1"\n',
+    "not Python": f'x = = "{BUCKET}=1"\n',
+}
+
+
+@pytest.mark.parametrize("source", FALLBACK.values(), ids=FALLBACK.keys())
+def test_fast_path_declines_when_unsure(source):
+    data = source.encode("latin-1") if "latin-1" in source else source.encode()
+    assert py_rewriter._locate_statements(data, mappings()) is None
+    assert _located(data, mappings()) == _whole(data, mappings())
+
+
+def test_bom_takes_the_whole_file_path():
+    data = f'\ufeffx = "{BUCKET}=1"\n'.encode()
+    assert py_rewriter._locate_statements(data, mappings()) is None
+    assert py_rewriter.locate(data, mappings()).edits[0].start == 3 + len('x = "')
