@@ -108,7 +108,9 @@ _NAME_CLASS = rb"[A-Za-z0-9_]"
 
 
 def _whole(data: bytes, start: int, end: int) -> bool:
-    return (start == 0 or data[start - 1] not in _NAME_BYTES) and (end == len(data) or data[end] not in _NAME_BYTES)
+    # An escape sequence in a string literal (`"\nkey=1"`) glues a letter to the token's front.
+    before_ok = start == 0 or data[start - 1] not in _NAME_BYTES or (start >= 2 and data[start - 2] == 0x5C)
+    return before_ok and (end == len(data) or data[end] not in _NAME_BYTES)
 
 
 def _trie_regex(tokens: tuple[str, ...]) -> re.Pattern:
@@ -129,7 +131,8 @@ def _trie_regex(tokens: tuple[str, ...]) -> re.Pattern:
         # A token ends here: longer tokens are tried first, the shorter one when they fail the boundary.
         return b"(?:" + body + b")?" if None in node else body
 
-    return re.compile(rb"(?<!" + _NAME_CLASS + rb")" + emit(trie) + rb"(?!" + _NAME_CLASS + rb")")
+    before = rb"(?:(?<!" + _NAME_CLASS + rb")|(?<=\\" + _NAME_CLASS + rb"))"
+    return re.compile(before + emit(trie) + rb"(?!" + _NAME_CLASS + rb")")
 
 
 class KindPrefilter:

@@ -35,6 +35,7 @@ def test_both_engines_find_tokens(engine_name):
     # Only whole names count: no rewriter edits a token glued to more name characters.
     assert not check(b"actor_rollout_ref.actor.grad_clip_note=1 my_train_etp=1 train_etp2=1")
     assert check(b"actor_rollout_ref.actor.grad_clip_note=1 actor_rollout_ref.actor.grad_clip=1")
+    assert check(b'x = "\\nactor_rollout_ref.actor.grad_clip=1"')  # an escape glues a letter to the front
     assert check(b"see examples/ppo_trainer/run.sh")
     assert not check(b"actor_rollout_ref.actor.optim.clip_grad=1 train_tp=2 recipe.vl")
     assert not check(b"")
@@ -44,8 +45,8 @@ def test_both_engines_find_tokens(engine_name):
 def test_engines_match_a_whole_name_search(data, token, plant):
     if plant:
         data = data[: len(data) // 2] + token.encode() + data[len(data) // 2:]
-    expected = any(re.search(rb"(?<![A-Za-z0-9_])" + re.escape(t.encode()) + rb"(?![A-Za-z0-9_])", data)
-                   for t in TOKENS)
+    expected = any(re.search(rb"(?:(?<![A-Za-z0-9_])|(?<=\\[A-Za-z0-9_]))" + re.escape(t.encode())
+                             + rb"(?![A-Za-z0-9_])", data) for t in TOKENS)
     assert (prefilter._trie_regex(TOKENS).search(data) is not None) == expected
     assert Prefilter(TOKENS)(data) == expected
 
