@@ -94,3 +94,17 @@ def test_shell_command_strings_go_through_the_shell_rewriter():
 def test_command_lists_without_a_shell_only_get_the_string_scan():
     result = run('subprocess.run(["python3", "-m", "x", "trainer.use_legacy_worker_impl=auto"])\n', "x.py")
     assert result.status == "unchanged" and result.findings[0].kind == "key-removal"
+
+
+def test_attribute_chain_inside_the_config_is_not_renamed_again():
+    # ray_init.* moved under ray_kwargs: after one run the chain spells the new key, whose tail
+    # `ray_init.num_cpus` must not be taken for the old key on a second run.
+    from migrator.engine import apply_edits
+    from migrator.mapping import compose, load_builtin
+    from migrator.rewrite import python
+
+    maps = compose(load_builtin(), to_release="v0.9.0")
+    before = b"n = config.ray_init.num_cpus\nm = config.reward_model.enable\n"
+    once = apply_edits(before, list(python.locate(before, maps, "x.py").edits))[0]
+    assert once == b"n = config.ray_kwargs.ray_init.num_cpus\nm = config.reward.reward_model.enable\n"
+    assert not python.locate(once, maps, "x.py").edits

@@ -51,6 +51,20 @@ def _quick_check(mappings: MappingSet) -> tuple["_TokenSearch", tuple[bytes, ...
     return pattern, ordered
 
 
+_CONFIG_ROOTS: dict[int, frozenset[str]] = {}
+
+
+def _config_roots(mappings: MappingSet) -> frozenset[str]:
+    """The top-level config nodes of the target release (empty without shipped facts)."""
+    key = id(mappings)
+    if key not in _CONFIG_ROOTS:
+        facts = mappings.history.facts if mappings.history is not None else None
+        keys = facts.keys(mappings.to_release) if facts is not None else ()
+        _CONFIG_ROOTS.clear()
+        _CONFIG_ROOTS[key] = frozenset(k.split(".", 1)[0] for k in keys)
+    return _CONFIG_ROOTS[key]
+
+
 class _TokenSearch:
     """`.search(source)` over the tokens as whole names, through the prefilter's Aho-Corasick engine
     (a flat regex alternation of hundreds of tokens costs ~0.1 s to compile in every worker)."""
@@ -361,7 +375,10 @@ class _PythonLocator(cst.CSTVisitor):
             return
         self.root_uses.append((current.value, node, parts))
         names = [p.value for p in parts]
+        roots = _config_roots(self.maps)
         for i in range(1, len(names) - 1):
+            if i > 1 and names[i - 1] in roots:
+                break  # the chain is inside the config already: `cfg.ray_kwargs.ray_init` is no `ray_init` key
             for j in range(len(names) - 1, i, -1):
                 change = literal.key_target(self.maps, ".".join(names[i:j + 1]))
                 if change is None:
