@@ -153,9 +153,12 @@ class KindPrefilter:
 
 
 def build_prefilter(mappings) -> KindPrefilter:
-    """The prefilter for every old token of the composed tables."""
+    """The prefilter for every old token of the composed tables; kinds whose registry entry says they
+    split names also look for the names' last components."""
+    from migrator.rewrite import REWRITERS
+
     tokens = mappings.old_tokens()
-    module_last = {name.rsplit(".", 1)[-1] for name in mappings.old_modules()}
-    key_last = {name.rsplit(".", 1)[-1] for name in mappings.old_keys() if name in tokens}
-    return KindPrefilter(tokens, {
-        "yaml": key_last | module_last, "python": module_last, "notebook": module_last})
+    last = {"modules": {name.rsplit(".", 1)[-1] for name in mappings.old_modules()},
+            "keys": {name.rsplit(".", 1)[-1] for name in mappings.old_keys() if name in tokens}}
+    return KindPrefilter(tokens, {spec.kind: set().union(*(last[part] for part in spec.split_names))
+                                  for spec in REWRITERS if spec.split_names})

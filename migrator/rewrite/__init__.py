@@ -16,14 +16,17 @@ class RewriterSpec:
     module: str
     extensions: tuple[str, ...]
     shebang_interpreters: tuple[str, ...] = ()
+    # Names this kind may spell only in part, so the prefilter also looks for their last component:
+    # "keys" (YAML nests them), "modules" (`from recipe import fully_async_policy`).
+    split_names: frozenset[str] = frozenset()
 
 
 REWRITERS: tuple[RewriterSpec, ...] = (
     RewriterSpec("shell", "migrator.rewrite.shell", (".sh", ".bash"), ("bash", "sh", "dash", "zsh", "ksh")),
-    RewriterSpec("python", "migrator.rewrite.python", (".py",), ("python", "python3")),
-    RewriterSpec("yaml", "migrator.rewrite.yaml", (".yaml", ".yml")),
+    RewriterSpec("python", "migrator.rewrite.python", (".py",), ("python", "python3"), frozenset({"modules"})),
+    RewriterSpec("yaml", "migrator.rewrite.yaml", (".yaml", ".yml"), (), frozenset({"keys", "modules"})),
     RewriterSpec("markdown", "migrator.rewrite.markdown", (".md", ".markdown", ".rst", ".txt")),
-    RewriterSpec("notebook", "migrator.rewrite.notebook", (".ipynb",)),
+    RewriterSpec("notebook", "migrator.rewrite.notebook", (".ipynb",), (), frozenset({"modules"})),
 )
 
 
