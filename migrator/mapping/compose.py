@@ -32,8 +32,17 @@ from migrator.mapping.entries import (
 from migrator.mapping.load import ReleaseTable, TableError, TableSet, check_table_consistency, load_table
 
 
+class _CitesPRs:
+    entries: tuple[Entry, ...]
+
+    @property
+    def prs(self) -> tuple[int, ...]:
+        """The PRs of the entries that made the change, first seen first."""
+        return tuple(dict.fromkeys(e.pr for e in self.entries))
+
+
 @dataclass(frozen=True)
-class KeyChange:
+class KeyChange(_CitesPRs):
     """What becomes of one config key. `new` is None for removals and warnings."""
 
     old: str
@@ -42,13 +51,9 @@ class KeyChange:
     hint: str | None
     entries: tuple[Entry, ...]
 
-    @property
-    def prs(self) -> tuple[int, ...]:
-        return tuple(dict.fromkeys(e.pr for e in self.entries))
-
 
 @dataclass(frozen=True)
-class PathChange:
+class PathChange(_CitesPRs):
     old: str
     new: str | None  # None: removed
     env: tuple[tuple[str, str], ...]
@@ -56,13 +61,9 @@ class PathChange:
     hint: str | None
     entries: tuple[Entry, ...]
 
-    @property
-    def prs(self) -> tuple[int, ...]:
-        return tuple(dict.fromkeys(e.pr for e in self.entries))
-
 
 @dataclass(frozen=True)
-class ModuleChange:
+class ModuleChange(_CitesPRs):
     old: str
     new: str
     entries: tuple[Entry, ...]
