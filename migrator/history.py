@@ -98,23 +98,9 @@ def commits(repo, rev_range: str, paths: tuple[str, ...] = ()) -> list[Commit]:
     for chunk in out.split("\x1e")[1:]:
         header, _, body = chunk.partition("\x00")
         sha, subject, date = (header.split("\x1f") + ["", ""])[:3]
-        tokens = [t for t in body.lstrip("\n").split("\x00")]
-        changes = []
-        i = 0
-        while i < len(tokens):
-            status = tokens[i].strip()
-            if not status:
-                i += 1
-                continue
-            if status[0] in "RC" and i + 2 < len(tokens):
-                changes.append((status[0], tokens[i + 1], tokens[i + 2]))
-                i += 3
-            elif i + 1 < len(tokens):
-                changes.append((status[0], tokens[i + 1], None))
-                i += 2
-            else:
-                break
-        result.append(Commit(sha, subject.strip(), date.strip(), tuple(changes)))
+        changes = tuple((status, path, renamed) for status, path, renamed, _ in
+                        _parse_name_status(body.lstrip("\n").split("\x00")))
+        result.append(Commit(sha, subject.strip(), date.strip(), changes))
     return result
 
 
@@ -132,8 +118,11 @@ def subjects(repo, rev: str) -> list[tuple[str, str, str]]:
 
 def name_status(repo, old: str, new: str) -> list[tuple[str, str, str | None, int]]:
     """`git diff --name-status -M` between two revisions: (status, path, renamed-to, similarity)."""
-    out = _git(repo, "diff", "-z", "-M", "--name-status", old, new)
-    tokens = out.split("\x00")
+    return _parse_name_status(_git(repo, "diff", "-z", "-M", "--name-status", old, new).split("\x00"))
+
+
+def _parse_name_status(tokens: list[str]) -> list[tuple[str, str, str | None, int]]:
+    """`--name-status -z` tokens -> (status letter, path, renamed-to, similarity); a cut-off tail is dropped."""
     rows = []
     i = 0
     while i < len(tokens):
@@ -141,13 +130,14 @@ def name_status(repo, old: str, new: str) -> list[tuple[str, str, str | None, in
         if not status:
             i += 1
             continue
-        if status[0] in "RC":
-            score = int(status[1:] or 0)
-            rows.append((status[0], tokens[i + 1], tokens[i + 2], score))
+        if status[0] in "RC" and i + 2 < len(tokens):
+            rows.append((status[0], tokens[i + 1], tokens[i + 2], int(status[1:] or 0)))
             i += 3
-        else:
+        elif status[0] not in "RC" and i + 1 < len(tokens):
             rows.append((status[0], tokens[i + 1], None, 100))
             i += 2
+        else:
+            break
     return rows
 
 
