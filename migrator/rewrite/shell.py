@@ -481,6 +481,63 @@ def _prev_line_continues(src: bytes, line_start: int) -> int:
 
 # -- validation -----------------------------------------------------------------------------------
 
+# `bash -n` costs a process start (~3 ms) per changed script, more than finding the edits. It can be
+# skipped when no edit can change what bash's parser sees; these are the ways a rename of plain name
+# characters inside a word could, each found by tests/test_property_shell_neutral.py or the bash manual:
+# a word becomes or stops being a reserved word, a `[[ ]]` operator or a declaration builtin (after which
+# `a=(x)` is legal); a name before `=` becomes or stops being an identifier (`a.b=(x)` is an error); a
+# word runs into `(` (`f()`, `@(glob)`) or `[`; and a here-document delimiter changes.
+_PLAIN_NAME = re.compile(rb"[A-Za-z0-9_./-]+\Z")
+_RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:+,@%=-")
+_PARSER_WORDS = frozenset({
+    b"if", b"then", b"else", b"elif", b"fi", b"case", b"esac", b"for", b"select", b"while", b"until", b"do",
+    b"done", b"in", b"function", b"time", b"coproc",
+    b"declare", b"typeset", b"local", b"export", b"readonly", b"builtin", b"command",
+})
+_TEST_OPERATOR = re.compile(rb"-[A-Za-z]{1,2}\Z")
+_IDENTIFIER_BEFORE_EQUALS = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\+?\Z")
+
+
+def edits_keep_validity(source: bytes, edits) -> bool:
+    """True when `bash -n` must judge the edited script exactly as the original, and tree-sitter
+    parses the original without error: then the engine need not run `bash -n`.
+
+    Holds when every edit replaces plain name characters by plain name characters inside one run of
+    word characters that no other edit touches, and neither the old nor the new run is a word bash's
+    parser treats specially (see `_PARSER_WORDS`). Anything else (removals, quotes, here-documents)
+    goes to `bash -n`.
+    """
+    if not edits or b"<<" in source:
+        return False
+    runs_seen = set()
+    for edit in edits:
+        old = source[edit.start:edit.end]
+        if not (_PLAIN_NAME.match(old) and _PLAIN_NAME.match(edit.replacement)):
+            return False
+        start, end = edit.start, edit.end
+        while start > 0 and source[start - 1] in _RUN_BYTES:
+            start -= 1
+        while end < len(source) and source[end] in _RUN_BYTES:
+            end += 1
+        if start in runs_seen:
+            return False
+        runs_seen.add(start)
+        old_run = source[start:end]
+        new_run = source[start:edit.start] + edit.replacement + source[edit.end:end]
+        if source[end:end + 1] in (b"(", b"[") or (start > 0 and source[start - 1:start] in (b"[", b"]")):
+            return False
+        for run in (old_run, new_run):
+            if run in _PARSER_WORDS or _TEST_OPERATOR.match(run):
+                return False
+        equals = old_run.find(b"=")
+        if equals != -1 and edit.start < start + equals:
+            new_equals = new_run.find(b"=")
+            if bool(_IDENTIFIER_BEFORE_EQUALS.match(old_run[:equals])) != \
+                    bool(_IDENTIFIER_BEFORE_EQUALS.match(new_run[:new_equals])):
+                return False
+    return not parse(source).root_node.has_error
+
+
 def validate(before: bytes, after: bytes) -> str | None:
     """None when `after` is a valid script; else why not. CRLF is normalised only for checking."""
     bash = shutil.which("bash")
