@@ -74,6 +74,7 @@ class Prefilter:
         self.tokens = tuple(sorted(set(tokens)))
         self.engine = "none"
         self._search = _never
+        self._automaton = None
         if not self.tokens:
             return
         try:
@@ -83,12 +84,25 @@ class Prefilter:
             self._search = _trie_regex(self.tokens).search
         else:
             self.engine = "ahocorasick-rs"
-            automaton = ahocorasick_rs.BytesAhoCorasick([t.encode() for t in self.tokens])
+            automaton = self._automaton = ahocorasick_rs.BytesAhoCorasick([t.encode() for t in self.tokens])
             find = automaton.find_matches_as_indexes
             self._search = lambda data: any(_whole(data, start, end) for _, start, end in find(data, overlapping=True))
 
     def __call__(self, data: bytes) -> bool:
         return bool(self._search(data))
+
+    def starts(self, data: bytes) -> set[int]:
+        """Where any token starts in data, whole name or not, overlapping ones included."""
+        if self._automaton is not None:
+            return {start for _, start, _ in self._automaton.find_matches_as_indexes(data, overlapping=True)}
+        found = set()
+        for token in self.tokens:
+            raw = token.encode()
+            at = data.find(raw)
+            while at >= 0:
+                found.add(at)
+                at = data.find(raw, at + 1)
+        return found
 
     def __getstate__(self):
         return {"tokens": self.tokens}

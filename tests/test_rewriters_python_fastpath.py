@@ -101,3 +101,71 @@ def test_bom_takes_the_whole_file_path():
     data = f'\ufeffx = "{BUCKET}=1"\n'.encode()
     assert py_rewriter._locate_statements(data, mappings()) is None
     assert py_rewriter.locate(data, mappings()).edits[0].start == 3 + len('x = "')
+
+
+# -- the `ast` front-end (`_locate_ast`): libcst's result without libcst, or None ----------------------
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.name for p in GOLDEN])
+@pytest.mark.parametrize("tables", ["test", "builtin"])
+def test_ast_front_end_agrees_on_golden_fixtures(path, tables):
+    maps = mappings() if tables == "test" else compose(load_builtin())
+    source = path.read_bytes()
+    fast = py_rewriter._locate_ast(source, maps)
+    assert fast is None or fast == _whole(source, maps)
+
+
+AST_TAKES = ["function body", "decorator", "statements sharing a line", "import a.b with references",
+             "import a.b with the root kept by another import", "shell command"]
+
+
+@pytest.mark.parametrize("name", AST_TAKES)
+def test_ast_front_end_is_taken_and_agrees(name):
+    data = FAST[name].encode()
+    for maps in (mappings(), compose(load_builtin())):
+        fast = py_rewriter._locate_ast(data, maps)
+        assert fast is not None
+        assert fast == _whole(data, maps)
+
+
+AST_DECLINES = {
+    # libcst sees these and `ast` does not (or not at exact positions): libcst must decide.
+    "hit only in a trailing comment": FAST["hit only in a trailing comment"],
+    "f-string": f'y = f"{BUCKET}={{b}}"\n',
+    "implicitly joined strings": f'x = ("a"\n     "{BUCKET}=1")\n',
+    "chain with a line break": f'x = (cfg.actor_rollout_ref\n     .rollout.update_weights_bucket_megabytes, "{BUCKET}=1")\n',
+    "root bound by a def": "import recipe.fully_async_policy\n\n\ndef recipe():\n    pass\n",
+    "root as a keyword argument": "import recipe.fully_async_policy\nf(recipe=1)\n",
+    "root as an attribute of a call": "import recipe.fully_async_policy\nx = g().recipe\n",
+    "from-import over a line break": "from \\\n    recipe.fully_async_policy import main\n",
+}
+
+
+@pytest.mark.parametrize("source", AST_DECLINES.values(), ids=AST_DECLINES.keys())
+def test_ast_front_end_declines_where_libcst_sees_more(source):
+    data = source.encode()
+    assert py_rewriter._locate_ast(data, mappings()) is None
+    assert _located(data, mappings()) == _whole(data, mappings())
+
+
+def test_whole_result_of_a_declined_case_is_not_empty():
+    # The declines above matter: libcst finds work in them (the test would pass vacuously otherwise).
+    for name in ("hit only in a trailing comment", "f-string", "implicitly joined strings", "chain with a line break",
+                 "root bound by a def"):
+        assert _whole(AST_DECLINES[name].encode(), mappings()) != py_rewriter.LocateResult((), ()), name
+
+
+def test_ast_front_end_does_not_import_libcst():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from migrator.mapping import compose, load_builtin\n"
+        "from migrator.rewrite import python\n"
+        "maps = compose(load_builtin())\n"
+        f"result = python.locate({FAST['import a.b with references']!r}.encode(), maps)\n"
+        "assert result.edits, result\n"
+        "print('libcst' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

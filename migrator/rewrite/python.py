@@ -1,9 +1,12 @@
 """Python launchers: moved modules in imports, `-m`/`runpy` module strings, Hydra overrides in string
 literals (f-string literal parts included), old script paths, and config keys spelt as attribute chains.
 
-Parsed with libcst, used only to *locate*: positions come from `PositionProvider` (characters per
-line) and are converted to byte offsets of the original file, so every edit is a byte span and
-everything else stays byte for byte.
+What each construct means for the migration lives in one place, `_Locator`; two parse front-ends feed
+it byte spans of the original file, so every edit is a byte span and everything else stays byte for byte:
+- the stdlib `ast` (`_locate_ast`), for the top-level statements that hold an old name, whenever every
+  such name sits where `ast` gives exact positions (strings, imports, names and attribute chains);
+- libcst (`python_cst`), the reference: it also sees comments and f-string parts, and takes every
+  file the `ast` front-end declines. libcst is imported only then (~0.1 s of start-up per process).
 """
 
 from __future__ import annotations
@@ -12,9 +15,8 @@ import ast
 import bisect
 import re
 import warnings
-
-import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from collections.abc import Callable
+from typing import NamedTuple
 
 from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
 from migrator.mapping import MappingSet
@@ -29,15 +31,15 @@ PATH_JOINERS = frozenset({"os.path.join", "path.join", "osp.join", "Path", "path
 SHELL_CALLS = frozenset({"os.system", "os.popen"})
 SUBPROCESS_CALLS = frozenset({"subprocess.run", "subprocess.call", "subprocess.Popen", "subprocess.check_call",
                               "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput"})
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-_STRING_PREFIX = re.compile(r"[A-Za-z]*")
+CALLS_OF_INTEREST = PATH_JOINERS | SHELL_CALLS | SUBPROCESS_CALLS
+STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
 
-_QUICK_CHECKS: list[tuple[MappingSet, re.Pattern, tuple[bytes, ...] | None]] = []
+_QUICK_CHECKS: list[tuple[MappingSet, "_TokenSearch", tuple[bytes, ...] | None]] = []
 
 
 def _quick_check(mappings: MappingSet) -> tuple["_TokenSearch", tuple[bytes, ...] | None]:
-    """One pattern matching any of the prefilter's tokens, and the tokens (None if one spans lines)."""
+    """A search for any of the prefilter's tokens, and the tokens (None if one spans lines)."""
     for maps, pattern, tokens in _QUICK_CHECKS:
         if maps is mappings:
             return pattern, tokens
@@ -66,8 +68,9 @@ def _config_roots(mappings: MappingSet) -> frozenset[str]:
 
 
 class _TokenSearch:
-    """`.search(source)` over the tokens as whole names, through the prefilter's Aho-Corasick engine
-    (a flat regex alternation of hundreds of tokens costs ~0.1 s to compile in every worker)."""
+    """`.search(source)` over the tokens as whole names and `.starts(source)` of every occurrence, through
+    the prefilter's Aho-Corasick engine (a flat regex alternation of hundreds of tokens costs ~0.1 s to
+    compile in every worker, and one `bytes.find` per token was a fifth of the fast path's time)."""
 
     def __init__(self, tokens):
         from migrator.prefilter import Prefilter
@@ -77,10 +80,14 @@ class _TokenSearch:
     def search(self, source: bytes):
         return True if self._prefilter(source) else None
 
+    def starts(self, source: bytes) -> set[int]:
+        """Every offset where a token starts, whole name or not (a superset is safe: more to cover)."""
+        return self._prefilter.starts(source)
+
 
 def _might_change(source: bytes, mappings: MappingSet) -> bool:
     """Python never nests keys, so an old dotted token, a moved module's last name (`from a import b`)
-    or an old path's last segment (`os.path.join(..., "x.sh")`) must occur; this skips libcst for
+    or an old path's last segment (`os.path.join(..., "x.sh")`) must occur; this skips parsing for
     nearly every file."""
     return _quick_check(mappings)[0].search(source) is not None
 
@@ -88,45 +95,63 @@ def _might_change(source: bytes, mappings: MappingSet) -> bool:
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     if not _might_change(source, mappings):
         return LocateResult((), ())
-    fast = _locate_statements(source, mappings)
-    return fast if fast is not None else _locate_module(source, mappings)
+    fast = _locate_ast(source, mappings)
+    if fast is not None:
+        return fast
+    from migrator.rewrite import python_cst
+
+    fast = python_cst.locate_statements(source, mappings)
+    return fast if fast is not None else python_cst.locate_module(source, mappings)
+
+
+def _locate_statements(source: bytes, mappings: MappingSet) -> LocateResult | None:
+    from migrator.rewrite import python_cst
+
+    return python_cst.locate_statements(source, mappings)
 
 
 def _locate_module(source: bytes, mappings: MappingSet) -> LocateResult:
-    """The whole file through libcst: the reference behaviour the fast path must reproduce."""
-    bom = 3 if source.startswith(b"\xef\xbb\xbf") else 0
-    try:
-        module = cst.parse_module(source[bom:])
-        text = source[bom:].decode(module.encoding)
-    # SyntaxError: a bad coding cookie (tokenize.detect_encoding raises it through libcst).
-    except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        raise SourceNotParsed(f"not parsable as Python: {str(exc).splitlines()[0] if str(exc) else exc}") from None
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    locator = _PythonLocator(_Offsets(text, module.encoding, bom), mappings, source,
-                             wrapper.resolve(PositionProvider))
-    wrapper.module.visit(locator)
-    locator.finish()
-    return LocateResult(tuple(locator.edits), tuple(locator.findings))
+    from migrator.rewrite import python_cst
 
+    return python_cst.locate_module(source, mappings)
+
+
+def result_of(locator: "_Locator") -> LocateResult:
+    """The located edits and findings in one order whichever front-end found them (the engine sorts
+    them again; one order lets the front-ends be compared)."""
+    edits = sorted(locator.edits, key=lambda e: (e.start, e.end, e.replacement, e.kind, e.message, e.prs,
+                                                  e.in_comment))
+    findings = sorted(locator.findings, key=lambda f: (f.offset, f.kind, f.message, f.hint or "", f.prs,
+                                                       f.severity))
+    return LocateResult(tuple(edits), tuple(findings))
+
+
+# -- choosing the statements to look at --------------------------------------------------------------
 
 # PEP 263: a coding cookie on line 1 or 2 (any cookie, even utf-8, takes the whole-file path).
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
 
 
-def _locate_statements(source: bytes, mappings: MappingSet) -> LocateResult | None:
-    """The same result as `_locate_module`, from libcst on only the top-level statements that matter.
+class Statements(NamedTuple):
+    """The top-level statements that hold an old token, as [first line, last line, ast statements]."""
+
+    chosen: dict[int, list]
+    roots: set[str]  # `import a.b` of a moved module: every statement naming `a` is chosen too
+    line_starts: list[int]
+    occurrences: list[int]  # sorted offsets of every token occurrence
+
+
+def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
+    """The top-level statements that matter, or None when the whole file must be parsed.
 
     Everything the locator reports lies inside a node that holds an old token (`_might_change`), and
     every node but a comment between statements lies inside one top-level statement; the stdlib `ast`
-    (about 20x cheaper than libcst) gives each statement's lines, and those whole lines, parsed alone,
-    give the same nodes at the same columns. `import a.b` of a moved module also needs every use of the
-    name `a` and every import binding it (`finish()`): those statements all contain the text `a`, so
-    they are parsed too, and one locator visits every snippet in file order and then finishes.
-    None (take the whole-file path) whenever that argument does not hold or cannot be checked cheaply:
-    a BOM, a coding cookie or a `\\r` (line numbering), a file `ast` rejects (libcst's errors and
-    encodings stay as they are), a token outside every statement's lines (a comment between statements,
-    at the end of a block or of the file), a snippet libcst does not parse into exactly its statements,
-    and an `import a.b` the `ast` pre-pass did not see.
+    gives each statement's lines. `import a.b` of a moved module also needs every use of the name `a`
+    and every import binding it (`finish()`): those statements all contain the text `a`, so they are
+    chosen too. None whenever that argument does not hold or cannot be checked cheaply: a BOM, a
+    coding cookie or a `\\r` (line numbering), a file `ast` rejects (libcst's errors and encodings stay
+    as they are), or a token outside every statement's lines (a comment between statements, at the
+    end of a block or of the file).
     """
     if source.startswith(b"\xef\xbb\xbf") or b"\r" in source:
         return None
@@ -151,7 +176,7 @@ def _locate_statements(source: bytes, mappings: MappingSet) -> LocateResult | No
         else:
             spans.append([first, stmt.end_lineno, [stmt]])
 
-    def covering(starts: set[int], must_cover: bool, chosen: dict) -> bool:
+    def covering(starts, must_cover: bool, chosen: dict) -> bool:
         """Add the spans holding these offsets to chosen; False when one is in no span."""
         index = 0
         for line in sorted({bisect.bisect_right(line_starts, start) for start in starts}):
@@ -164,40 +189,22 @@ def _locate_statements(source: bytes, mappings: MappingSet) -> LocateResult | No
         return True
 
     chosen: dict[int, list] = {}
-    tokens = _quick_check(mappings)[1]
-    if tokens is None or not covering(_occurrences(source, tokens), True, chosen):
+    search, tokens = _quick_check(mappings)
+    if tokens is None:
+        return None
+    occurrences = sorted(search.starts(source))
+    if not covering(occurrences, True, chosen):
         return None
     roots = {alias.name.split(".")[0] for span in chosen.values() for stmt in span[2] for node in ast.walk(stmt)
              if isinstance(node, ast.Import) for alias in node.names
              if alias.asname is None and "." in alias.name and mappings.module(alias.name) is not None}
     if roots:
         covering(_occurrences(source, tuple(root.encode() for root in roots)), False, chosen)
-    offsets = _Offsets(source.decode("utf-8"), "utf-8", 0)
-    positions = _SnippetPositions()
-    locator = _PythonLocator(offsets, mappings, source, positions)
-    for index in sorted(chosen):
-        first, last, _ = chosen[index]
-        start = line_starts[first - 1]
-        snippet = source[start:line_starts[last] if last < len(line_starts) else len(source)]
-        if snippet[:1] in (b" ", b"\t", b"\f", b"#"):
-            return None
-        try:
-            module = cst.parse_module(snippet)
-        except Exception:  # noqa: BLE001 - any surprise means: let the whole-file path decide
-            return None
-        if len(module.body) != 1 or module.header or module.footer or module.encoding != "utf-8":
-            return None
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        positions.add(wrapper.resolve(PositionProvider), first - 1)
-        wrapper.module.visit(locator)
-    if not {old.split(".")[0] for _, old, _, _ in locator.plain_imports} <= roots:
-        return None
-    locator.finish()
-    return LocateResult(tuple(locator.edits), tuple(locator.findings))
+    return Statements(chosen, roots, line_starts, occurrences)
 
 
 def _occurrences(source: bytes, words: tuple[bytes, ...]) -> set[int]:
-    """Every offset where one of words starts (`bytes.find` per word: 5x faster than a big alternation)."""
+    """Every offset where one of words starts."""
     found = set()
     for word in words:
         at = source.find(word)
@@ -207,76 +214,46 @@ def _occurrences(source: bytes, words: tuple[bytes, ...]) -> set[int]:
     return found
 
 
-class _SnippetPositions:
-    """PositionProvider results of several snippets, as lines of the whole file."""
+# -- what each construct means ------------------------------------------------------------------------
 
-    def __init__(self):
-        self.parts: list[tuple] = []
+class StringLiteral(NamedTuple):
+    """One string token (prefix and quotes included), as libcst's SimpleString."""
 
-    def add(self, positions, line_shift: int) -> None:
-        self.parts.append((positions, line_shift))
-
-    def __getitem__(self, node) -> CodeRange:
-        for positions, shift in self.parts:
-            found = positions.get(node)
-            if found is not None:
-                return CodeRange((found.start.line + shift, found.start.column),
-                                 (found.end.line + shift, found.end.column))
-        raise KeyError(node)
+    start: int
+    end: int
+    prefix: str
+    quote_len: int
+    value: Callable[[], object]  # its evaluated value (str or bytes), computed only when asked
 
 
-class _Offsets:
-    """libcst (line, column-in-characters) -> byte offset in the original file."""
-
-    def __init__(self, text: str, encoding: str, base: int):
-        self.encoding = encoding
-        self.lines: list[str] = []
-        self.byte_starts: list[int] = []
-        pos, cursor = 0, base
-        for m in _NEWLINE.finditer(text):
-            line = text[pos:m.end()]
-            self.lines.append(line)
-            self.byte_starts.append(cursor)
-            cursor += len(line.encode(encoding))
-            pos = m.end()
-        self.lines.append(text[pos:])
-        self.byte_starts.append(cursor)
-
-    def byte(self, line: int, column: int) -> int:
-        text = self.lines[line - 1]
-        return self.byte_starts[line - 1] + len(text[:column].encode(self.encoding))
+class CallArgument(NamedTuple):
+    keyword: str | None
+    string: StringLiteral | None  # the value when it is one string token
+    is_true: bool  # the value is the name `True`
 
 
-def dotted_name(node) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted_name(node.value)
-        return f"{base}.{node.attr.value}" if base is not None else None
-    return None
+class Unsure(Exception):
+    """The `ast` front-end cannot give libcst's exact spans here; libcst decides."""
 
 
-class _PythonLocator(cst.CSTVisitor):
-    def __init__(self, offsets: _Offsets, maps: MappingSet, source: bytes, positions):
-        super().__init__()
-        self.positions = positions
-        self.offsets = offsets
+class _Locator:
+    """The edits and findings for the constructs a front-end reports, in byte spans of the file.
+
+    Spans of attribute chains and import names are asked for only when an edit needs them (`span_of`),
+    since computing one costs a position lookup in libcst.
+    """
+
+    def __init__(self, maps: MappingSet, source: bytes):
         self.maps = maps
         self.src = source
         self.edits: list[Edit] = []
         self.findings: list[Finding] = []
-        self.inner_attributes: set[int] = set()
-        self.in_import = 0
-        # `import a.b` (no alias) of moved modules: (alias node, old, new); resolved in finish().
-        self.plain_imports: list[tuple[cst.ImportAlias, str, str, tuple[int, ...]]] = []
+        # `import a.b` (no alias) of moved modules: (name span, old, new, prs); resolved in finish().
+        self.plain_imports: list[tuple[tuple[int, int], str, str, tuple[int, ...]]] = []
         self.kept_roots: set[str] = set()  # root names some untouched import still binds
-        self.root_uses: list[tuple[str, cst.CSTNode]] = []  # (root name, outermost Name/Attribute)
-        self.shell_strings: set[int] = set()  # string nodes already handled as shell commands
-
-    # -- positions ---------------------------------------------------------------------------------
-    def span(self, node) -> tuple[int, int]:
-        pos = self.positions[node]
-        return self.offsets.byte(pos.start.line, pos.start.column), self.offsets.byte(pos.end.line, pos.end.column)
+        # (root name,) for a bare name; (root name, names, span_of) for an attribute chain on a name.
+        self.root_uses: list[tuple] = []
+        self.shell_strings: set[int] = set()  # starts of string tokens already handled as shell commands
 
     def add_text(self, start: int, end: int, **kwargs) -> None:
         edits, findings = literal.text_edits(self.src, start, end, self.maps, **kwargs)
@@ -284,97 +261,70 @@ class _PythonLocator(cst.CSTVisitor):
         self.findings.extend(findings)
 
     # -- imports -------------------------------------------------------------------------------------
-    def visit_Import(self, node: cst.Import) -> None:
-        self.in_import += 1
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            change = self.maps.module(name) if name else None
-            if change is None:
-                if alias.asname is None and name:
-                    self.kept_roots.add(name.split(".")[0])
-                continue
-            prs = tuple(e.pr for e in change.entries)
-            start, end = self.span(alias.name)
-            if alias.asname is not None:
-                self.edits.append(Edit(start, end, change.new.encode(), "module-move", f"{name} -> {change.new}", prs))
-            elif "." not in name:
-                self.edits.append(Edit(start, end, f"{change.new} as {name}".encode(), "module-move",
-                                       f"{name} -> {change.new} (bound as {name})", prs))
-            else:
-                self.plain_imports.append((alias, name, change.new, prs))
-
-    def leave_Import(self, original_node: cst.Import) -> None:
-        self.in_import -= 1
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self.in_import += 1
-        if node.relative or node.module is None:
+    def import_name(self, name: str | None, has_alias: bool, span_of: Callable[[], tuple[int, int]]) -> None:
+        """One name of `import a.b.c [as d]`."""
+        change = self.maps.module(name) if name else None
+        if change is None:
+            if not has_alias and name:
+                self.kept_roots.add(name.split(".")[0])
             return
-        name = dotted_name(node.module)
-        if name is None:
-            return
+        prs = tuple(e.pr for e in change.entries)
+        start, end = span_of()
+        if has_alias:
+            self.edits.append(Edit(start, end, change.new.encode(), "module-move", f"{name} -> {change.new}", prs))
+        elif "." not in name:
+            self.edits.append(Edit(start, end, f"{change.new} as {name}".encode(), "module-move",
+                                   f"{name} -> {change.new} (bound as {name})", prs))
+        else:
+            self.plain_imports.append(((start, end), name, change.new, prs))
+
+    def import_from(self, name: str, span: tuple[int, int],
+                    members: list[tuple[str | None, bool, Callable[[], tuple[int, int]]]] | None) -> None:
+        """`from name import members` (absolute); members None for `import *`; each member is
+        (name, has an alias, span_of its name)."""
         change = self.maps.module(name)
-        start, end = self.span(node.module)
+        start, end = span
         if change is not None:
             self.edits.append(Edit(start, end, change.new.encode(), "module-move", f"{name} -> {change.new}",
                                    tuple(e.pr for e in change.entries)))
             return
-        if isinstance(node.names, cst.ImportStar):
+        if members is None:
             return
         moved = []
-        for alias in node.names:
-            member = dotted_name(alias.name)
+        for member, has_alias, span_of in members:
             sub = self.maps.module(f"{name}.{member}") if member else None
             if sub is not None:
-                moved.append((alias, member, sub))
+                moved.append((member, has_alias, span_of, sub))
         if not moved:
             return
-        parents = {sub.new.rpartition(".")[0] for _, _, sub in moved}
+        parents = {sub.new.rpartition(".")[0] for *_, sub in moved}
         new_parent = parents.pop() if len(parents) == 1 else None
-        if new_parent is None or (new_parent != name and len(moved) != len(node.names)):
-            olds = ", ".join(f"{name}.{member} -> {sub.new}" for _, member, sub in moved)
+        if new_parent is None or (new_parent != name and len(moved) != len(members)):
+            olds = ", ".join(f"{name}.{member} -> {sub.new}" for member, _, _, sub in moved)
             self.findings.append(Finding(start, "module-move", f"modules imported here moved ({olds}); "
                                          "split this import by hand", None,
-                                         tuple(e.pr for _, _, sub in moved for e in sub.entries)))
+                                         tuple(e.pr for *_, sub in moved for e in sub.entries)))
             return
-        prs = tuple(dict.fromkeys(e.pr for _, _, sub in moved for e in sub.entries))
+        prs = tuple(dict.fromkeys(e.pr for *_, sub in moved for e in sub.entries))
         if new_parent != name:
             self.edits.append(Edit(start, end, new_parent.encode(), "module-move", f"{name} -> {new_parent}", prs))
-        for alias, member, sub in moved:
+        for member, has_alias, span_of, sub in moved:
             last = sub.new.rpartition(".")[2]
             if last == member:
                 continue
-            a_start, a_end = self.span(alias.name)
-            text = last if alias.asname is not None else f"{last} as {member}"
+            a_start, a_end = span_of()
+            text = last if has_alias else f"{last} as {member}"
             self.edits.append(Edit(a_start, a_end, text.encode(), "module-move",
                                    f"{name}.{member} -> {sub.new} (bound as {member})", prs))
 
-    def leave_ImportFrom(self, original_node: cst.ImportFrom) -> None:
-        self.in_import -= 1
-
     # -- names and attribute chains ------------------------------------------------------------------
-    def visit_Name(self, node: cst.Name) -> None:
-        if not self.in_import and id(node) not in self.inner_attributes:
-            self.root_uses.append((node.value, node))
+    def name(self, value: str) -> None:
+        """A name used outside an import and outside an attribute chain on a name."""
+        self.root_uses.append((value,))
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if id(node) in self.inner_attributes:
-            return
-        parts = []
-        current = node
-        while isinstance(current, cst.Attribute):
-            parts.append(current.attr)
-            current = current.value
-            self.inner_attributes.add(id(current))
-        if not isinstance(current, cst.Name):
-            return
-        parts.append(current)
-        parts.reverse()  # [root, attr1, attr2, ...]
-        self.inner_attributes.update(id(p) for p in parts)
-        if self.in_import:
-            return
-        self.root_uses.append((current.value, node, parts))
-        names = [p.value for p in parts]
+    def attribute_chain(self, names: list[str], span_of: Callable[[int], tuple[int, int]]) -> None:
+        """`root.attr1.attr2...` outside an import; span_of(i) is the span of names[i]."""
+        self.root_uses.append((names[0], names, span_of))
         roots = _config_roots(self.maps)
         for i in range(1, len(names) - 1):
             if i > 1 and names[i - 1] in roots:
@@ -383,7 +333,7 @@ class _PythonLocator(cst.CSTVisitor):
                 change = literal.key_target(self.maps, ".".join(names[i:j + 1]))
                 if change is None:
                     continue
-                start, end = self.span(parts[i])[0], self.span(parts[j])[1]
+                start, end = span_of(i)[0], span_of(j)[1]
                 if change.action == "rename":
                     self.edits.append(Edit(start, end, change.new.encode(), "key-rename",
                                            f"{change.old} -> {change.new}", change.prs))
@@ -395,45 +345,24 @@ class _PythonLocator(cst.CSTVisitor):
                                                  "change this code by hand", change.hint, change.prs))
                 return
 
-    # -- strings and comments ------------------------------------------------------------------------
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if id(node) in self.shell_strings:
+    # -- strings and calls ---------------------------------------------------------------------------
+    def string(self, literal_: StringLiteral) -> None:
+        if literal_.start in self.shell_strings:
             return
-        start, end = self.span(node)
-        prefix = _STRING_PREFIX.match(node.value).group()
-        quote_len = 3 if node.value[len(prefix):len(prefix) + 3] in ('"""', "'''") else 1
-        self.add_text(start + len(prefix) + quote_len, end - quote_len, escapes="r" not in prefix.lower(),
-                      whole_key=True)
+        self.add_text(literal_.start + len(literal_.prefix) + literal_.quote_len, literal_.end - literal_.quote_len,
+                      escapes="r" not in literal_.prefix.lower(), whole_key=True)
 
-    def visit_FormattedString(self, node: cst.FormattedString) -> None:
-        raw = "r" not in node.prefix.lower()
-        previous_is_text = True
-        for part in node.parts:
-            if isinstance(part, cst.FormattedStringText):
-                start, end = self.span(part)
-                self.add_text(start, end, span_starts_word=previous_is_text, escapes=raw,
-                              whole_key=len(node.parts) == 1)
-                previous_is_text = True
-            else:
-                previous_is_text = False
-
-    def visit_Comment(self, node: cst.Comment) -> None:
-        start, end = self.span(node)
-        if start == 0 and node.value.startswith("#!"):
-            return
-        self.add_text(start, end, prose=True, in_comment=True)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = dotted_name(node.func)
+    def call(self, func: str, call_start: int, args: list[CallArgument]) -> None:
+        """A call of one of CALLS_OF_INTEREST, before its arguments are visited."""
         if func in SHELL_CALLS or func in SUBPROCESS_CALLS:
-            self.shell_command(node, func)
-        if func not in PATH_JOINERS or len(node.args) < 2:
+            self.shell_command(func, args)
+        if func not in PATH_JOINERS or len(args) < 2:
             return
         pieces = []
-        for arg in node.args:
-            if not isinstance(arg.value, cst.SimpleString):
+        for arg in args:
+            if arg.string is None:
                 return
-            value = arg.value.evaluated_value
+            value = arg.string.value()
             if not isinstance(value, str):
                 return
             pieces.append(value.strip("/"))
@@ -441,68 +370,283 @@ class _PythonLocator(cst.CSTVisitor):
         for path_start, path_end, change in scan.find_paths(joined, 0, len(joined), self.maps):
             old = joined[path_start:path_end].decode("ascii")
             where = f"moved to {change.new}" if change.new else f"was removed ({change.hint})"
-            self.findings.append(Finding(self.span(node)[0], "path-move" if change.new else "path-removal",
+            self.findings.append(Finding(call_start, "path-move" if change.new else "path-removal",
                                          f"{func}(...) builds {old}, which {where}; edit the pieces by hand",
                                          None, change.prs))
 
-    def shell_command(self, node: cst.Call, func: str) -> None:
+    def shell_command(self, func: str, args: list[CallArgument]) -> None:
         """A command string run by a shell goes through the shell rewriter (env presets, removals)."""
         shell = func in SHELL_CALLS or func in ("subprocess.getoutput", "subprocess.getstatusoutput") or any(
-            a.keyword is not None and a.keyword.value == "shell" and isinstance(a.value, cst.Name)
-            and a.value.value == "True" for a in node.args)
-        if not shell or not node.args or not isinstance(node.args[0].value, cst.SimpleString):
+            a.keyword == "shell" and a.is_true for a in args)
+        if not shell or not args or args[0].string is None:
             return
-        string = node.args[0].value
-        prefix = _STRING_PREFIX.match(string.value).group()
-        quote_len = 3 if string.value[len(prefix):len(prefix) + 3] in ('"""', "'''") else 1
-        start, end = self.span(string)
-        start, end = start + len(prefix) + quote_len, end - quote_len
+        string = args[0].string
+        start, end = string.start + len(string.prefix) + string.quote_len, string.end - string.quote_len
         content = self.src[start:end]
-        if b"\\" in content or "b" in prefix.lower():
+        if b"\\" in content or "b" in string.prefix.lower():
             return  # the source bytes are not the command's bytes; the plain string scan handles it
         from migrator.rewrite.markdown import code_block_edits
 
-        self.shell_strings.add(id(string))
+        self.shell_strings.add(string.start)
         code_block_edits(self.src, start, end, b"bash", self.maps, self.edits, self.findings)
 
     # -- `import a.b` without an alias ---------------------------------------------------------------
     def finish(self) -> None:
         """Rewrite `import old.mod` and its `old.mod.x` references together, or report a manual step."""
         by_root: dict[str, list] = {}
-        for alias, old, new, prs in self.plain_imports:
-            by_root.setdefault(old.split(".")[0], []).append((alias, old, new, prs))
+        for span, old, new, prs in self.plain_imports:
+            by_root.setdefault(old.split(".")[0], []).append((span, old, new, prs))
         for root, imports in by_root.items():
             olds = sorted({old for _, old, _, _ in imports}, key=len, reverse=True)
-            rewrites, stray = [], []
+            rewrites, stray = [], False
             for use in self.root_uses:
                 if use[0] != root:
                     continue
-                if len(use) == 2:  # a bare `root` name
-                    stray.append(use[1])
+                if len(use) == 1:  # a bare `root` name
+                    stray = True
                     continue
-                _, node, parts = use
-                names = [p.value for p in parts]
+                _, names, span_of = use
                 match = next((o for o in olds if ".".join(names[:o.count(".") + 1]) == o), None)
                 if match is None:
-                    stray.append(node)
+                    stray = True
                 else:
-                    rewrites.append((parts, match))
+                    rewrites.append((span_of, match))
             if stray and root not in self.kept_roots:
-                for alias, old, new, prs in imports:
+                for span, old, new, prs in imports:
                     self.findings.append(Finding(
-                        self.span(alias.name)[0], "module-move",
+                        span[0], "module-move",
                         f"`import {old}`: {old} moved to {new}, and this file also uses `{root}` for other things; "
                         f"change the import to `import {new}` and its `{old}.` references by hand", None, prs))
                 continue
             news = {old: (new, prs) for _, old, new, prs in imports}
-            for alias, old, new, prs in imports:
-                start, end = self.span(alias.name)
-                self.edits.append(Edit(start, end, new.encode(), "module-move", f"{old} -> {new}", prs))
-            for parts, old in rewrites:
+            for span, old, new, prs in imports:
+                self.edits.append(Edit(span[0], span[1], new.encode(), "module-move", f"{old} -> {new}", prs))
+            for span_of, old in rewrites:
                 new, prs = news[old]
-                last = parts[old.count(".")]
-                start, end = self.span(parts[0])[0], self.span(last)[1]
+                start, end = span_of(0)[0], span_of(old.count("."))[1]
                 self.edits.append(Edit(start, end, new.encode(), "module-move", f"{old} -> {new} (reference)", prs))
+
+
+# -- the `ast` front-end ------------------------------------------------------------------------------
+
+# One string token: optional prefix letters, then one quoted literal and nothing after it (an implicit
+# concatenation `"a" "b"` is one ast.Constant but several libcst SimpleStrings).
+_STRING_TOKEN = re.compile(
+    rb"[A-Za-z]{0,3}(?:'''(?:[^\\']|\\.|'(?!''))*'''|\"\"\"(?:[^\\\"]|\\.|\"(?!\"\"))*\"\"\""
+    rb"|'(?:[^\\'\n]|\\.)*'|\"(?:[^\\\"\n]|\\.)*\")", re.DOTALL)
+_FROM_MODULE = re.compile(rb"from[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)[ \t]")
+_IDENTIFIER_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _locate_ast(source: bytes, mappings: MappingSet) -> LocateResult | None:
+    """libcst's result from the stdlib `ast` of the chosen statements, or None when unsure.
+
+    `ast` has no comments and no exact positions inside f-strings or implicitly joined strings, and
+    it spells some names as plain strings (`def f`, `f(x=1)`). So it declines whenever an old token
+    occurs after a `#` on its line, inside an f-string or a joined string, or when a name that
+    `import a.b` binds occurs anywhere but an expression name, an attribute or an import.
+    """
+    statements = choose_statements(source, mappings)
+    if statements is None:
+        return None
+    walker = _AstWalker(source, statements, _Locator(mappings, source))
+    try:
+        for index in sorted(statements.chosen):
+            for stmt in statements.chosen[index][2]:
+                walker.walk(stmt)
+        walker.check_occurrences()
+        walker.check_roots()
+    except Unsure:
+        return None
+    locator = walker.locator
+    if not {old.split(".")[0] for _, old, _, _ in locator.plain_imports} <= statements.roots:
+        return None
+    locator.finish()
+    return result_of(locator)
+
+
+class _AstWalker:
+    def __init__(self, source: bytes, statements: Statements, locator: _Locator):
+        self.src = source
+        self.line_starts = statements.line_starts
+        self.occurrences = statements.occurrences
+        self.roots = statements.roots
+        self.locator = locator
+        self.strings: list[tuple[int, int]] = []  # single string tokens
+        self.opaque: list[tuple[int, int]] = []  # f-strings and joined strings
+        self.imports: list[tuple[int, int]] = []
+        self.root_names: set[int] = set()  # starts of expression names and attributes spelling a root
+        self.chosen_ranges = [(self.line_starts[span[0] - 1],
+                               self.line_starts[span[1]] if span[1] < len(self.line_starts) else len(source))
+                              for _, span in sorted(statements.chosen.items())]
+
+    def offset(self, line: int, col: int) -> int:
+        return self.line_starts[line - 1] + col
+
+    def span(self, node) -> tuple[int, int]:
+        return self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset)
+
+    def spelled(self, start: int, text: str) -> tuple[int, int]:
+        """The span of `text` at start, which must be spelt exactly so (no NFKC-normalised names)."""
+        raw = text.encode()
+        if self.src[start:start + len(raw)] != raw:
+            raise Unsure
+        return start, start + len(raw)
+
+    def string_literal(self, node) -> StringLiteral | None:
+        """The node as one string token, or None (not a str/bytes constant, or several tokens)."""
+        if type(node) is not ast.Constant or not isinstance(node.value, (str, bytes)):
+            return None
+        start, end = self.span(node)
+        text = self.src[start:end]
+        if not _STRING_TOKEN.fullmatch(text):
+            self.opaque.append((start, end))
+            return None
+        prefix = STRING_PREFIX.match(text.decode("latin-1")).group()
+        quote_len = 3 if text[len(prefix):len(prefix) + 3] in (b'"""', b"'''") else 1
+        value = node.value
+        return StringLiteral(start, end, prefix, quote_len, lambda: value)
+
+    def walk(self, root) -> None:
+        stack = [root]
+        locator = self.locator
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is ast.Import:
+                self.imports.append(self.span(node))
+                for alias in node.names:
+                    start = self.offset(alias.lineno, alias.col_offset)
+                    span = self.spelled(start, alias.name)
+                    locator.import_name(alias.name, alias.asname is not None, lambda span=span: span)
+                continue
+            if kind is ast.ImportFrom:
+                self.import_from(node)
+                continue
+            if kind is ast.Attribute:
+                self.attribute(node, stack)
+                continue
+            if kind is ast.Name:
+                if node.id in self.roots:
+                    self.root_names.add(self.spelled(self.offset(node.lineno, node.col_offset), node.id)[0])
+                locator.name(node.id)
+                continue
+            if kind is ast.Constant:
+                literal_ = self.string_literal(node)
+                if literal_ is not None:
+                    self.strings.append((literal_.start, literal_.end))
+                    locator.string(literal_)
+                continue
+            if kind is ast.JoinedStr:
+                self.opaque.append(self.span(node))
+                continue
+            if kind is ast.Call:
+                self.call(node)
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def import_from(self, node) -> None:
+        start, end = self.span(node)
+        self.imports.append((start, end))
+        if node.level or node.module is None:
+            return
+        m = _FROM_MODULE.match(self.src, start, end)
+        if m is None or m.group(1) != node.module.encode():
+            raise Unsure
+        if len(node.names) == 1 and node.names[0].name == "*":
+            members = None
+        else:
+            members = []
+            for alias in node.names:
+                span = self.spelled(self.offset(alias.lineno, alias.col_offset), alias.name)
+                members.append((alias.name, alias.asname is not None, lambda span=span: span))
+        self.locator.import_from(node.module, m.span(1), members)
+
+    def attribute(self, node, stack: list) -> None:
+        """An outermost attribute: a chain on a name (`cfg.a.b`), or attributes of something else,
+        whose names libcst counts as bare names (`f().a`)."""
+        attrs = []
+        current = node
+        while type(current) is ast.Attribute:
+            attrs.append(current.attr)
+            current = current.value
+        attrs.reverse()
+        if type(current) is not ast.Name:
+            for attr in attrs:
+                self.locator.name(attr)
+            if any(attr in self.roots for attr in attrs):
+                raise Unsure  # a bare use of the root for libcst, at a place `check_roots` cannot count
+            stack.append(current)
+            return
+        names = [current.id, *attrs]
+        start = self.offset(current.lineno, current.col_offset)
+        end = self.offset(node.end_lineno, node.end_col_offset)
+        if self.src[start:end] != ".".join(names).encode():
+            raise Unsure  # spaces, line breaks or parentheses inside the chain
+        if names[0] in self.roots:
+            self.root_names.add(start)
+        ends = []
+        at = start
+        for name in names:
+            at += len(name.encode())
+            ends.append(at)
+            at += 1
+        for name, name_end in zip(names[1:], ends[1:]):
+            if name in self.roots:
+                self.root_names.add(name_end - len(name.encode()))
+        self.locator.attribute_chain(names, lambda i: (ends[i] - len(names[i].encode()), ends[i]))
+
+    def call(self, node) -> None:
+        func = _dotted(node.func)
+        if func not in CALLS_OF_INTEREST:
+            return
+        ordered = sorted([(a.lineno, a.col_offset, None, a.value if type(a) is ast.Starred else a) for a in node.args]
+                         + [(k.lineno, k.col_offset, k.arg, k.value) for k in node.keywords],
+                         key=lambda item: (item[0], item[1]))
+        args = [CallArgument(keyword, self.string_literal(value),
+                             type(value) is ast.Constant and value.value is True)
+                for _, _, keyword, value in ordered]
+        self.locator.call(func, self.span(node)[0], args)
+
+    def within(self, spans: list[tuple[int, int]], offset: int) -> bool:
+        return any(start <= offset < end for start, end in spans)
+
+    def check_occurrences(self) -> None:
+        """Decline when a token may sit in a comment (a `#` before it on its line) or in a string whose
+        parts `ast` does not place."""
+        for offset in self.occurrences:
+            if self.within(self.opaque, offset):
+                raise Unsure
+            line_start = self.src.rfind(b"\n", 0, offset) + 1
+            if b"#" in self.src[line_start:offset]:
+                raise Unsure
+
+    def check_roots(self) -> None:
+        """Every whole-word `a` of `import a.b` in the chosen statements must be an expression name or an
+        attribute (both counted), inside an import, or inside a string token; anything else (`def a`,
+        `f(a=1)`, a comment) is a name libcst counts and `ast` does not."""
+        for root in self.roots:
+            word = root.encode()
+            for start, end in self.chosen_ranges:
+                at = self.src.find(word, start, end)
+                while at >= 0:
+                    after = at + len(word)
+                    whole = (at == 0 or self.src[at - 1] not in _IDENTIFIER_BYTES) and \
+                        (after >= len(self.src) or self.src[after] not in _IDENTIFIER_BYTES)
+                    if whole and at not in self.root_names and not self.within(self.imports, at) \
+                            and not self.within(self.strings, at):
+                        raise Unsure
+                    at = self.src.find(word, at + 1, end)
+
+
+def _dotted(node) -> str | None:
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def validate(before: bytes, after: bytes) -> str | None:
