@@ -7,11 +7,11 @@ import fnmatch
 import os
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
+    # A tuple, not a frozen dataclass: one is made per file, and a tuple is made 3x faster.
     path: str  # what we open
     display: str  # what we print
     skip_reason: str | None = None
@@ -108,13 +108,14 @@ def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> It
             except OSError:
                 is_dir = False
             if is_dir:
-                if name in ALWAYS_PRUNED or rel in ignored or _excluded(rel, exclude):
+                if name in ALWAYS_PRUNED or rel in ignored or (exclude and _excluded(rel, exclude)):
                     continue
                 if entry.is_symlink():
                     continue  # never follow directory symlinks: they may leave the tree or loop
                 subdirs.append((entry.path, rel))
                 continue
-            if rel in ignored or _excluded(rel, exclude) or name.startswith((".verl-migrate-", ".verl-migrate.lock")):
+            if rel in ignored or (exclude and _excluded(rel, exclude)) or \
+                    name.startswith((".verl-migrate-", ".verl-migrate.lock")):
                 continue
             full = entry.path
             if entry.is_symlink():

@@ -102,15 +102,18 @@ def sniff_skip_reason(data: bytes) -> str | None:
     return None
 
 
-def process_file(path: str, display: str, mappings: MappingSet, prefilter=None, data: bytes | None = None) -> FileResult:
-    """Locate, apply and validate the edits for one file. Never writes; never raises."""
+def process_file(path: str, display: str, mappings: MappingSet, prefilter=None, data: bytes | None = None,
+                 spec=None) -> FileResult:
+    """Locate, apply and validate the edits for one file. Never writes; never raises.
+
+    `spec`: the rewriter when the caller already decided it (from the name or the `#!` line)."""
     try:
-        return _process(path, display, mappings, prefilter, data)
+        return _process(path, display, mappings, prefilter, data, spec)
     except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
         return FileResult(display, "failed", reason=f"internal error: {type(exc).__name__}: {exc}")
 
 
-def _process(path: str, display: str, mappings: MappingSet, prefilter, data: bytes | None) -> FileResult:
+def _process(path: str, display: str, mappings: MappingSet, prefilter, data: bytes | None, spec) -> FileResult:
     if data is None:
         try:
             with open(path, "rb") as fh:
@@ -120,8 +123,9 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     reason = sniff_skip_reason(data)
     if reason:
         return FileResult(display, "skipped", reason=reason)
-    head = data[3:200] if data.startswith(b"\xef\xbb\xbf") else data[:200]
-    spec = spec_for(os.path.basename(path), head)
+    if spec is None:
+        head = data[3:200] if data.startswith(b"\xef\xbb\xbf") else data[:200]
+        spec = spec_for(os.path.basename(path), head)
     if spec is None:
         return FileResult(display, "skipped", reason="not a file kind verl-migrate rewrites")
     if prefilter is not None and not prefilter(data, spec.kind):

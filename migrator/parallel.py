@@ -51,7 +51,7 @@ def _process_candidate(candidate: Candidate, mappings, prefilter: Prefilter | No
     if spec is None:
         reason = sniff_skip_reason(head) if head else None
         return FileResult(candidate.display, "skipped", reason=reason or NOT_A_KIND)
-    return process_file(candidate.path, candidate.display, mappings, prefilter)
+    return process_file(candidate.path, candidate.display, mappings, prefilter, spec=spec)
 
 
 _worker_state: tuple = ()

@@ -43,9 +43,20 @@ def skip_reason_by_name(path: str) -> str | None:
     """Why the name alone says no rewriter applies (a binary or data file, another language), or None."""
     name = os.path.basename(path)
     ext = os.path.splitext(name)[1].lower()
+    try:
+        return _SKIP_REASON_BY_EXTENSION[ext]
+    except KeyError:
+        pass
+    # Rewriters register plain extensions, so the lower-cased extension decides; asked once per extension.
     if ext not in NEVER_SCRIPT_EXTENSIONS or spec_for(name, b"") is not None:
-        return None
-    return "binary file" if ext in BINARY_EXTENSIONS else NOT_A_KIND
+        reason = None
+    else:
+        reason = "binary file" if ext in BINARY_EXTENSIONS else NOT_A_KIND
+    _SKIP_REASON_BY_EXTENSION[ext] = reason
+    return reason
+
+
+_SKIP_REASON_BY_EXTENSION: dict[str, str | None] = {}
 
 
 def kind_for(path: str) -> tuple[RewriterSpec | None, bytes | None]:
