@@ -12,7 +12,10 @@ import tempfile
 TEMP_PREFIX = ".verl-migrate-"
 
 
-def replace_atomically(path: str, content: bytes, mode: int, owner: tuple[int, int] | None = None) -> None:
+def replace_atomically(path: str, content: bytes, mode: int, owner: tuple[int, int] | None = None,
+                       sync_directory: bool = True) -> None:
+    """`sync_directory=False`: the caller fsyncs the directory later (`sync_directories`), once for
+    all the files it replaced there."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX + os.path.basename(path)[:50] + ".", suffix=".tmp", dir=directory)
     try:
@@ -33,11 +36,18 @@ def replace_atomically(path: str, content: bytes, mode: int, owner: tuple[int, i
         except OSError:
             pass
         raise
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
+    if sync_directory:
+        sync_directories([directory])
+
+
+def sync_directories(directories) -> None:
+    """Make the renames in these directories durable (best effort: not every file system allows it)."""
+    for directory in dict.fromkeys(directories):
         try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
+            dir_fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError:
+            pass

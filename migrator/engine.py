@@ -11,7 +11,7 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 
-from migrator.atomic import replace_atomically
+from migrator.atomic import replace_atomically, sync_directories
 from migrator.edits import Edit, Finding, SourceNotParsed
 from migrator.mapping import MappingSet
 from migrator.rewrite import load_rewriter, spec_for
@@ -193,19 +193,23 @@ def write_atomic(path: str, before: bytes, after: bytes) -> None:
     with open(path, "rb") as fh:
         if fh.read() != before:
             raise WriteError("changed on disk while verl-migrate ran; run again")
-    replace_atomically(path, after, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid))
+    replace_atomically(path, after, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid), sync_directory=False)
 
 
 def write_results(results: list[FileResult], paths: dict[str, str]) -> None:
-    """Write every changed result; a write failure turns that result into a failure."""
+    """Write every changed result; a write failure turns that result into a failure. Each directory
+    is fsynced once after its files (a rename is atomic at once; the fsync only makes it durable)."""
+    written = []
     for result in results:
         if result.status != "changed":
             continue
         try:
             write_atomic(paths[result.path], result.before or b"", result.after or b"")
+            written.append(os.path.dirname(os.path.abspath(paths[result.path])))
         except (OSError, WriteError) as exc:
             result.status = "failed"
             result.reason = f"could not write: {getattr(exc, 'strerror', None) or exc}"
+    sync_directories(written)
 
 
 @dataclass
