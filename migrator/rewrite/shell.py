@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from functools import lru_cache
 
 from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
@@ -19,6 +20,7 @@ from migrator.mapping import MappingSet
 from migrator.rewrite import scan
 
 KIND = "shell"
+BASH_N_TIMEOUT = 60  # seconds
 
 # Commands that run the script given as their first non-option argument.
 SCRIPT_RUNNERS = frozenset({b"bash", b"sh", b"zsh", b"dash", b"source", b".", b"exec", b"nohup", b"time", b"srun"})
@@ -483,19 +485,48 @@ def _prev_line_continues(src: bytes, line_start: int) -> int:
 
 # `bash -n` costs a process start (~3 ms) per changed script, more than finding the edits. It can be
 # skipped when no edit can change what bash's parser sees; these are the ways a rename of plain name
-# characters inside a word could, each found by tests/test_property_shell_neutral.py or the bash manual:
-# a word becomes or stops being a reserved word, a `[[ ]]` operator or a declaration builtin (after which
-# `a=(x)` is legal); a name before `=` becomes or stops being an identifier (`a.b=(x)` is an error); a
-# word runs into `(` (`f()`, `@(glob)`) or `[`; and a here-document delimiter changes.
+# characters inside a word could, each found by tests/test_property_shell_neutral.py or bash's parse.y:
+# a word becomes or stops being a reserved word, a `[[ ]]` operator, `time`'s `-p` or `--`, or a builtin
+# after which `a=(x)` is legal (the declaration builtins, `alias`, `eval`, `let`); a name before `=`
+# becomes or stops being an identifier (`a.b=(x)` is an error); a word runs into `(` (`f()`, `@(glob)`)
+# or `[`; a word right before `<` or `>` becomes or stops being an fd number (`fi 2>x` is legal, `fi b>x`
+# and `fi 99999999999>x` are not) or `{name}` (`{a}>x`); a word after `>&` or `<&` starts with `-`
+# (`>&-1` closes the fd and leaves `1` as an argument); a word is joined to its neighbour by a `\`-newline
+# continuation (`f\<newline>i` is `fi`); and a here-document delimiter changes.
 _PLAIN_NAME = re.compile(rb"[A-Za-z0-9_./-]+\Z")
 _RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:+,@%=-")
 _PARSER_WORDS = frozenset({
     b"if", b"then", b"else", b"elif", b"fi", b"case", b"esac", b"for", b"select", b"while", b"until", b"do",
     b"done", b"in", b"function", b"time", b"coproc",
-    b"declare", b"typeset", b"local", b"export", b"readonly", b"builtin", b"command",
+    b"declare", b"typeset", b"local", b"export", b"readonly", b"builtin", b"command", b"alias", b"eval", b"let",
 })
-_TEST_OPERATOR = re.compile(rb"-[A-Za-z]{1,2}\Z")
+_TEST_OPERATOR = re.compile(rb"-(?:[A-Za-z]{1,2}|-)\Z")  # also `time -p --`
 _IDENTIFIER_BEFORE_EQUALS = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\+?\Z")
+_CONTINUATION = re.compile(rb"\\\r?\n")
+
+
+def _run_context_is_special(source: bytes, start: int, end: int) -> bool:
+    """Whether bash's parser reads the run `source[start:end]` of word bytes with what is around it."""
+    before, after = source[max(0, start - 3):start], source[end:end + 1]
+    if after in (b"(", b"[", b"<", b">", b"\\") or before[-1:] in (b"[", b"]", b"\\") or \
+            before.endswith((b"\\\n", b"\\\r\n")):
+        return True
+    if after == b"}":  # `{name}>x`, also across continuations
+        at = end + 1
+        while (m := _CONTINUATION.match(source, at)):
+            at = m.end()
+        if source[at:at + 1] in (b"<", b">"):
+            return True
+    at = start  # the word after `>&` / `<&`, across blanks and continuations
+    while True:
+        if at and source[at - 1] in b" \t":
+            at -= 1
+        elif source[max(0, at - 2):at] == b"\\\n":
+            at -= 2
+        elif source[max(0, at - 3):at] == b"\\\r\n":
+            at -= 3
+        else:
+            return source[max(0, at - 2):at] in (b">&", b"<&")
 
 
 def edits_keep_validity(source: bytes, edits) -> bool:
@@ -524,7 +555,7 @@ def edits_keep_validity(source: bytes, edits) -> bool:
         runs_seen.add(start)
         old_run = source[start:end]
         new_run = source[start:edit.start] + edit.replacement + source[edit.end:end]
-        if source[end:end + 1] in (b"(", b"[") or (start > 0 and source[start - 1:start] in (b"[", b"]")):
+        if _run_context_is_special(source, start, end):
             return False
         for run in (old_run, new_run):
             if run in _PARSER_WORDS or _TEST_OPERATOR.match(run):
@@ -557,14 +588,34 @@ def validate(before: bytes, after: bytes) -> str | None:
 def _bash_n(bash: str, source: bytes) -> str | None:
     # A file argument, not a pipe: piping a 50 MB script through communicate() took 13 s, and
     # bash names lines only for files; its messages start with the file name, dropped below.
-    with tempfile.NamedTemporaryFile(prefix="verl-migrate-check-", suffix=".sh") as script:
+    # stderr goes to a file and a timer kills a hung bash: `run(timeout=...)` waits by polling with
+    # sleeps (~0.3 ms more per check), and a pipe could be held open by a child of a hung process.
+    # No new session for the kill: it stops subprocess from using vfork, which doubled the cost.
+    with tempfile.NamedTemporaryFile(prefix="verl-migrate-check-", suffix=".sh") as script, \
+            tempfile.TemporaryFile() as errors:
         script.write(source.replace(b"\r\n", b"\n"))
         script.flush()
-        proc = subprocess.run([bash, "-n", script.name], stdin=subprocess.DEVNULL, capture_output=True,
-                              env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"}, timeout=60)
+        proc = subprocess.Popen([bash, "-n", script.name], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=errors, env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"})
+        timed_out = threading.Event()
+
+        def kill() -> None:
+            timed_out.set()
+            proc.kill()
+
+        killer = threading.Timer(BASH_N_TIMEOUT, kill)
+        killer.start()
+        try:
+            proc.wait()
+        finally:
+            killer.cancel()
+        errors.seek(0)
+        stderr = errors.read()
     if proc.returncode == 0:
         return None
-    message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    if timed_out.is_set():
+        return f"`bash -n` did not finish within {BASH_N_TIMEOUT} s"
+    message = stderr.decode("utf-8", "replace").strip().splitlines()
     return (message[0] if message else f"exit {proc.returncode}").replace(f"{script.name}: ", "")
 
 
