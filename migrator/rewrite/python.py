@@ -35,10 +35,10 @@ CALLS_OF_INTEREST = PATH_JOINERS | SHELL_CALLS | SUBPROCESS_CALLS
 STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
 
-_QUICK_CHECKS: list[tuple[MappingSet, "_TokenSearch", tuple[bytes, ...] | None]] = []
+_QUICK_CHECKS: list[tuple[MappingSet, _TokenSearch, tuple[bytes, ...] | None]] = []
 
 
-def _quick_check(mappings: MappingSet) -> tuple["_TokenSearch", tuple[bytes, ...] | None]:
+def _quick_check(mappings: MappingSet) -> tuple[_TokenSearch, tuple[bytes, ...] | None]:
     """A search for any of the prefilter's tokens, and the tokens (None if one spans lines)."""
     for maps, pattern, tokens in _QUICK_CHECKS:
         if maps is mappings:
@@ -116,7 +116,7 @@ def _locate_module(source: bytes, mappings: MappingSet) -> LocateResult:
     return python_cst.locate_module(source, mappings)
 
 
-def result_of(locator: "_Locator") -> LocateResult:
+def result_of(locator: _Locator) -> LocateResult:
     """The located edits and findings in one order whichever front-end found them (the engine sorts
     them again; one order lets the front-ends be compared)."""
     edits = sorted(locator.edits, key=lambda e: (e.start, e.end, e.replacement, e.kind, e.message, e.prs,
