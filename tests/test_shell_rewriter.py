@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from migrator.engine import apply_edits
 from migrator.rewrite import shell
 
@@ -200,3 +202,30 @@ def test_removal_of_several_trailing_arguments(core_mappings):
 def test_removal_of_every_array_element(core_mappings):
     old = "actor_rollout_ref.rollout.enable_chunked_prefill_legacy"
     check_transformed(f"A=(\n  {old}=1\n  {old}=2\n)\nB=({old}=1)\n", "A=(\n)\nB=()\n", core_mappings)
+
+
+def test_a_hung_bash_n_is_killed_and_reported(tmp_path, monkeypatch):
+    # A stand-in for bash that never finishes and keeps a child holding stderr open.
+    import time
+
+    from migrator.rewrite import shell
+
+    fake = tmp_path / "bash"
+    fake.write_text("#!/bin/sh\nsleep 5 &\nsleep 30\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(shell, "BASH_N_TIMEOUT", 0.5)
+    started = time.monotonic()
+    assert shell._bash_n(str(fake), b"echo hi\n") == "`bash -n` did not finish within 0.5 s"
+    assert time.monotonic() - started < 10
+
+
+def test_bash_n_reports_the_first_error_line_without_the_temp_file_name():
+    import shutil
+
+    from migrator.rewrite import shell
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash")
+    assert shell._bash_n(bash, b"echo ok\n") is None
+    assert shell._bash_n(bash, b"if then\n") == "line 1: syntax error near unexpected token `then'"
