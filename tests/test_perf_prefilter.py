@@ -6,7 +6,7 @@ import re
 import sys
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from migrator import engine, prefilter
@@ -111,3 +111,13 @@ def test_split_names_reach_the_kinds_that_split_them():
     assert check(nested_yaml, "yaml")
     assert not check(nested_yaml, "shell")  # a shell script must spell the whole key
     assert check(b"from recipe import fully_async_policy\n", "python")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab.Sh_ -", max_size=12))
+def test_extension_is_splitext_lowered(name):
+    import os
+
+    from migrator.prefilter import _extension
+
+    assert _extension(name) == os.path.splitext(name)[1].lower()
