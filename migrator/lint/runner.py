@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from migrator.engine import sniff_skip_reason
 from migrator.lint import LintFinding, load_checks
@@ -64,7 +64,7 @@ def lint_paths(paths: list[str], facts: Facts, mappings: MappingSet, rev: str, e
     from migrator.discover import discover
 
     for candidate in discover(paths, exclude):
-        candidate = replace(candidate, display=os.path.normpath(candidate.display))  # `./a.sh` -> `a.sh`
+        candidate = candidate._replace(display=os.path.normpath(candidate.display))  # `./a.sh` -> `a.sh`
         if candidate.skip_reason:
             yield FileReport(candidate.display, skipped=candidate.skip_reason)
             continue
