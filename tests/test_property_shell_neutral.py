@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from migrator.edits import Edit
 from migrator.engine import apply_edits
-from migrator.rewrite.shell import edits_keep_validity, parse
+from migrator.rewrite.shell import _argument_removal_span, edits_keep_validity, parse
 
 BASH = shutil.which("bash")
 EXAMPLES = int(os.environ.get("NEUTRAL_EXAMPLES", "800"))
@@ -358,3 +358,269 @@ def test_examples_said_true_really_keep_bash_verdict(source, changes):
     edits = [_edit(source, old, new, nth, offset, length) for old, new, nth, offset, length in changes]
     new, _, _ = apply_edits(source, edits)
     assert bash_ok(source) == bash_ok(new)
+
+
+# -- removals ---------------------------------------------------------------------------------------
+# Edits with an empty replacement, judged by `_removal_keeps_validity`: the shapes the rewriter cuts
+# (`_argument_removal_span`, the trailing run of `plan_removals`) and random spans, in verl-style
+# override lists and in every context where a word is not just a removable argument.
+
+REMOVAL_EXAMPLES = int(os.environ.get("NEUTRAL_REMOVAL_EXAMPLES", str(EXAMPLES)))
+
+REMOVABLE = ["a.b=1", "key=1", "actor_rollout_ref.rollout.x=1", "+a.b=x", "++a.b=2", "~a.b", "a.b=$X", 'a.b="${X}"',
+             'a.b="$X/y"', "a.b='x y'", "a.b=[1,2]", "a.b=null", "a.b=x:y@z", "a.b=${X}", "x", "a.b=1e-6",
+             "trainer.logger='[console,wandb]'", "a.b=c=d"]
+ODD_WORDS = ["fi", "done", "in", "do", "--", "-p", "}", "{", "]]", "[[", "!", "x'", '"a b"', "(", ")", "esac",
+             "then", "time", "2>&1", ">x", "#c", "\\", "a\\", "$(x)", "`x`", "@(a|b)", "a=(x)", "{fd}>x", ";;"]
+removable = st.one_of(*[st.sampled_from(REMOVABLE)] * 5, st.sampled_from(ODD_WORDS))
+
+# `{o}` is a removable-looking word; `{w}` any word.
+HYDRA_TEMPLATES = [
+    "python3 -m verl.trainer.main_ppo \\\n    {o} \\\n    {o} \\\n    {o}",
+    "python3 -m verl.trainer.main_ppo \\\n    {o} \\\n    {o} $@",
+    "python3 -m verl.trainer.main_ppo \\\n  {o} \\\n  {o} 2>&1 | tee log",
+    "python3 -m verl.trainer.main_ppo {o} {o} {o}", "python3 -m verl.trainer.main_ppo {o} {o} \\\n    {o}",
+    "HYDRA_FULL_ERROR=1 python3 -m verl.trainer.main_ppo \\\n    {o} \\\n    {o} &",
+    "python3 -m verl.trainer.main_ppo \\\n    {o} \\\n    {o} \\\n    \"${{EXTRA[@]}}\" \\\n    {o}",
+    "python3 -m verl.trainer.main_ppo \\\n    {o} \\\n    {o}     \t\\\n    {o}\n",
+    "python3 -m verl.trainer.main_ppo \\\n    {o} \\\n    {o} \\\n    # {o}\n",
+    "python3 -m verl.trainer.main_ppo \\\n    {o} \\\n    {o} \\\n    ${{EXTRA:-}} {o}",
+    "ARGS=(\n    {o}\n    {o}\n    {o}\n)", "ARGS=(\n    {o} {o}\n    {o}\n)",
+]
+# A `\` list whose last line is followed by a line that would join the command if that line went.
+NEXT_LINES = ["(x)", "x=(a)", "f() {{ :; }}", ";", "&& b", ")", "}}", "fi", "# c", "", "\n(x)", "  ( a )", "a b",
+              "[[ a ]]", "{{ a; }}", "2>x", "|| b", "\tx=(a)"]
+REMOVAL_TEMPLATES = HYDRA_TEMPLATES * 3 + [
+    f"python3 -m verl.trainer.main_ppo \\\n    {{o}} \\\n    {{o}}\n{line}" for line in NEXT_LINES] + [
+    "echo $'a \\' {o} b'", 'echo "$(echo ")" {o} ")"', "cmd @(a {o})", "cmd a \\\n{o}\n(x)",
+    "cmd 'a\n{o}\n' {o}", "cmd \"a\n{o} b\n\" {o}", "cmd `echo {o}` {o}", "cmd ${{x:-{o} }} {o}",
+    "echo 2> {o}", "echo {o} 2> {o} {o}", "cmd >{o} {o}", "cmd 1>> \\\n    {o}", "cmd {{fd}}> {o} {o}",
+    "cmd >& {o}", "cmd <& {o} {o}", "cmd &> {o}", "cmd >| {o}", "cmd {o} 2>&1 {o}", "cmd {o} >x {o}",
+    "( #c \\\n{o}\n)", "{{ #c \\\n{o}\n}}", "if a; then #c \\\n{o}\nfi", "echo a # {o} \\\n{o}", "cmd {o} # {o}",
+    'echo "a {o} b"', "echo 'a {o} b'", "echo \"a {o}' b' c\"'", "echo 'a \\\n{o}\n'", 'echo "a \\\n{o} b"',
+    "case {o} in {o}) ;; esac", "case a in\n  {o}|b) cmd {o} ;;\nesac", "case a {o}\nin a) ;; esac",
+    "for x in {o} {o}; do cmd {o}; done", "for x {o}\ndo :; done", "select x in {o}; do :; done",
+    "[[ {w} == {o} ]]", "[[ -n {o} && {o} ]]", "[[ {w} {o}\n]]", "[ {o} = {o} ]", "test {w} {o}",
+    "X=({o} {o})", "X=(\n  {o}\n  {o}\n)", "X+=(a {o})", "declare -a X=({o} {o})", "declare {o} {o}",
+    "export {o} {o}", "f() {{\n  local {o} {o}\n}}", "readonly {o}", "f() {{ cmd {o} {o}; }}",
+    "function f {{ cmd {o}; }}", "time cmd {o} {o}", "time -p {o} {o}", "time {o}", "! cmd {o}", "coproc cmd {o}",
+    "coproc C {{ cmd {o}; }}", "x=$(cmd {o} {o})", "x=`cmd {o} {o}`", "cmd {o} | tee {o}", "cmd {o} && cmd {o}",
+    "cmd {o}; cmd {o}", "cmd {o} & cmd {o}", 'cmd {o}"x" {o}', "cmd {o}#c", "cmd {o}\\\n{o}", "cmd a\\\n{o} b",
+    "{o} cmd {o}", "A=1 {o} cmd", "A=(x) {o}", "A=1 {o}", "cmd $(( {o} ))", "(( {w} ))", "cmd {o} (x)",
+    "f {o} () {{ :; }}", "cmd {o} {w}", "cmd {w} {o} {w}", "eval {o} {o}", "let {o}", "alias {o}",
+    "cmd a\\ {o}", "cmd a\\\\\n{o}", "cmd {o} ) ", "cmd ( {o} )", "( {o} )", "( cmd {o} )", "{{ cmd {o}; }}",
+    "if cmd {o}; then cmd {o}; fi", "while cmd {o}; do cmd {o}; done", "cmd {o} {o} ;", "cmd {o}\t{o}",
+    "cmd $({o})", "cmd <({o} {o})", "cmd {o}=(x)", "{o}() {{ :; }}", "cmd {o}[x] {o}", "cmd x {o}\r{o}",
+]
+
+
+@st.composite
+def removal_scripts(draw) -> bytes:
+    parts = []
+    clean = draw(st.booleans())  # only override lists with plain arguments: what the rewriter edits
+    for _ in range(draw(st.integers(1, 4))):
+        if clean:
+            template = draw(st.sampled_from(HYDRA_TEMPLATES))
+            parts.append(re.sub(r"\{o\}", lambda m: draw(st.sampled_from(REMOVABLE)), template).replace("{{", "{")
+                         .replace("}}", "}"))
+            continue
+        if draw(st.integers(0, 3)) == 0:
+            parts.append(draw(fragment()))
+            continue
+        template = draw(st.sampled_from(REMOVAL_TEMPLATES))
+        filled = re.sub(r"\{([ow])\}", lambda m: draw(removable) if m.group(1) == "o" else draw(word), template)
+        parts.append(filled.replace("{{", "{").replace("}}", "}"))
+    body = parts[0]
+    for part in parts[1:]:
+        body += ("\n" if body.endswith("&") else draw(st.sampled_from(["\n", "\n", "; ", " && ", "\n\n"]))) + part
+    body += draw(st.sampled_from(["\n", "\n", "", " \\\n"]))
+    if draw(st.integers(0, 5)) == 0:
+        body = "#!/bin/bash\nset -xeuo pipefail\n" + body
+    body = split_runs(draw, body)
+    data = body.encode()
+    crlf = draw(st.integers(0, 9))
+    if crlf == 0:
+        data = data.replace(b"\n", b"\r\n")
+    elif crlf == 1 and b"\n" in data:  # a lone CR somewhere
+        at = draw(st.integers(0, len(data) - 1))
+        data = data[:at] + b"\r" + data[at:]
+    return data
+
+
+# Words as the shell splits them (quotes kept together), as whitespace splits them, and finer pieces.
+SHELL_WORD = re.compile(rb"(?:'[^']*'|\"(?:[^\"\\\\]|\\\\.)*\"|\\\\[^\n]|[^ \t\r\n'\"\\\\])+")
+TOKENS = [SHELL_WORD, SHELL_WORD, SHELL_WORD, re.compile(rb"[^ \t\r\n]+"), re.compile(rb"[^ \t\r\n;&|()<>]+"),
+          re.compile(rb"[^ \t\r\n;&|()<>'\"`#]+")]
+
+
+def _blanks_back(source: bytes, at: int) -> int:
+    while at and source[at - 1] in b" \t":
+        at -= 1
+    return at
+
+
+def _blanks_forward(source: bytes, at: int) -> int:
+    while at < len(source) and source[at] in b" \t":
+        at += 1
+    return at
+
+
+@st.composite
+def removal_span(draw, source: bytes) -> tuple[int, int]:
+    tokens = [m.span() for m in draw(st.sampled_from(TOKENS)).finditer(source)]
+    mode = draw(st.integers(0, 13))
+    if not tokens or mode == 13:
+        a = draw(st.integers(0, len(source)))
+        return a, min(len(source), a + draw(st.integers(0, 12)))
+    i = draw(st.integers(0, len(tokens) - 1))
+    start, end = tokens[i]
+    if mode <= 2:  # what the rewriter cuts for one argument
+        return _argument_removal_span(source, start, end)
+    if mode == 3:  # the whole line
+        line_start = source.rfind(b"\n", 0, start) + 1
+        nl = source.find(b"\n", end)
+        return line_start, len(source) if nl == -1 else nl + 1
+    if mode == 4:  # the last argument with the ` \` + newline before it
+        line_start = source.rfind(b"\n", 0, start) + 1
+        m = re.search(rb"[ \t]*\\\r?\n\Z", source[:line_start])
+        return (m.start() if m else _blanks_back(source, start)), end
+    if mode == 5:  # the word and the blanks after it
+        return start, _blanks_forward(source, end)
+    if mode == 6:  # blanks before and the word
+        return _blanks_back(source, start), end
+    if mode == 7:  # several adjacent words, with or without the blanks around them
+        j = draw(st.integers(i, min(len(tokens) - 1, i + 3)))
+        a, b = start, tokens[j][1]
+        if draw(st.booleans()):
+            a = _blanks_back(source, a)
+        elif draw(st.booleans()):
+            b = _blanks_forward(source, b)
+        return a, b
+    if mode == 8:  # a trailing run: from the end of a kept word to the end of a later one
+        if i + 1 < len(tokens):
+            return end, tokens[draw(st.integers(i + 1, min(len(tokens) - 1, i + 3)))][1]
+        return _blanks_back(source, start), end
+    if mode == 9:  # part of a word
+        a = draw(st.integers(start, end - 1))
+        return a, draw(st.integers(a + 1, end))
+    if mode == 10:  # a word with one byte more or less on either side
+        a = max(0, start + draw(st.integers(-2, 1)))
+        return a, max(a, min(len(source), end + draw(st.integers(-1, 2))))
+    if mode == 11:  # just the word
+        return start, end
+    a = _blanks_back(source, start)  # from a word to a random later point
+    return a, min(len(source), end + draw(st.integers(0, 20)))
+
+
+@st.composite
+def removal_edit_lists(draw, source: bytes) -> list[Edit]:
+    edits: list[Edit] = []
+    for _ in range(draw(st.sampled_from([1, 1, 1, 2, 2, 3]))):
+        start, end = draw(removal_span(source))
+        if start >= end or any(start < e.end and e.start < end or start == e.end or end == e.start for e in edits):
+            continue
+        edits.append(Edit(start, end, b"", "key-removal", "test"))
+    if draw(st.integers(0, 3)) == 0:  # renames in the same script, mostly of plain runs to plain names
+        runs = [m.span() for m in PLAIN_RUN.finditer(source)]
+        renames = draw(edit_lists(source)) if draw(st.booleans()) or not runs else [
+            Edit(*draw(st.sampled_from(runs)), draw(st.sampled_from([b"a", b"x.y", b"new_key", b"b1"])), "key-rename",
+                 "test")]
+        for rename in renames:
+            if rename.replacement and not any(rename.start < e.end and e.start < rename.end or
+                                              rename.start in (e.start, e.end) for e in edits):
+                edits.append(rename)
+    return sorted(edits, key=lambda e: (e.start, e.end))
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+@settings(max_examples=REMOVAL_EXAMPLES, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_removals_keep_bash_verdict(data):
+    source = data.draw(removal_scripts(), label="source")
+    edits = data.draw(removal_edit_lists(source), label="edits")
+    if not edits:
+        return
+    new, _, rejected = apply_edits(source, edits)
+    assert not rejected
+    keeps = edits_keep_validity(source, edits)
+    renames = any(e.replacement for e in edits)
+    event(f"removals{' and renames' if renames else ''}: edits_keep_validity {keeps}")
+    if not keeps:
+        return
+    assert not parse(source).root_node.has_error, source
+    before, after = bash_ok(source), bash_ok(new)
+    event(f"removals: bash -n before/after: {before}/{after}")
+    assert before == after, (source, edits, new)
+
+
+def _removal(source: bytes, old: bytes, nth: int = 0) -> Edit:
+    start = _at(source, old, nth)
+    return Edit(start, start + len(old), b"", "key-removal", "t")
+
+
+HYDRA_LIST = (b"python3 -m verl.trainer.main_ppo \\\n    data.train_batch_size=256 \\\n"
+              b"    actor_rollout_ref.rollout.x=1 \\\n    trainer.logger='[console,wandb]' \\\n"
+              b"    trainer.n_gpus_per_node=8\n")
+
+REMOVAL_TABLE = [
+    # (id, source, removed bytes, nth occurrence, expected)
+    ("hydra-whole-line", HYDRA_LIST, b"    actor_rollout_ref.rollout.x=1 \\\n", 0, True),
+    ("hydra-last-argument", HYDRA_LIST, b" \\\n    trainer.n_gpus_per_node=8", 0, True),
+    ("hydra-trailing-run", HYDRA_LIST,
+     b" \\\n    trainer.logger='[console,wandb]' \\\n    trainer.n_gpus_per_node=8", 0, True),
+    ("mid-line-var", b"python3 -m verl.trainer.main_ppo a.b=1 key=$VAR c.d=2\n", b" key=$VAR", 0, True),
+    ("mid-line-quoted-var", b'python3 -m verl.trainer.main_ppo a.b=1 key="${VAR}" c.d=2\n', b' key="${VAR}"', 0, True),
+    ("first-on-line-with-blanks", b"python3 -m verl.trainer.main_ppo \\\n    key=1 a.b=2\n", b"key=1 ", 0, True),
+    ("first-word-of-command", b"key.x=1 a.b=2\n", b"key.x=1 ", 0, False),
+    ("empties-subshell", b"( key=1 )\n", b"key=1", 0, False),
+    ("case-word", b"case a key=1 in a) ;; esac\n", b" key=1", 0, False),
+    ("cond-operand", b"[[ a key=1 ]]\n", b" key=1", 0, False),
+    ("glued-by-continuation", b"cmd a\\\nkey=1 b\n", b"key=1", 0, False),
+    ("followed-by-hash", b"cmd a key=1#c\n", b" key=1", 0, False),
+    # Counterexamples: the first version of the removal proof said True, and `bash -n` changed its verdict.
+    ("continuation-in-comment", b"( #c \\\nkey=1\n)\n", b"key=1\n", 0, False),
+    ("redirection-target", b"echo 2> key=1\n", b" key=1", 0, False),
+    ("redirection-target-last-line", b"echo a 2> \\\n    key=1\n", b" \\\n    key=1", 0, False),
+    ("crosses-quotes", b"echo \"a key='x\" b' c\"'\n", b"key='x\" b'", 0, False),
+    ("continuation-joins-if", b"i\\\r\nf train_etp; then train_etp=2; fi\r\n", b"\\\r\nf", 0, False),
+    ("line-joins-subshell", b"cmd \\\nkey=1\n(x)\n", b"key=1\n", 0, False),
+    ("line-joins-array", b"cmd \\\n  a.b=1 \\\n  key=1\nx=(a)\n", b"  a.b=1 \\\n  key=1\n", 0, False),
+    ("line-joins-function", b"cmd \\\nkey=1\nf() { :; }\n", b"key=1\n", 0, False),
+    # Still True: nothing joins the command after the removed line.
+    ("line-before-blank-line", b"cmd \\\nkey=1\n\nx=(a)\n", b"key=1\n", 0, True),
+]
+REMOVAL_VERDICT_CHANGERS = {"continuation-in-comment", "redirection-target", "redirection-target-last-line",
+                            "crosses-quotes", "continuation-joins-if", "line-joins-subshell", "line-joins-array",
+                            "line-joins-function"}
+
+
+@pytest.mark.parametrize("source,removed,nth,expected", [e[1:] for e in REMOVAL_TABLE],
+                         ids=[e[0] for e in REMOVAL_TABLE])
+def test_removal_examples(source, removed, nth, expected):
+    assert edits_keep_validity(source, [_removal(source, removed, nth)]) is expected
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+@pytest.mark.parametrize("source,removed,nth", [e[1:4] for e in REMOVAL_TABLE if e[0] in REMOVAL_VERDICT_CHANGERS],
+                         ids=[e[0] for e in REMOVAL_TABLE if e[0] in REMOVAL_VERDICT_CHANGERS])
+def test_removal_counterexamples_really_change_the_verdict(source, removed, nth):
+    new, _, _ = apply_edits(source, [_removal(source, removed, nth)])
+    assert not parse(source).root_node.has_error
+    assert bash_ok(source) != bash_ok(new)
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+@pytest.mark.parametrize("source,removed,nth", [e[1:4] for e in REMOVAL_TABLE if e[4]],
+                         ids=[e[0] for e in REMOVAL_TABLE if e[4]])
+def test_removal_examples_said_true_really_keep_bash_verdict(source, removed, nth):
+    new, _, _ = apply_edits(source, [_removal(source, removed, nth)])
+    assert bash_ok(source) == bash_ok(new)
+
+
+def test_rewriter_spans_of_a_hydra_list_are_judged_neutral():
+    """The spans `_argument_removal_span` cuts from a `\\` list are the ones the proof lets through."""
+    for word in (b"data.train_batch_size=256", b"actor_rollout_ref.rollout.x=1", b"trainer.n_gpus_per_node=8"):
+        start = HYDRA_LIST.index(word)
+        span = _argument_removal_span(HYDRA_LIST, start, start + len(word))
+        assert edits_keep_validity(HYDRA_LIST, [Edit(*span, b"", "key-removal", "t")]), word
