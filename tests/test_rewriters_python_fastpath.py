@@ -114,13 +114,25 @@ def test_ast_front_end_agrees_on_golden_fixtures(path, tables):
     assert fast is None or fast == _whole(source, maps)
 
 
-AST_TAKES = ["function body", "decorator", "statements sharing a line", "import a.b with references",
-             "import a.b with the root kept by another import", "shell command"]
+AST_TAKES = {name: FAST[name] for name in (
+    "function body", "decorator", "statements sharing a line", "import a.b with references",
+    "import a.b with the root kept by another import", "shell command", "hit only in a trailing comment")}
+AST_TAKES.update({
+    # Comments: a `#` outside every string token starts one; lines outside statements are comments.
+    "comment between statements": FALLBACK["comment between statements"],
+    "comment at the end of a block": FALLBACK["comment at the end of a block"],
+    "comment at the end of the file": FALLBACK["comment at the end of the file"],
+    "hash inside a string before the key": f'x = "#" + "{BUCKET}=1"  # {BUCKET}\n',
+    "hash inside a docstring line": f'def f():\n    """\n    # {BUCKET}=1\n    """\n',
+    "root named in a comment": "import recipe.fully_async_policy  # recipe\nrecipe.fully_async_policy.go()\n",
+    "shebang and header comment": f"#!/usr/bin/env python3\n# {BUCKET}\nimport os\n",
+    "indented comment line after a bracket": f"x = [\n    1,\n]\n  # {BUCKET}\ny = 2\n",
+})
 
 
-@pytest.mark.parametrize("name", AST_TAKES)
-def test_ast_front_end_is_taken_and_agrees(name):
-    data = FAST[name].encode()
+@pytest.mark.parametrize("source", AST_TAKES.values(), ids=AST_TAKES.keys())
+def test_ast_front_end_is_taken_and_agrees(source):
+    data = source.encode()
     for maps in (mappings(), compose(load_builtin())):
         fast = py_rewriter._locate_ast(data, maps)
         assert fast is not None
@@ -129,7 +141,6 @@ def test_ast_front_end_is_taken_and_agrees(name):
 
 AST_DECLINES = {
     # libcst sees these and `ast` does not (or not at exact positions): libcst must decide.
-    "hit only in a trailing comment": FAST["hit only in a trailing comment"],
     "f-string": f'y = f"{BUCKET}={{b}}"\n',
     "implicitly joined strings": f'x = ("a"\n     "{BUCKET}=1")\n',
     "chain with a line break": f'x = (cfg.actor_rollout_ref\n     .rollout.update_weights_bucket_megabytes, "{BUCKET}=1")\n',
@@ -147,10 +158,15 @@ def test_ast_front_end_declines_where_libcst_sees_more(source):
     assert _located(data, mappings()) == _whole(data, mappings())
 
 
+def test_comment_cases_have_work():
+    for name in ("hit only in a trailing comment", "comment between statements", "comment at the end of a block",
+                 "hash inside a string before the key", "hash inside a docstring line", "shebang and header comment"):
+        assert _whole(AST_TAKES[name].encode(), mappings()) != py_rewriter.LocateResult((), ()), name
+
+
 def test_whole_result_of_a_declined_case_is_not_empty():
     # The declines above matter: libcst finds work in them (the test would pass vacuously otherwise).
-    for name in ("hit only in a trailing comment", "f-string", "implicitly joined strings", "chain with a line break",
-                 "root bound by a def"):
+    for name in ("f-string", "implicitly joined strings", "chain with a line break", "root bound by a def"):
         assert _whole(AST_DECLINES[name].encode(), mappings()) != py_rewriter.LocateResult((), ()), name
 
 

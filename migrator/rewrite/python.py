@@ -139,6 +139,7 @@ class Statements(NamedTuple):
     roots: set[str]  # `import a.b` of a moved module: every statement naming `a` is chosen too
     line_starts: list[int]
     occurrences: list[int]  # sorted offsets of every token occurrence
+    outside: list[int]  # the occurrences on lines outside every statement (comments, for valid Python)
 
 
 def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
@@ -150,8 +151,8 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     and every import binding it (`finish()`): those statements all contain the text `a`, so they are
     chosen too. None whenever that argument does not hold or cannot be checked cheaply: a BOM, a
     coding cookie or a `\\r` (line numbering), a file `ast` rejects (libcst's errors and encodings stay
-    as they are), or a token outside every statement's lines (a comment between statements, at the
-    end of a block or of the file).
+    as they are). Tokens outside every statement's lines (a comment between statements, at the end
+    of a block or of the file) are listed in `outside`.
     """
     if source.startswith(b"\xef\xbb\xbf") or b"\r" in source:
         return None
@@ -176,31 +177,30 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
         else:
             spans.append([first, stmt.end_lineno, [stmt]])
 
-    def covering(starts, must_cover: bool, chosen: dict) -> bool:
-        """Add the spans holding these offsets to chosen; False when one is in no span."""
-        index = 0
-        for line in sorted({bisect.bisect_right(line_starts, start) for start in starts}):
+    def covering(starts, chosen: dict) -> list[int]:
+        """Add the spans holding these offsets to chosen; the offsets in no span."""
+        index, outside = 0, []
+        for start in sorted(starts):
+            line = bisect.bisect_right(line_starts, start)
             index = bisect.bisect_left(spans, line, index, key=lambda span: span[1])
             if index == len(spans) or spans[index][0] > line:
-                if must_cover:
-                    return False
+                outside.append(start)
                 continue
             chosen[index] = spans[index]
-        return True
+        return outside
 
     chosen: dict[int, list] = {}
     search, tokens = _quick_check(mappings)
     if tokens is None:
         return None
     occurrences = sorted(search.starts(source))
-    if not covering(occurrences, True, chosen):
-        return None
+    outside = covering(occurrences, chosen)
     roots = {alias.name.split(".")[0] for span in chosen.values() for stmt in span[2] for node in ast.walk(stmt)
              if isinstance(node, ast.Import) for alias in node.names
              if alias.asname is None and "." in alias.name and mappings.module(alias.name) is not None}
     if roots:
-        covering(_occurrences(source, tuple(root.encode() for root in roots)), False, chosen)
-    return Statements(chosen, roots, line_starts, occurrences)
+        covering(_occurrences(source, tuple(root.encode() for root in roots)), chosen)
+    return Statements(chosen, roots, line_starts, occurrences, outside)
 
 
 def _occurrences(source: bytes, words: tuple[bytes, ...]) -> set[int]:
@@ -441,10 +441,11 @@ _IDENTIFIER_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv
 def _locate_ast(source: bytes, mappings: MappingSet) -> LocateResult | None:
     """libcst's result from the stdlib `ast` of the chosen statements, or None when unsure.
 
-    `ast` has no comments and no exact positions inside f-strings or implicitly joined strings, and
-    it spells some names as plain strings (`def f`, `f(x=1)`). So it declines whenever an old token
-    occurs after a `#` on its line, inside an f-string or a joined string, or when a name that
-    `import a.b` binds occurs anywhere but an expression name, an attribute or an import.
+    `ast` has no exact positions inside f-strings or implicitly joined strings, and it spells some
+    names as plain strings (`def f`, `f(x=1)`). So it declines whenever an old token occurs inside an
+    f-string or a joined string, or when a name that `import a.b` binds occurs anywhere but an
+    expression name, an attribute, an import, a string or a comment. `ast` has no comments either;
+    they are found from the strings it does place: a `#` outside every string token starts one.
     """
     statements = choose_statements(source, mappings)
     if statements is None:
@@ -454,7 +455,7 @@ def _locate_ast(source: bytes, mappings: MappingSet) -> LocateResult | None:
         for index in sorted(statements.chosen):
             for stmt in statements.chosen[index][2]:
                 walker.walk(stmt)
-        walker.check_occurrences()
+        walker.comments()
         walker.check_roots()
     except Unsure:
         return None
@@ -470,7 +471,10 @@ class _AstWalker:
         self.src = source
         self.line_starts = statements.line_starts
         self.occurrences = statements.occurrences
+        self.outside = statements.outside
         self.roots = statements.roots
+        self._string_starts: list[int] | None = None
+        self._string_spans: list[tuple[int, int]] = []
         self.locator = locator
         self.strings: list[tuple[int, int]] = []  # single string tokens
         self.opaque: list[tuple[int, int]] = []  # f-strings and joined strings
@@ -610,15 +614,52 @@ class _AstWalker:
     def within(self, spans: list[tuple[int, int]], offset: int) -> bool:
         return any(start <= offset < end for start, end in spans)
 
-    def check_occurrences(self) -> None:
-        """Decline when a token may sit in a comment (a `#` before it on its line) or in a string whose
-        parts `ast` does not place."""
+    def in_string(self, offset: int) -> bool:
+        """Whether offset lies in a string token, f-string or joined string of the chosen statements
+        (they never overlap: the walk does not enter f-strings)."""
+        if self._string_starts is None:
+            self._string_spans = sorted(set(self.strings + self.opaque))
+            self._string_starts = [start for start, _ in self._string_spans]
+        index = bisect.bisect_right(self._string_starts, offset) - 1
+        return index >= 0 and offset < self._string_spans[index][1]
+
+    def comment_start(self, offset: int, outside: bool) -> int | None:
+        """Where the comment holding `offset` starts, or None when offset is not in a comment.
+
+        On a line of a chosen statement, the first `#` outside every string token starts the comment;
+        a line outside every statement holds nothing but blanks and a comment (else: Unsure)."""
+        line_start = self.src.rfind(b"\n", 0, offset) + 1
+        if outside:
+            at = line_start
+            while self.src[at:at + 1] in (b" ", b"\t", b"\f"):
+                at += 1
+            if self.src[at:at + 1] != b"#":
+                raise Unsure
+            return at
+        at = self.src.find(b"#", line_start, offset)
+        while at != -1:
+            if not self.in_string(at):
+                return at
+            at = self.src.find(b"#", at + 1, offset)
+        return None
+
+    def comments(self) -> None:
+        """Every token in a comment goes through the comment's text scan (once per comment); a token
+        in an f-string or a joined string sends the file to libcst."""
+        outside = set(self.outside)
+        found: dict[int, int] = {}
         for offset in self.occurrences:
-            if self.within(self.opaque, offset):
+            if offset not in outside and self.within(self.opaque, offset):
                 raise Unsure
-            line_start = self.src.rfind(b"\n", 0, offset) + 1
-            if b"#" in self.src[line_start:offset]:
-                raise Unsure
+            start = self.comment_start(offset, offset in outside)
+            if start is None or start in found:
+                continue
+            end = self.src.find(b"\n", start)
+            found[start] = len(self.src) if end == -1 else end
+        for start, end in sorted(found.items()):
+            if start == 0 and self.src.startswith(b"#!"):
+                continue
+            self.locator.add_text(start, end, prose=True, in_comment=True)
 
     def check_roots(self) -> None:
         """Every whole-word `a` of `import a.b` in the chosen statements must be an expression name or an
@@ -633,7 +674,7 @@ class _AstWalker:
                     whole = (at == 0 or self.src[at - 1] not in _IDENTIFIER_BYTES) and \
                         (after >= len(self.src) or self.src[after] not in _IDENTIFIER_BYTES)
                     if whole and at not in self.root_names and not self.within(self.imports, at) \
-                            and not self.within(self.strings, at):
+                            and not self.within(self.strings, at) and self.comment_start(at, False) is None:
                         raise Unsure
                     at = self.src.find(word, at + 1, end)
 

@@ -52,8 +52,8 @@ def locate_statements(source: bytes, mappings: MappingSet) -> LocateResult | Non
     and for an `import a.b` the `ast` pre-pass did not see.
     """
     statements = choose_statements(source, mappings)
-    if statements is None:
-        return None
+    if statements is None or statements.outside:
+        return None  # a comment between statements belongs to no snippet
     line_starts = statements.line_starts
     positions = _SnippetPositions()
     locator = _Locator(mappings, source)
