@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from migrator.rewrite import yaml as yaml_rewriter
-from rewriters_support import check_noop, check_transformed, mappings, run
+from rewriters_support import FIXTURES, check_noop, check_transformed, mappings, run
 
 # Names that look like verl's but never spell a key the tables change.
 NAMES = ["actor_rollout_ref", "rollout", "critic", "model", "trainer", "fsdp", "name", "checkpoint_engine",
@@ -145,3 +146,40 @@ def test_validate_compares_data_with_the_table_changes():
 def test_keys_inside_sequences_are_not_config_paths():
     source = "- actor_rollout_ref:\n    rollout:\n      update_weights_bucket_megabytes: 1\n"
     check_noop(source, "c.yaml")  # keys inside sequences are not config paths
+
+
+def _node_marks(node, out):
+    out.append((type(node).__name__, node.tag, getattr(node, "style", None) or None,
+                node.value if isinstance(node, yaml.ScalarNode) else None,
+                (node.start_mark.index, node.start_mark.line, node.start_mark.column),
+                (node.end_mark.index, node.end_mark.line, node.end_mark.column)))
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            _node_marks(key, out)
+            _node_marks(value, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for value in node.value:
+            _node_marks(value, out)
+    return out
+
+
+LIBYAML_CASES = [p.read_text(encoding="utf-8-sig") for p in sorted((FIXTURES / "yaml").glob("*.y*ml"))] + [
+    "a:\n  b: 1\n  c: [1, 2]",  # no final newline: libyaml counts an implicit line break there
+    "a:\r\n  b: 1\r\n",
+    "a: 1\u2028b: 2\n",
+    "x: &anchor\n  y: 1\nz: *anchor\n",
+    "---\na: 1\n---\nb: |\n  text\n  more\n",
+    "k: 'é ✓'\nl: \"\\u00e9\"\n",
+]
+
+
+@pytest.mark.skipif(not getattr(yaml, "__with_libyaml__", False), reason="PyYAML without libyaml")
+@pytest.mark.parametrize("text", LIBYAML_CASES)
+def test_libyaml_gives_the_pure_python_loaders_nodes_marks_and_data(text):
+    from migrator.rewrite import yaml as yaml_rewriter
+
+    fast = [_node_marks(d, []) for d in yaml_rewriter.compose_all(text) if d is not None]
+    slow = [_node_marks(d, []) for d in yaml.compose_all(text) if d is not None]
+    assert fast == slow
+    assert yaml_rewriter.load_all(text) == list(yaml.safe_load_all(text))
+    assert yaml_rewriter.has_anchors(text) == ("&" in text)

@@ -9,6 +9,7 @@ comments. `validate` loads both versions and checks the data changed by exactly 
 
 from __future__ import annotations
 
+import bisect
 import copy
 import re
 from dataclasses import dataclass, field
@@ -125,22 +126,69 @@ class _Mapping:
         return self.keys[0].key.start_mark.column if self.keys else self.node.start_mark.column
 
 
+# -- parsing ------------------------------------------------------------------------------------------
+
+# libyaml when PyYAML has it: composing verl's generated 1,000-line configs in pure Python was most of a
+# run over verl's tree. Its nodes, events and data equal the pure-Python loader's on every YAML file of
+# five verl releases and of this project, once each mark's line and column are recomputed from its
+# index: libyaml counts an implicit line break at the end of a file without one (tests/test_rewriters_yaml.py).
+_FAST_LOADER = getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
+_LINE_BREAK = re.compile(r"\r\n|\r|\n|\x85|\u2028|\u2029")  # the pure-Python reader's line breaks
+
+
+def compose_all(text: str) -> list:
+    """The documents' node trees, with the pure-Python loader's marks."""
+    if _FAST_LOADER is None:
+        return list(yaml.compose_all(text))
+    documents = list(yaml.compose_all(text, Loader=_FAST_LOADER))
+    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+    stack = [d for d in documents if d is not None]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:  # an alias shares its anchor's node
+            continue
+        seen.add(id(node))
+        node.start_mark = _mark_at(node.start_mark.index, starts)
+        node.end_mark = _mark_at(node.end_mark.index, starts)
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append(key)
+                stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return documents
+
+
+def _mark_at(index: int, line_starts: list[int]) -> yaml.Mark:
+    line = bisect.bisect_right(line_starts, index) - 1
+    return yaml.Mark("<unicode string>", index, line, index - line_starts[line], None, None)
+
+
+def has_anchors(text: str) -> bool:
+    events = yaml.parse(text, Loader=_FAST_LOADER) if _FAST_LOADER is not None else yaml.parse(text)
+    return any(isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None) for ev in events)
+
+
+def load_all(text: str) -> list:
+    return list(yaml.load_all(text, Loader=_FAST_LOADER) if _FAST_LOADER is not None else yaml.safe_load_all(text))
+
+
 # -- locating -----------------------------------------------------------------------------------------
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     base = 3 if source.startswith(b"\xef\xbb\xbf") else 0
     try:
         text = source[base:].decode("utf-8")
-        documents = list(yaml.compose_all(text))
-        has_anchors = any(isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None)
-                          for ev in yaml.parse(text))
+        documents = compose_all(text)
+        anchors = has_anchors(text)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SourceNotParsed(f"not parsable as YAML: {str(exc).splitlines()[0]}") from None
     planner = _Planner(source, _Lines(source, base), mappings)
     for document in documents:
         if document is not None:
             planner.scan_scalars(document)
-    _plan_keys(planner, source[base:], documents, has_anchors)
+    _plan_keys(planner, source[base:], documents, anchors)
     return LocateResult(tuple(planner.edits), tuple(planner.findings))
 
 
@@ -556,11 +604,11 @@ class _Insert:
 def validate(before: bytes, after: bytes, mappings: MappingSet | None = None) -> str | None:
     """None when `after` loads to `before`'s data with exactly the table's changes applied."""
     try:
-        old_docs = list(yaml.safe_load_all(before.decode("utf-8-sig")))
+        old_docs = load_all(before.decode("utf-8-sig"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SourceNotParsed(f"not loadable as YAML: {str(exc).splitlines()[0]}") from None
     try:
-        new_docs = list(yaml.safe_load_all(after.decode("utf-8-sig")))
+        new_docs = load_all(after.decode("utf-8-sig"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         return f"the edited file would not load as YAML: {str(exc).splitlines()[0]}"
     if mappings is None:
@@ -583,10 +631,9 @@ def expected_data(before: bytes, docs: list, maps: MappingSet) -> list:
     docs = [_rewrite_strings(copy.deepcopy(d), maps) for d in docs]
     base = 3 if before.startswith(b"\xef\xbb\xbf") else 0
     text = before[base:].decode("utf-8")
-    documents = list(yaml.compose_all(text))
-    has_anchors = any(isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None) for ev in yaml.parse(text))
+    documents = compose_all(text)
     planner = _Planner(before, _Lines(before, base), maps)
-    _plan_keys(planner, before[base:], documents, has_anchors)
+    _plan_keys(planner, before[base:], documents, has_anchors(text))
     if planner.ops:
         _apply_ops(docs[0], planner.ops, len(planner.root.path), maps)
     return docs
