@@ -253,15 +253,20 @@ def edit_lists(draw, source: bytes) -> list[Edit]:
 def test_keeping_validity_means_bash_n_agrees(data):
     source = data.draw(scripts(), label="source")
     edits = data.draw(edit_lists(source), label="edits")
+    _assert_bash_agrees_when_kept(source, edits, "")
+
+
+def _assert_bash_agrees_when_kept(source: bytes, edits: list, label: str) -> None:
+    """The property: when `edits_keep_validity` says so, bash -n judges the edited script as the original."""
     new, _, rejected = apply_edits(source, edits)
     assert not rejected
     keeps = edits_keep_validity(source, edits)
-    event(f"edits_keep_validity: {keeps}")
+    event(f"{label}edits_keep_validity: {keeps}")
     if not keeps:
         return
     assert not parse(source).root_node.has_error, source
     before, after = bash_ok(source), bash_ok(new)
-    event(f"bash -n before/after: {before}/{after}")
+    event(f"{label}bash -n before/after: {before}/{after}")
     assert before == after, (source, edits, new)
 
 
@@ -541,17 +546,8 @@ def test_removals_keep_bash_verdict(data):
     edits = data.draw(removal_edit_lists(source), label="edits")
     if not edits:
         return
-    new, _, rejected = apply_edits(source, edits)
-    assert not rejected
-    keeps = edits_keep_validity(source, edits)
     renames = any(e.replacement for e in edits)
-    event(f"removals{' and renames' if renames else ''}: edits_keep_validity {keeps}")
-    if not keeps:
-        return
-    assert not parse(source).root_node.has_error, source
-    before, after = bash_ok(source), bash_ok(new)
-    event(f"removals: bash -n before/after: {before}/{after}")
-    assert before == after, (source, edits, new)
+    _assert_bash_agrees_when_kept(source, edits, f"removals{' and renames' if renames else ''}: ")
 
 
 def _removal(source: bytes, old: bytes, nth: int = 0) -> Edit:

@@ -522,16 +522,21 @@ def _run_context_is_special(source: bytes, start: int, end: int) -> bool:
             at = m.end()
         if source[at:at + 1] in (b"<", b">"):
             return True
-    at = start  # the word after `>&` / `<&`, across blanks and continuations
+    at = _back_over(source, start, blanks=True)  # the word after `>&` / `<&`
+    return source[max(0, at - 2):at] in (b">&", b"<&")
+
+
+def _back_over(text: bytes, at: int, blanks: bool) -> int:
+    """`at` moved back over `\\` continuations, and over blanks too when asked."""
     while True:
-        if at and source[at - 1] in b" \t":
+        if blanks and at and text[at - 1] in b" \t":
             at -= 1
-        elif source[max(0, at - 2):at] == b"\\\n":
+        elif text[max(0, at - 2):at] == b"\\\n":
             at -= 2
-        elif source[max(0, at - 3):at] == b"\\\r\n":
+        elif text[max(0, at - 3):at] == b"\\\r\n":
             at -= 3
         else:
-            return source[max(0, at - 2):at] in (b">&", b"<&")
+            return at
 
 
 def edits_keep_validity(source: bytes, edits) -> bool:
@@ -664,13 +669,7 @@ def _removal_keeps_validity(source: bytes, start: int, end: int, after: bytes, a
 
 def _byte_before(text: bytes, at: int) -> int:
     """The byte before `at`, looking through `\\` continuations; a newline at the start."""
-    while True:
-        if text[max(0, at - 2):at] == b"\\\n":
-            at -= 2
-        elif text[max(0, at - 3):at] == b"\\\r\n":
-            at -= 3
-        else:
-            break
+    at = _back_over(text, at, blanks=False)
     if at == 0:
         return 0x0A
     if text[at - 1] in b" \t" and at >= 2 and text[at - 2] == 0x5C:
@@ -687,16 +686,7 @@ def _byte_after(text: bytes, at: int) -> int:
 def _word_before(text: bytes, at: int) -> bytes | None:
     """The word before `at` in the same command (across blanks and continuations), or None when the
     command starts there."""
-    while True:
-        if at and text[at - 1] in b" \t":
-            at -= 1
-        elif text[max(0, at - 2):at] == b"\\\n":
-            at -= 2
-        elif text[max(0, at - 3):at] == b"\\\r\n":
-            at -= 3
-        else:
-            break
-    end = at
+    at = end = _back_over(text, at, blanks=True)
     while at and text[at - 1] not in _SEPARATORS:
         at -= 1
     return text[at:end] or None
