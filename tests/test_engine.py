@@ -114,3 +114,21 @@ def test_without_bash_a_reparse_must_not_add_errors(monkeypatch):
     monkeypatch.setattr(shell.shutil, "which", lambda name: None)
     assert shell.validate(b"echo a\n", b"echo b\n") is None
     assert "parse errors" in shell.validate(b"echo a\n", b"echo $(( \n")
+
+
+def test_bash_n_runs_only_when_an_edit_could_change_what_bash_parses(tmp_path, core_mappings, monkeypatch):
+    from migrator.rewrite import shell
+
+    checked = []
+    real_bash_n = shell._bash_n
+    monkeypatch.setattr(shell, "_bash_n", lambda bash, source: checked.append(source) or real_bash_n(bash, source))
+    # A plain key renamed inside its word: proved harmless, no bash -n.
+    script = tmp_path / "rename.sh"
+    script.write_bytes(OLD)
+    assert process_file(str(script), "rename.sh", core_mappings).status == "changed"
+    assert checked == []
+    # The same rename in a script with a here-document: bash -n decides.
+    heredoc = tmp_path / "heredoc.sh"
+    heredoc.write_bytes(b"cat <<EOF\nnote\nEOF\n" + OLD)
+    result = process_file(str(heredoc), "heredoc.sh", core_mappings)
+    assert result.status == "changed" and len(checked) == 1 and checked[0] == result.after
