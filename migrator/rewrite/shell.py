@@ -721,17 +721,24 @@ def validate(before: bytes, after: bytes) -> str | None:
 
 
 def _bash_n(bash: str, source: bytes) -> str | None:
-    # A file argument, not a pipe: piping a 50 MB script through communicate() took 13 s, and
-    # bash names lines only for files; its messages start with the file name, dropped below.
+    # A file argument, not a pipe: piping a 50 MB script through communicate() took 13 s, and bash
+    # names lines only for files. The file is unnamed where the system has /dev/fd (it vanishes with
+    # this process, even when killed: no copy of the user's script is left in the temp directory), else
+    # a named temp file. Messages start with the script's name (`bash: ` for /dev/fd), dropped below.
     # stderr goes to a file and a timer kills a hung bash: `run(timeout=...)` waits by polling with
     # sleeps (~0.3 ms more per check), and a pipe could be held open by a child of a hung process.
     # No new session for the kill: it stops subprocess from using vfork, which doubled the cost.
-    with tempfile.NamedTemporaryFile(prefix="verl-migrate-check-", suffix=".sh") as script, \
-            tempfile.TemporaryFile() as errors:
+    unnamed = os.path.isdir("/dev/fd")
+    script_file = tempfile.TemporaryFile() if unnamed else \
+        tempfile.NamedTemporaryFile(prefix="verl-migrate-check-", suffix=".sh")
+    with script_file as script, tempfile.TemporaryFile() as errors:
         script.write(source.replace(b"\r\n", b"\n"))
         script.flush()
-        proc = subprocess.Popen([bash, "-n", script.name], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=errors, env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"})
+        script.seek(0)
+        name = f"/dev/fd/{script.fileno()}" if unnamed else script.name
+        proc = subprocess.Popen([bash, "-n", name], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=errors, env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"},
+                                pass_fds=(script.fileno(),) if unnamed else ())
         timed_out = threading.Event()
 
         def kill() -> None:
@@ -751,7 +758,11 @@ def _bash_n(bash: str, source: bytes) -> str | None:
     if timed_out.is_set():
         return f"`bash -n` did not finish within {BASH_N_TIMEOUT} s"
     message = stderr.decode("utf-8", "replace").strip().splitlines()
-    return (message[0] if message else f"exit {proc.returncode}").replace(f"{script.name}: ", "")
+    first = message[0] if message else f"exit {proc.returncode}"
+    for prefix in (f"{name}: ", f"{os.path.basename(bash)}: ", "bash: "):
+        if first.startswith(prefix):
+            return first[len(prefix):]
+    return first
 
 
 def _error_count(source: bytes) -> int:
