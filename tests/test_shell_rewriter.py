@@ -229,3 +229,24 @@ def test_bash_n_reports_the_first_error_line_without_the_temp_file_name():
         pytest.skip("no bash")
     assert shell._bash_n(bash, b"echo ok\n") is None
     assert shell._bash_n(bash, b"if then\n") == "line 1: syntax error near unexpected token `then'"
+
+
+def test_bash_n_leaves_no_named_copy_of_the_script(tmp_path, monkeypatch):
+    # A killed run must not leave the user's script in the temp directory: while bash runs, the
+    # temp directory holds no file with the script's bytes (where /dev/fd exists).
+    import os
+    import tempfile
+
+    from migrator.rewrite import shell
+
+    if not os.path.isdir("/dev/fd"):
+        pytest.skip("no /dev/fd")
+    temp_dir = tmp_path / "tmp"
+    temp_dir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp_dir))
+    seen = tmp_path / "seen.txt"
+    fake = tmp_path / "bash"
+    fake.write_text(f"#!/bin/sh\nls -A '{temp_dir}' > '{seen}'\ncat \"$2\" >> '{seen}'\n")
+    fake.chmod(0o755)
+    assert shell._bash_n(str(fake), b"echo secret-script\n") is None
+    assert seen.read_text() == "echo secret-script\n"  # bash got the script, and `ls` listed nothing
