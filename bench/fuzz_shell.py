@@ -111,8 +111,10 @@ class Checker:
                 self.stats["refused"] += 1
                 self.record(name, data, f"refused by the validate gate: {result.reason}", "refused")
             elif result.status == "changed":
-                if name.endswith(".sh") and not self.bash_ok(result.after):
-                    problem = "changed output fails bash -n"
+                # A script bash already rejected may be edited by provably harmless edits (its verdict
+                # stays); what must never happen is a script that passed `bash -n` and no longer does.
+                if name.endswith(".sh") and not self.bash_ok(result.after) and self.bash_ok(data):
+                    problem = "changed output fails bash -n, the input passed"
                 again = process_file(name, name, self.mappings, data=result.after)
                 if again.status != "unchanged":
                     problem = problem or f"not idempotent: second run is {again.status} ({again.reason})"
