@@ -40,8 +40,9 @@ def composed_rows(mapping_set) -> list[dict]:
         change = mapping_set.module(old)
         if change is None:
             continue
-        rows.append({"family": "module", "old": old, "new": change.new, "action": "move",
-                     "prs": [e.pr for e in change.entries], "releases": [e.origin.release for e in change.entries]})
+        rows.append({"family": "module", "old": old, "new": change.new, "action": "move" if change.new else "removed",
+                     "hint": change.hint, "prs": [e.pr for e in change.entries],
+                     "releases": [e.origin.release for e in change.entries]})
     for family, rules in (("env", mapping_set.env_rules), ("var", mapping_set.var_rules)):
         for rule in rules:
             row = {"family": family, "old": rule.old, "new": rule.new,

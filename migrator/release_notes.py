@@ -84,7 +84,8 @@ def build_guide(mappings: MappingSet) -> Guide:
     for old in sorted(mappings.old_modules()):
         change = mappings.module(old)
         if change is not None:
-            guide.other_changes.append({"kind": "module", "old": old, "new": change.new, "value": None, "when": [],
+            guide.other_changes.append({"kind": "module", "old": old, "new": change.new or "", "value": None,
+                                        "when": [], "hint": change.hint or "",
                                         "prs": list(dict.fromkeys(e.pr for e in change.entries))})
     for family, rules in (("env", mappings.env_rules), ("shell variable", mappings.var_rules)):
         for rule in rules:

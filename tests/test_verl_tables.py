@@ -26,13 +26,14 @@ FIELDS = {
     "env-rename": ({"old", "new"}, {"value", "when", "note"}),
     "env-removal": ({"old"}, {"value", "when", "hint", "note"}),
     "module-move": ({"old", "new"}, {"note"}),
+    "module-removal": ({"old", "hint"}, {"note"}),
     "var-rename": ({"old", "new"}, {"when", "note"}),
 }
 FAMILY = {
     "path-move": "paths", "path-removal": "paths",
     "key-rename": "keys", "key-removal": "keys", "key-no-action": "keys",
     "env-rename": "env", "env-removal": "env",
-    "module-move": "modules", "var-rename": "vars",
+    "module-move": "modules", "module-removal": "modules", "var-rename": "vars",
 }
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*(\.\*)?$")
 PATH_RE = re.compile(r"^[A-Za-z0-9_.+/-]+$")
@@ -175,7 +176,7 @@ def test_table_structure(rel):
             if "new" in e:
                 assert NAME_RE.match(e["new"]), e
         elif fam == "modules":
-            assert MODULE_RE.match(e["old"]) and MODULE_RE.match(e["new"]), e
+            assert MODULE_RE.match(e["old"]) and MODULE_RE.match(e.get("new", "x")), e
         if "when" in e:
             assert set(e["when"]) == {"file-matches"}, e
             pats = e["when"]["file-matches"]
@@ -282,6 +283,19 @@ def test_old_paths_existed_earlier():
             assert ok, (rel, e)
             n += 1
     assert n > 250
+
+
+def test_removed_modules_left_in_that_release():
+    # A module-removal names a package the release before still shipped and the release itself does not.
+    seen = 0
+    for i, rel in enumerate(TABLE_RELEASES):
+        previous = RELEASES[RELEASES.index(rel) - 1]
+        for e in entries(rel, "module-removal"):
+            base = e["old"].replace(".", "/")
+            shipped = lambda tree: any(p == base + ".py" or p.startswith(base + "/") for p in tree)  # noqa: E731
+            assert shipped(TREES[previous]) and not shipped(TREES[rel]), (rel, e)
+            seen += 1
+    assert seen >= 1
 
 
 def test_between_release_paths_are_in_no_release_tree():

@@ -93,4 +93,4 @@ def _module(script, tree, node, module: str):
     change = script.mappings.module(module)
     offset = script.src.find(module.encode(), node.start_byte, node.end_byte)
     yield Problem(max(offset, node.start_byte), f"module `{module}` does not exist in verl {script.rev}",
-                  f"moved to {change.new}" if change else None)
+                  (f"moved to {change.new}" if change.new else f"removed: {change.hint}") if change else None)

@@ -25,6 +25,7 @@ from migrator.mapping.entries import (
     KeyRemoval,
     KeyRename,
     ModuleMove,
+    ModuleRemoval,
     PathMove,
     PathRemoval,
     VarRename,
@@ -65,8 +66,9 @@ class PathChange(_CitesPRs):
 @dataclass(frozen=True)
 class ModuleChange(_CitesPRs):
     old: str
-    new: str
+    new: str | None  # None: removed (a manual step, `hint` says where it went)
     entries: tuple[Entry, ...]
+    hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class _Step:
         self.key_subtrees: dict[str, Entry] = {}  # prefix without ".*"
         self.paths: dict[str, Entry] = {}
         self.dirs: dict[str, Entry] = {}
-        self.modules: dict[str, ModuleMove] = {}
+        self.modules: dict[str, ModuleMove | ModuleRemoval] = {}
         for e in table.entries:
             if isinstance(e, (KeyRename, KeyRemoval, KeyNoAction)):
                 if e.old.endswith(".*"):
@@ -101,7 +103,7 @@ class _Step:
                     self.keys[e.old] = e
             elif isinstance(e, (PathMove, PathRemoval)):
                 (self.dirs if e.old.endswith("/") else self.paths)[e.old] = e
-            elif isinstance(e, ModuleMove):
+            elif isinstance(e, (ModuleMove, ModuleRemoval)):
                 self.modules[e.old] = e
 
     def key_entry(self, key: str) -> tuple[Entry, str] | None:
@@ -134,12 +136,13 @@ class _Step:
                 idx = path.find("/", idx + 1)
         return None
 
-    def module_entry(self, module: str) -> tuple[ModuleMove, str] | None:
+    def module_entry(self, module: str) -> tuple[ModuleMove | ModuleRemoval, str | None] | None:
+        """The entry for `module` (or the package holding it) and its name after it (None: removed)."""
         parts = module.split(".")
         for n in range(len(parts), 0, -1):
             e = self.modules.get(".".join(parts[:n]))
             if e is not None:
-                return e, e.new + module[len(e.old):]
+                return e, (e.new + module[len(e.old):]) if isinstance(e, ModuleMove) else None
         return None
 
 
@@ -227,12 +230,15 @@ class MappingSet:
         return result
 
     def module(self, module: str) -> ModuleChange | None:
+        """The composed change for a module (or a member of a moved package), or None."""
         current, chain = module, []
         for step in self._steps:
             found = step.module_entry(current)
             if found is not None:
                 chain.append(found[0])
                 current = found[1]
+                if current is None:
+                    return ModuleChange(module, None, tuple(chain), chain[-1].hint)
         if chain and current != module:
             return ModuleChange(module, current, tuple(chain))
         return None

@@ -300,6 +300,17 @@ class ModuleMove(Entry):
 
 
 @dataclass(frozen=True)
+class ModuleRemoval(Entry):
+    """A module verl no longer ships (it left the repository): imports and `-m` uses become manual steps."""
+
+    KIND = "module-removal"
+    FAMILY = "module"
+    FIELDS = {"old": (True, check_module), "hint": (True, check_text), **COMMON}
+    old: str = ""
+    hint: str = ""
+
+
+@dataclass(frozen=True)
 class VarRename(Entry):
     KIND = "var-rename"
     FAMILY = "var"
@@ -312,7 +323,7 @@ class VarRename(Entry):
 ENTRY_KINDS: dict[str, type[Entry]] = {
     cls.KIND: cls
     for cls in (PathMove, PathRemoval, KeyRename, KeyRemoval, KeyNoAction, EnvRename, EnvRemoval,
-                ModuleMove, VarRename)
+                ModuleMove, ModuleRemoval, VarRename)
 }
 
 RENAME_KINDS = (PathMove, KeyRename, EnvRename, ModuleMove, VarRename)

@@ -15,6 +15,7 @@ from migrator.mapping.entries import (
     KeyRemoval,
     KeyRename,
     ModuleMove,
+    ModuleRemoval,
     Origin,
     PathMove,
     PathRemoval,
@@ -210,7 +211,7 @@ def check_table_consistency(table: ReleaseTable) -> None:
                     continue
                 if family == "env" and other.value not in (None, getattr(entry, "value", None)):  # type: ignore[attr-defined]
                     continue
-                if isinstance(other, (KeyRemoval, PathRemoval, EnvRemoval)):
+                if isinstance(other, (KeyRemoval, PathRemoval, EnvRemoval, ModuleRemoval)):
                     problem = "renames into something this table removes"
                 elif _family_match(getattr(entry, "old"), getattr(other, "new").removesuffix(".*"), family):
                     problem = "forms a rename cycle"

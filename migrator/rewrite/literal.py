@@ -89,8 +89,7 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
             return edits, findings
         module = module_target(maps, name)
         if module is not None:
-            edits.append(Edit(start, end, module.new.encode(), "module-move", f"{module.old} -> {module.new}",
-                              tuple(e.pr for e in module.entries), in_comment))
+            _module_edit(module, start, end, edits, findings, in_comment)
             return edits, findings
     for m in _overrides(src, start, end, span_starts_word, escapes):
         change = maps.key(m.group("key").decode("ascii"))
@@ -111,8 +110,7 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
     for m in scan.MODULE_AFTER_DASH_M.finditer(src, start, end):
         module = maps.module(m.group("module").decode("ascii"))
         if module is not None:
-            edits.append(Edit(m.start("module"), m.end("module"), module.new.encode(), "module-move",
-                              f"{module.old} -> {module.new}", tuple(e.pr for e in module.entries), in_comment))
+            _module_edit(module, m.start("module"), m.end("module"), edits, findings, in_comment)
     for path_start, path_end, change in scan.find_paths(src, start, end, maps):
         old = src[path_start:path_end].decode("ascii")
         if change.new is None:
@@ -129,6 +127,15 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
             edits.append(Edit(path_start, path_end, change.new.encode(), "path-move", f"{old} -> {change.new}",
                               change.prs, in_comment))
     return edits, findings
+
+
+def _module_edit(change, start: int, end: int, edits: list, findings: list, in_comment: bool) -> None:
+    """A moved module is renamed in place; a removed one is a manual step (comments are left alone)."""
+    if change.new is not None:
+        edits.append(Edit(start, end, change.new.encode(), "module-move", f"{change.old} -> {change.new}",
+                          change.prs, in_comment))
+    elif not in_comment:
+        findings.append(Finding(start, "module-removal", f"{change.old} was removed", change.hint, change.prs))
 
 
 def _key_edit(change: KeyChange, start: int, end: int, edits: list, findings: list, in_comment: bool) -> None:

@@ -197,10 +197,15 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     outside = covering(occurrences, chosen)
     roots = {alias.name.split(".")[0] for span in chosen.values() for stmt in span[2] for node in ast.walk(stmt)
              if isinstance(node, ast.Import) for alias in node.names
-             if alias.asname is None and "." in alias.name and mappings.module(alias.name) is not None}
+             if alias.asname is None and "." in alias.name and _moved(mappings, alias.name)}
     if roots:
         covering(_occurrences(source, tuple(root.encode() for root in roots)), chosen)
     return Statements(chosen, roots, line_starts, occurrences, outside)
+
+
+def _moved(mappings: MappingSet, module: str) -> bool:
+    change = mappings.module(module)
+    return change is not None and change.new is not None
 
 
 def _occurrences(source: bytes, words: tuple[bytes, ...]) -> set[int]:
@@ -270,6 +275,10 @@ class _Locator:
             return
         prs = tuple(e.pr for e in change.entries)
         start, end = span_of()
+        if change.new is None:
+            self.findings.append(Finding(start, "module-removal", f"`import {name}`: {name} was removed; "
+                                         "change this code by hand", change.hint, prs))
+            return
         if has_alias:
             self.edits.append(Edit(start, end, change.new.encode(), "module-move", f"{name} -> {change.new}", prs))
         elif "." not in name:
@@ -284,6 +293,10 @@ class _Locator:
         (name, has an alias, span_of its name)."""
         change = self.maps.module(name)
         start, end = span
+        if change is not None and change.new is None:
+            self.findings.append(Finding(start, "module-removal", f"`from {name} import ...`: {name} was removed; "
+                                         "change this code by hand", change.hint, change.prs))
+            return
         if change is not None:
             self.edits.append(Edit(start, end, change.new.encode(), "module-move", f"{name} -> {change.new}",
                                    tuple(e.pr for e in change.entries)))
@@ -293,7 +306,11 @@ class _Locator:
         moved = []
         for member, has_alias, span_of in members:
             sub = self.maps.module(f"{name}.{member}") if member else None
-            if sub is not None:
+            if sub is not None and sub.new is None:
+                self.findings.append(Finding(start, "module-removal", f"`from {name} import {member}`: "
+                                             f"{name}.{member} was removed; change this code by hand",
+                                             sub.hint, sub.prs))
+            elif sub is not None:
                 moved.append((member, has_alias, span_of, sub))
         if not moved:
             return

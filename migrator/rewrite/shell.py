@@ -244,9 +244,15 @@ class _ShellLocator:
         if not scan.MODULE_RE.fullmatch(name):
             return
         change = self.maps.module(name.decode("ascii"))
-        if change is not None:
-            self.edits.append(Edit(start, end, change.new.encode(), "module-move",
-                                   f"{change.old} -> {change.new}", tuple(e.pr for e in change.entries), in_comment))
+        if change is None:
+            return
+        if change.new is None:
+            if not in_comment:
+                self.findings.append(Finding(start, "module-removal", f"{change.old} was removed", change.hint,
+                                             change.prs))
+            return
+        self.edits.append(Edit(start, end, change.new.encode(), "module-move",
+                               f"{change.old} -> {change.new}", change.prs, in_comment))
 
     def comment(self, node) -> None:
         start, end = node.start_byte, node.end_byte

@@ -134,6 +134,9 @@ def plan_shims(mappings, releases: tuple[str, ...], tree_paths: set[str] | None 
         change = mappings.module(old)
         if change is None:
             continue
+        if change.new is None:
+            plan.notes.append(f"module {old}: removed ({change.hint}): no stub (nothing to forward to)")
+            continue
         files, note = pymodule.stubs(change, mappings.to_release, releases, tree_paths)
         plan.files.extend(files)
         if note:
