@@ -662,11 +662,12 @@ def _removal_keeps_validity(source: bytes, start: int, end: int, after: bytes, a
     if not words:
         return False
     previous = _word_before(after, at)
-    if previous is None or previous in _PARSER_WORDS or _TEST_OPERATOR.match(previous) or \
+    if previous is None or previous == _GLUED or previous in _PARSER_WORDS or _TEST_OPERATOR.match(previous) or \
             not re.search(rb"[A-Za-z0-9_$\"']", previous) or previous.startswith((b"{", b"}", b"!", b"[", b"]")):
         return False
     following_word = _word_after(after, at)
-    if following_word is not None and (following_word in _PARSER_WORDS or _TEST_OPERATOR.match(following_word)
+    if following_word is not None and (following_word == _GLUED or following_word in _PARSER_WORDS
+                                       or _TEST_OPERATOR.match(following_word)
                                        or following_word.startswith((b"{", b"}", b"!", b"[", b"]", b"(", b"<<"))):
         return False
     left, right = _byte_before(after, at), _byte_after(after, at)
@@ -695,6 +696,8 @@ def _word_before(text: bytes, at: int) -> bytes | None:
     at = end = _back_over(text, at, blanks=True)
     while at and text[at - 1] not in _SEPARATORS:
         at -= 1
+    if _back_over(text, at, blanks=False) != at:
+        return _GLUED  # the word goes on before a continuation: `i\<newline>f` is `if`
     return text[at:end] or None
 
 
@@ -707,7 +710,14 @@ def _word_after(text: bytes, at: int) -> bytes | None:
     while end < len(text) and text[end] not in _SEPARATORS:
         end += 1
     word = text[at:end]
+    if word.endswith(b"\\") and _CONTINUATION.match(text, end - 1):
+        return _GLUED  # the word goes on after a continuation
     return None if not word or word.startswith(b"#") else word
+
+
+# What `_word_before` / `_word_after` return for a word split by a `\\` continuation: bash reads it
+# joined (`i\<newline>f` is the reserved word `if`), so the proof gives up.
+_GLUED = b"\\\n"
 
 
 def validate(before: bytes, after: bytes) -> str | None:
