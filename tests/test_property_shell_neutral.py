@@ -586,12 +586,14 @@ REMOVAL_TABLE = [
     # Found by the 30,000-example run: the word before the removal is itself split by a continuation.
     ("previous-word-split-into-if", b"i\\\r\nf train_etp; then train_etp=2; fi\r\n", b" train_etp", 0, False),
     ("next-word-split-by-continuation", b"cmd a key=1 x\\\ny\n", b" key=1", 0, False),
+    ("escaped-blank-before-removal", b"python3 -m x \\\r\n    a\\ \\\r\n    a.b=1\r\n\tx=(a)\r\n",
+     b" \\\r\n    a.b=1", 0, False),
     # Still True: nothing joins the command after the removed line.
     ("line-before-blank-line", b"cmd \\\nkey=1\n\nx=(a)\n", b"key=1\n", 0, True),
 ]
 REMOVAL_VERDICT_CHANGERS = {"continuation-in-comment", "redirection-target", "redirection-target-last-line",
                             "crosses-quotes", "continuation-joins-if", "line-joins-subshell", "line-joins-array",
-                            "line-joins-function", "previous-word-split-into-if"}
+                            "line-joins-function", "previous-word-split-into-if", "escaped-blank-before-removal"}
 
 
 @pytest.mark.parametrize("source,removed,nth,expected", [e[1:] for e in REMOVAL_TABLE],
