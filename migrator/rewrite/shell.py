@@ -631,7 +631,7 @@ def _removal_keeps_validity(source: bytes, start: int, end: int, after: bytes, a
     newline must be followed by a blank line or the end, or the next line would join the command."""
     removed = source[start:end]
     if source[start - 1:start] == b"\\":
-        return False  # the first byte removed is escaped (`a\\ ` is a word): its `\\` would escape what follows
+        return False  # the first byte removed is escaped (`a\ ` is one word): its backslash would escape the next
     if removed.endswith(b"\n") and not removed.endswith(b"\\\n") and not removed.endswith(b"\\\r\n"):
         if start and source[start - 1:start] != b"\n":
             return False
