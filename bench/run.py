@@ -118,7 +118,7 @@ def sed_script(mappings) -> str:
             lines.append(f"s|{esc(path)}|{change.new}|g")
     for module in sorted(mappings.old_modules(), key=len, reverse=True):
         change = mappings.module(module)
-        if change is not None:
+        if change is not None and change.new:
             lines.append(f"s|{esc(module)}|{change.new}|g")
     for rule in (*mappings.env_rules, *mappings.var_rules):
         if rule.new:

@@ -51,7 +51,7 @@ def plan_from(mappings) -> Plan:
             removed.append(key)
     moved = sorted(p for p in mappings.old_paths()
                    if not p.endswith("/") and (c := mappings.path(p)) and c.new and not c.env and not c.args)
-    modules = sorted(m for m in mappings.old_modules() if mappings.module(m))
+    modules = sorted(m for m in mappings.old_modules() if (c := mappings.module(m)) and c.new)  # moved, not removed
     variables = sorted(r.old for r in mappings.var_rules if r.new and r.when is None)
     return Plan(renamed, removed, moved, modules, variables)
 
