@@ -118,20 +118,24 @@ class Prefilter:
         """Where any token starts in data, whole name or not, overlapping ones included."""
         if self._automaton is not None:
             return {start for _, start, _ in self._automaton.find_matches_as_indexes(data, overlapping=True)}
-        found = set()
-        for token in self.tokens:
-            raw = token.encode()
-            at = data.find(raw)
-            while at >= 0:
-                found.add(at)
-                at = data.find(raw, at + 1)
-        return found
+        return occurrences(data, tuple(token.encode() for token in self.tokens))
 
     def __getstate__(self):
         return {"tokens": self.tokens}
 
     def __setstate__(self, state):
         self.__init__(state["tokens"])
+
+
+def occurrences(data: bytes, words: tuple[bytes, ...]) -> set[int]:
+    """Every offset where one of words starts (one `bytes.find` loop per word: for a few words)."""
+    found = set()
+    for word in words:
+        at = data.find(word)
+        while at >= 0:
+            found.add(at)
+            at = data.find(word, at + 1)
+    return found
 
 
 def _never(data: bytes) -> None:

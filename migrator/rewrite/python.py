@@ -199,24 +199,15 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
              if isinstance(node, ast.Import) for alias in node.names
              if alias.asname is None and "." in alias.name and _moved(mappings, alias.name)}
     if roots:
-        covering(_occurrences(source, tuple(root.encode() for root in roots)), chosen)
+        from migrator.prefilter import occurrences as word_starts
+
+        covering(word_starts(source, tuple(root.encode() for root in roots)), chosen)
     return Statements(chosen, roots, line_starts, occurrences, outside)
 
 
 def _moved(mappings: MappingSet, module: str) -> bool:
     change = mappings.module(module)
     return change is not None and change.new is not None
-
-
-def _occurrences(source: bytes, words: tuple[bytes, ...]) -> set[int]:
-    """Every offset where one of words starts."""
-    found = set()
-    for word in words:
-        at = source.find(word)
-        while at >= 0:
-            found.add(at)
-            at = source.find(word, at + 1)
-    return found
 
 
 # -- what each construct means ------------------------------------------------------------------------
