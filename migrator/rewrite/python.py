@@ -16,11 +16,14 @@ import bisect
 import re
 import warnings
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
 from migrator.mapping import MappingSet
 from migrator.rewrite import literal, scan
+
+if TYPE_CHECKING:
+    from migrator.prefilter import Prefilter
 
 KIND = "python"
 
@@ -35,22 +38,23 @@ CALLS_OF_INTEREST = PATH_JOINERS | SHELL_CALLS | SUBPROCESS_CALLS
 STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
 
-_QUICK_CHECKS: list[tuple[MappingSet, _TokenSearch, tuple[bytes, ...] | None]] = []
+_QUICK_CHECKS: list[tuple[MappingSet, Prefilter, bool]] = []
 
 
-def _quick_check(mappings: MappingSet) -> tuple[_TokenSearch, tuple[bytes, ...] | None]:
-    """A search for any of the prefilter's tokens, and the tokens (None if one spans lines)."""
-    for maps, pattern, tokens in _QUICK_CHECKS:
+def _quick_check(mappings: MappingSet) -> tuple[Prefilter, bool]:
+    """The prefilter's Aho-Corasick search over this rewriter's tokens (whole names; `.starts` for every
+    occurrence), and whether a token spans lines. One per composed table set, built once per process:
+    a flat regex alternation of hundreds of tokens cost ~0.1 s to compile in every worker."""
+    from migrator.prefilter import Prefilter
+
+    for maps, search, multiline in _QUICK_CHECKS:
         if maps is mappings:
-            return pattern, tokens
+            return search, multiline
     tokens = mappings.old_tokens() | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
         | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
-    ordered = tuple(t.encode() for t in sorted(tokens, key=len, reverse=True))
-    pattern = _TokenSearch(tokens)
-    if any(b"\n" in token for token in ordered):
-        ordered = None
-    _QUICK_CHECKS[:] = [(mappings, pattern, ordered)]
-    return pattern, ordered
+    search, multiline = Prefilter(tokens), any("\n" in token for token in tokens)
+    _QUICK_CHECKS[:] = [(mappings, search, multiline)]
+    return search, multiline
 
 
 _CONFIG_ROOTS: dict[int, frozenset[str]] = {}
@@ -67,29 +71,11 @@ def _config_roots(mappings: MappingSet) -> frozenset[str]:
     return _CONFIG_ROOTS[key]
 
 
-class _TokenSearch:
-    """`.search(source)` over the tokens as whole names and `.starts(source)` of every occurrence, through
-    the prefilter's Aho-Corasick engine (a flat regex alternation of hundreds of tokens costs ~0.1 s to
-    compile in every worker, and one `bytes.find` per token was a fifth of the fast path's time)."""
-
-    def __init__(self, tokens):
-        from migrator.prefilter import Prefilter
-
-        self._prefilter = Prefilter(tokens)
-
-    def search(self, source: bytes):
-        return True if self._prefilter(source) else None
-
-    def starts(self, source: bytes) -> set[int]:
-        """Every offset where a token starts, whole name or not (a superset is safe: more to cover)."""
-        return self._prefilter.starts(source)
-
-
 def _might_change(source: bytes, mappings: MappingSet) -> bool:
     """Python never nests keys, so an old dotted token, a moved module's last name (`from a import b`)
     or an old path's last segment (`os.path.join(..., "x.sh")`) must occur; this skips parsing for
     nearly every file."""
-    return _quick_check(mappings)[0].search(source) is not None
+    return _quick_check(mappings)[0](source)
 
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
@@ -190,8 +176,8 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
         return outside
 
     chosen: dict[int, list] = {}
-    search, tokens = _quick_check(mappings)
-    if tokens is None:
+    search, multiline = _quick_check(mappings)
+    if multiline:
         return None
     occurrences = sorted(search.starts(source))
     outside = covering(occurrences, chosen)
