@@ -1,4 +1,4 @@
-"""`verl-migrate derive`: draft a mapping table from verl's git history between two revisions.
+"""Draft a mapping table from verl's git history between two revisions (`verl-migrate derive`).
 
 The draft is in the tables' own format (docs/table-format.md) and loads with `load_table`; every
 entry carries `confidence:`, `evidence:` and `review: true`, because it is a guess for a maintainer
@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import difflib
 import re
-import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-import click
 import yaml
 
 from migrator import history
@@ -649,26 +647,3 @@ def dump_table(derivation: Derivation, release: str | None = None) -> str:
     body = yaml.safe_dump({"release": release or derivation.to_rev, "entries": entries}, sort_keys=False,
                           width=10_000, allow_unicode=True)
     return header + body
-
-
-# -- command ---------------------------------------------------------------------------------------
-
-@click.command("derive")
-@click.option("--repo", required=True, type=click.Path(), help="A verl git repository (bare is fine).")
-@click.option("--from", "from_rev", required=True, metavar="REV", help="The older revision.")
-@click.option("--to", "to_rev", required=True, metavar="REV", help="The newer revision.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the draft to FILE, not stdout.")
-def command(repo, from_rev, to_rev, output):
-    """Draft a mapping table for FROM..TO from git history (every entry marked for review)."""
-    from migrator.cli import EXIT_USAGE, write_output
-
-    try:
-        derivation = derive(history.open_repo(repo), from_rev, to_rev)
-    except history.HistoryError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    text = dump_table(derivation)
-    write_output(text, output)
-    counts = Counter(d.confidence for d in derivation.drafts if d.pr is not None)
-    click.echo(f"derived {sum(counts.values())} entries for {from_rev}..{to_rev} (high {counts['high']}, "
-               f"medium {counts['medium']}, low {counts['low']}); review each before use", err=True)
