@@ -82,7 +82,7 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
 
 class Checker:
     def __init__(self, crashes: Path):
-        from migrator.cli import load_mappings
+        from migrator.cli.common import load_mappings
         from migrator.rewrite import REWRITERS
 
         self.mappings = load_mappings(None, "v0.8.0", ())

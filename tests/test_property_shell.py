@@ -20,8 +20,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
-import migrator.cli as cli_module
-from migrator.cli import cli, load_mappings
+import migrator.cli.common as cli_module
+from migrator.cli import cli
+from migrator.cli.common import load_mappings
 from migrator.engine import apply_edits, process_file
 from migrator.rewrite import shell
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from migrator.cli import load_mappings
+from migrator.cli.common import load_mappings
 from migrator.engine import FileResult, process_file
 from migrator.report import unified_diff
 

@@ -10,8 +10,8 @@ import sys
 
 import click
 
-from migrator.cli import (EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mappings, project_config, release_options,
-                          with_config)
+from migrator.cli.common import (EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mappings, project_config,
+                                 release_options, with_config)
 
 
 @click.command("lint")

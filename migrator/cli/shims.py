@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from migrator.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND
+from migrator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND
 
 
 def shim_options(f):

@@ -1,0 +1,69 @@
+"""What several commands share: exit codes, the release options, table and config loading, output.
+
+Below every command module and imports none of them. Heavy modules load inside the functions, so a
+command module that imports this one still starts fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+EXIT_OK, EXIT_WORK_FOUND, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
+
+
+def load_mappings(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
+    """Compose the built-in tables (plus user tables); table errors exit 2 with file:line."""
+    return load_composed(from_release, to_release, tables)[0]
+
+
+def load_composed(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
+    """(MappingSet, Prefilter), from the cache while the tables are unchanged; table errors exit 2."""
+    from migrator.mapping import TableError
+    from migrator.tablecache import composed
+
+    try:
+        return composed(from_release, to_release, tuple(tables))
+    except TableError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def project_config(paths) -> dict:
+    """`[tool.verl-migrate]` of the pyproject.toml above `paths`; a broken one exits 2."""
+    from migrator.config import ConfigError, find_pyproject, load_config
+
+    try:
+        return load_config(find_pyproject(list(paths)))
+    except ConfigError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def with_config(config: dict, to_release, from_release, tables, exclude=()):
+    """Flags first, then `[tool.verl-migrate]`: (to, from, tables, exclude); list options add up."""
+    return (to_release or config.get("to"), from_release or config.get("from"),
+            tuple(tables) + tuple(config.get("table", ())), tuple(exclude) + tuple(config.get("exclude", ())))
+
+
+def write_output(text: str, output: str | None) -> None:
+    """Write a command's document to `-o FILE`, or to stdout; an unwritable file exits 2."""
+    if not output:
+        click.echo(text, nl=False)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def release_options(f):
+    f = click.option("--table", "tables", multiple=True, type=click.Path(dir_okay=False),
+                     help="An extra mapping table (repeatable); see docs/table-format.md.")(f)
+    f = click.option("--from", "from_release", metavar="REV",
+                     help="The verl release the files were written for (default: the oldest, v0.1).")(f)
+    f = click.option("--to", "to_release", metavar="REV", help="The verl release to migrate to (default: main).")(f)
+    return f
