@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 
 from migrator.discover import Candidate
-from migrator.engine import FileResult, process_file, sniff_skip_reason
+from migrator.fileprocess import FileResult, process_file, sniff_skip_reason
 from migrator.prefilter import NOT_A_KIND, KindPrefilter as Prefilter, kind_for, skip_reason_by_name
 
 # Below this many files one process is faster than starting workers.

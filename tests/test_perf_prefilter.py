@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from migrator import engine, prefilter
+from migrator import fileprocess, prefilter
 from migrator.engine import RunOptions, run
 from migrator.mapping import compose, load_builtin
 from migrator.prefilter import Prefilter, build_prefilter, kind_for
@@ -87,13 +87,13 @@ def test_file_without_a_token_is_not_parsed(tmp_path, monkeypatch):
     (tmp_path / "new.sh").write_text(NEW_SCRIPT)
     (tmp_path / "launch").write_text(NEW_SCRIPT)
     loaded = []
-    real = engine.load_rewriter
+    real = fileprocess.load_rewriter
 
     def spy(spec):
         loaded.append(spec.kind)
         return real(spec)
 
-    monkeypatch.setattr(engine, "load_rewriter", spy)
+    monkeypatch.setattr(fileprocess, "load_rewriter", spy)
     monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
     mappings, check = composed("main", "main", (str(TABLE),))
     results = {r.path.rsplit("/", 1)[-1]: r for r in run(RunOptions([str(tmp_path)], write=False, jobs=1),

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import migrator.cli as cli_module
 from migrator.cli import cli, load_mappings
-from migrator.engine import apply_edits, process_file
+from migrator.fileprocess import apply_edits, process_file
 from migrator.rewrite import shell
 
 MAPPINGS = load_mappings(None, "v0.8.0", ())
