@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from migrator.atomic import replace_atomically, sync_directories
 from migrator.discover import discover
+from migrator.filekind import build_prefilter
 from migrator.fileprocess import FileResult
 from migrator.mapping import MappingSet
 from migrator.parallel import process_candidates
-from migrator.prefilter import build_prefilter
 
 
 class WriteError(Exception):

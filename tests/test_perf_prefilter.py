@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from migrator import fileprocess, prefilter
 from migrator.engine import RunOptions, run
 from migrator.mapping import compose, load_builtin
-from migrator.prefilter import Prefilter, build_prefilter, kind_for
+from migrator.filekind import build_prefilter, kind_for
+from migrator.prefilter import Prefilter
 from migrator.tablecache import composed
 from perf_helpers import NEW_SCRIPT, OLD_SCRIPT, TABLE
 
@@ -118,6 +119,6 @@ def test_split_names_reach_the_kinds_that_split_them():
 def test_extension_is_splitext_lowered(name):
     import os
 
-    from migrator.prefilter import _extension
+    from migrator.filekind import _extension
 
     assert _extension(name) == os.path.splitext(name)[1].lower()
