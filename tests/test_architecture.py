@@ -15,7 +15,6 @@ submodules would be a cycle).
 from __future__ import annotations
 
 import ast
-from collections import defaultdict
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent / "migrator"
