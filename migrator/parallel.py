@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 
 from migrator.discover import Candidate
-from migrator.engine import FileResult, process_file, sniff_skip_reason
-from migrator.prefilter import NOT_A_KIND, KindPrefilter as Prefilter, kind_for, skip_reason_by_name
+from migrator.filekind import NOT_A_KIND, KindPrefilter as Prefilter, kind_for, skip_reason_by_name
+from migrator.fileprocess import FileResult, process_file, sniff_skip_reason
 
 # Below this many files one process is faster than starting workers.
 SERIAL_BELOW = 256

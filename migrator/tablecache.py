@@ -44,7 +44,8 @@ def cache_key(from_release: str | None, to_release: str | None, tables: tuple[st
         # The facts decide which names are live (compose) and so the prefilter's tokens: they count too.
         facts = sorted(p for p in (builtin / "facts").rglob("*") if p.is_file())
         inputs = (sorted(builtin.glob("*.yaml")) + facts + sorted(code.glob("*.py"))
-                  + [Path(__file__).resolve().parent / "prefilter.py"] + [Path(t) for t in tables])
+                  + [Path(__file__).resolve().parent / name for name in ("prefilter.py", "filekind.py")]
+                  + [Path(t) for t in tables])
         for path in inputs:
             data = path.read_bytes()
             digest.update(str(path).encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
@@ -101,7 +102,7 @@ def composed(from_release: str | None, to_release: str | None, tables: tuple[str
         if cached is not None:
             return cached
     from migrator.mapping import compose, load_builtin
-    from migrator.prefilter import build_prefilter
+    from migrator.filekind import build_prefilter
 
     mappings = compose(load_builtin(), from_release, to_release, list(tables))
     value = (mappings, build_prefilter(mappings))

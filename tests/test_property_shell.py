@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import migrator.cli.common as cli_module
 from migrator.cli import cli
 from migrator.cli.common import load_mappings
-from migrator.engine import apply_edits, process_file
+from migrator.fileprocess import apply_edits, process_file
 from migrator.rewrite import shell
 
 MAPPINGS = load_mappings(None, "v0.8.0", ())

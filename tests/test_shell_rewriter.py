@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrator.engine import apply_edits
+from migrator.fileprocess import apply_edits
 from migrator.rewrite import shell
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 
-from migrator.shims.plan import GeneratedFile, header_lines, pr_links, removal_release, run_hint, seal
+from migrator.shims.model import GeneratedFile, header_lines, pr_links, removal_release, run_hint, seal
 
 # {header}: comment block; {message}: quoted warning; {depth}: directories between root and stub.
 RESOLVE = r"""# Find the verl root from the stub's own location: follow symlinks to the stub, then climb.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrator.atomic import replace_atomically
-from migrator.shims.plan import MARKER_WINDOW, GeneratedFile, ShimPlan, read_seal
+from migrator.shims.model import MARKER_WINDOW, GeneratedFile, ShimPlan, read_seal
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox"}
 

@@ -230,10 +230,11 @@ class Locator:
         content = self.src[start:end]
         if b"\\" in content or "b" in string.prefix.lower():
             return  # the source bytes are not the command's bytes; the plain string scan handles it
-        from migrator.rewrite.markdown import code_block_edits
+        from migrator.rewrite import embedded, shell as shell_rewriter
 
         self.shell_strings.add(string.start)
-        code_block_edits(self.src, start, end, b"bash", self.maps, self.edits, self.findings)
+        embedded.block_edits(shell_rewriter, "block.bash", self.src, start, end, self.maps, self.edits,
+                             self.findings)
 
     # -- `import a.b` without an alias ---------------------------------------------------------------
     def finish(self) -> None:
