@@ -14,7 +14,8 @@ releases (`v0.4.0..v0.6.1`, `v0.1,v0.4.0`): the same module at several releases 
 Defined: top-level functions, classes and assignments (also inside top-level if/try/with blocks),
 public names only. A function is written `name(p1,p2,*args,k,**kw)`, a class with an `__init__` the
 same way with its `__init__` parameters (without self); other names bare. Re-exported: names bound by
-imports from verl itself (`from .x import Y`, `from verl.x import Y`) or listed in `__all__`. A module
+imports from verl itself (`from .x import Y`, `from verl.x import Y`) or listed in `__all__`, and
+`*verl.x` for a star import from verl.x (whose names the reader resolves). A module
 whose source does not parse keeps its line with `!syntax-error` as the only defined name.
 """
 
@@ -53,7 +54,7 @@ def module_name(path):
 
 
 def python_blobs(repo, rev):
-    """{module: blob sha} for the .py files of `rev` under the package roots."""
+    """{module: (blob sha, is package)} for the .py files of `rev` under the package roots."""
     out = git(repo, "ls-tree", "-r", rev, "--", *PACKAGE_ROOTS).decode()
     blobs = {}
     for line in out.splitlines():
@@ -63,7 +64,7 @@ def python_blobs(repo, rev):
             continue
         name = module_name(path)
         if name is not None:
-            blobs[name] = sha
+            blobs[name] = (sha, path.endswith("/__init__.py"))
     return blobs
 
 
@@ -95,10 +96,20 @@ def signature(args, drop_self):
     return "(" + ",".join(names) + ")"
 
 
-def is_verl_import(node, module_parts):
+def is_verl_import(node):
     if node.level:
         return True
     return (node.module or "").split(".")[0] in PACKAGE_ROOTS
+
+
+def absolute_module(node, module, is_package):
+    """The absolute name of the module an ImportFrom reads (relative imports resolved)."""
+    if not node.level:
+        return node.module
+    parts = module.split(".")
+    base = parts if is_package else parts[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
 
 
 def top_level_statements(body):
@@ -134,8 +145,8 @@ def literal_strings(node):
     return []
 
 
-def bound_names(source, module):
-    """(defined tokens, re-exported names) of one module's source."""
+def bound_names(source, module, is_package):
+    """(defined tokens, re-exported names) of one module's source; `*verl.x` for `from verl.x import *`."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -163,9 +174,11 @@ def bound_names(source, module):
                 internal = alias.name.split(".")[0] in PACKAGE_ROOTS
                 (imported_internal if internal else imported_other).add(bound)
         elif isinstance(node, ast.ImportFrom):
-            internal = is_verl_import(node, module.split("."))
+            internal = is_verl_import(node)
             for alias in node.names:
-                if alias.name != "*":
+                if alias.name == "*" and internal:
+                    imported_internal.add("*" + absolute_module(node, module, is_package))
+                elif alias.name != "*":
                     (imported_internal if internal else imported_other).add(alias.asname or alias.name)
     public_all = set(dunder_all)
     defined_tokens = [tok for name, tok in defined.items()
@@ -199,13 +212,13 @@ def main(argv=None):
     revs = release_revs()
     releases = [release for release, _ in revs]
     per_release = [python_blobs(args.repo, rev) for _, rev in revs]
-    sources = read_blobs(args.repo, [sha for blobs in per_release for sha in blobs.values()])
+    sources = read_blobs(args.repo, [sha for blobs in per_release for sha, _ in blobs.values()])
     parsed, seen_at = {}, {}
     for index, blobs in enumerate(per_release):
-        for module, sha in blobs.items():
-            if sha not in parsed:
-                parsed[sha] = bound_names(sources[sha], module)
-            defined, reexported = parsed[sha]
+        for module, (sha, is_package) in blobs.items():
+            if (module, sha) not in parsed:
+                parsed[module, sha] = bound_names(sources[sha], module, is_package)
+            defined, reexported = parsed[module, sha]
             line = (module, " ".join(defined), " ".join(reexported))
             seen_at.setdefault(line, []).append(index)
     header = ("# Python modules of each verl release and the names they bind; written by\n"
