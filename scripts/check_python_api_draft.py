@@ -193,6 +193,24 @@ def check_submodules(entry, entries, facts, releases):
     return [f"submodule {m} has no {new + m[len(old):]} at {release}" for m in sorted(missing)]
 
 
+def weak_moves(entries, facts, releases, share=0.5):
+    """Module moves whose new module binds less than `share` of the old module's public names (not counting
+    names a symbol entry of the same release sends elsewhere): worth a look."""
+    result = []
+    sent = {(e["release"], e["old"]) for e in entries if e.get("kind") in SYMBOL_KINDS - {"keyword-rename"}}
+    for e in entries:
+        if e.get("kind") != "module-move" or e.get("release") not in releases[1:]:
+            continue
+        old = facts[releases[releases.index(e["release"]) - 1]].get(e["old"])
+        new = facts[e["release"]].get(e["new"])
+        names = set(old.defined) | old.reexported if old else set()
+        if names and new:
+            kept = len([n for n in names if new.binds(n) or (e["release"], f"{e['old']}:{n}") in sent]) / len(names)
+            if kept < share:
+                result.append((e, kept))
+    return result
+
+
 def load_draft(path=DRAFT):
     """The draft's entries, each with its release (the file groups entries by release)."""
     data = yaml.safe_load(Path(path).read_text())
@@ -259,6 +277,8 @@ def main(argv=None):
             for m in sorted(set(gone) - set(hit)):
                 print(f"    no entry: {m}")
         total_hit, total = total_hit + len(hit), total + len(gone)
+    for e, kept in weak_moves(entries, facts, releases):
+        print(f"note: {e['release']} module-move {e['old']} -> {e['new']}: the new module binds {kept:.0%} of the old names")
     print(f"overall        {total_hit:4}/{total:<4} modules covered ({100.0 * total_hit / max(total, 1):5.1f}%),"
           f" {len(entries)} entries, {len(failures)} inconsistent")
     return 1 if failures else 0
