@@ -110,8 +110,13 @@ def split_symbol(ref):
     return module, name
 
 
-def covered(module, olds):
+def named_by(module, olds):
+    """Whether an entry for one of `olds` (a module or a package above it) covers `module`."""
     return any(module == o or module.startswith(o + ".") for o in olds)
+
+
+def has_module_under(prefix, modules):
+    return any(m == prefix or m.startswith(prefix + ".") for m in modules)
 
 
 def check_entry(entry, facts, releases):
@@ -133,13 +138,13 @@ def check_entry(entry, facts, releases):
     if kind in MODULE_KINDS:
         if not DOTTED.match(old):
             return [f"old {old!r} is not a dotted module name"]
-        if not covered_any(old, before):
+        if not has_module_under(old, before):
             problems.append(f"{old} (or a submodule) does not exist before {release}")
         if old in after:
             problems.append(f"{old} still exists at {release}")
         if kind == "module-move":
             new = entry["new"]
-            if not covered_any(new, after):
+            if not has_module_under(new, after):
                 problems.append(f"{new} does not exist at {release}")
         return problems
     old_module, old_name = split_symbol(old)
@@ -152,16 +157,11 @@ def check_entry(entry, facts, releases):
     new_module, new_name = split_symbol(entry["new"])
     if kind == "symbol-rename" and not new_name:
         new_module, new_name = old_module, entry["new"]
-    if old_module in after and after[old_module].binds(old_name) and (new_module, new_name) != (old_module, old_name):
-        if kind == "symbol-move" or old_module == new_module:
-            problems.append(f"{old} is still bound at {release}")
+    if old_module in after and after[old_module].binds(old_name):
+        problems.append(f"{old} is still bound at {release}")
     if new_module not in after or new_name not in after[new_module].defined:
         problems.append(f"{new_module}:{new_name} is not defined at {release}")
     return problems
-
-
-def covered_any(prefix, modules):
-    return any(m == prefix or m.startswith(prefix + ".") for m in modules)
 
 
 def check_keyword(entry, before, after):
@@ -188,7 +188,7 @@ def check_submodules(entry, entries, facts, releases):
     before, after = facts[releases[releases.index(release) - 1]], facts[release]
     longer = [e["old"] for e in entries if e.get("release") == release and e.get("kind") in MODULE_KINDS
               and e.get("old", "").startswith(old + ".")]
-    missing = [m for m in before if m.startswith(old + ".") and m not in after and not covered(m, longer)
+    missing = [m for m in before if m.startswith(old + ".") and m not in after and not named_by(m, longer)
                and new + m[len(old):] not in after]
     return [f"submodule {m} has no {new + m[len(old):]} at {release}" for m in sorted(missing)]
 
@@ -234,7 +234,7 @@ def coverage(entries, facts, releases):
             olds.setdefault(entry["release"], set()).add(entry["old"])
     result = {}
     for release, gone in disappeared_modules(facts, releases).items():
-        hit = [m for m in gone if covered(m, olds.get(release, ()))]
+        hit = [m for m in gone if named_by(m, olds.get(release, ()))]
         result[release] = (hit, gone)
     return result
 

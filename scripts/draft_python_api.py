@@ -4,9 +4,10 @@
 
 For every module that disappeared between two releases (from the shipped module facts) it proposes:
 a `module-move` when git's rename detection pairs the .py file with a module of the next release that
-binds at least half of the old module's names; otherwise a `module-removal` with an empty hint; and,
-for every public function or class a module stops binding while another module starts defining it,
-a `symbol-move`. Each candidate carries the PR and short commit that deleted or renamed the file
+binds at least half of the old module's names (an empty package `__init__.py` follows its submodules,
+since git pairs tiny files at random); otherwise a `module-removal` with an empty hint; and, for every
+public function or class a module stops binding while another module starts defining it (or, for a
+removed module, already defines it), a `symbol-move`. Each candidate carries the PR and short commit that deleted or renamed the file
 (`git log --diff-filter=DR A..B -- path`) and one line of evidence. Packages whose disappeared
 submodules all follow one prefix move (or all go) are folded into one package entry.
 """
