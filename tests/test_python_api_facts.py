@@ -122,3 +122,67 @@ def test_draft_renames_eos_mask_in_core_algos():
 def test_checker_rejects_entries_the_facts_contradict(bad, problem):
     failures = checker.validate([bad], FACTS, RELEASES)
     assert failures and any(problem in p for p in failures[0][1]), failures
+
+
+_extract_spec = importlib.util.spec_from_file_location("extract_verl_modules", ROOT / "scripts" / "extract_verl_modules.py")
+extractor = importlib.util.module_from_spec(_extract_spec)
+_extract_spec.loader.exec_module(extractor)
+
+SOURCE = b'''
+import os
+import verl.utils.torch_functional as F
+from typing import Optional
+from .base import BaseTool, _private
+from verl.utils import hf_tokenizer as tok
+from ..config import *
+__all__ = ["run", "_exported"]
+LIMIT: int = 3
+try:
+    from vllm import LLM
+except ImportError:
+    LLM = None
+if LIMIT:
+    def helper(a, *args, key=1, **kw): pass
+class Tool(BaseTool):
+    def __init__(self, config, /, role, *, name=None): pass
+    def method(self): pass
+class Bare: pass
+async def run(x): pass
+def _exported(): pass
+def _hidden(): pass
+'''
+
+
+def test_extractor_names_what_a_module_binds():
+    defined, reexported = extractor.bound_names(SOURCE, "verl.tools.gsm8k_tool", is_package=False)
+    assert defined == sorted(["LIMIT", "LLM", "helper(a,*args,key,**kw)", "Tool(config,role,*,name)", "Bare",
+                              "run(x)", "_exported()"])
+    assert reexported == sorted(["BaseTool", "F", "tok", "*verl.config"])
+
+
+def test_extractor_resolves_relative_star_imports_from_packages():
+    _, reexported = extractor.bound_names(b"from .x import *\nfrom . import y\n", "verl.utils", is_package=True)
+    assert reexported == ["*verl.utils.x", "y"]
+
+
+def test_extractor_keeps_modules_that_do_not_parse():
+    assert extractor.bound_names(b"def broken(:\n", "verl.x", is_package=False) == (["!syntax-error"], [])
+
+
+@pytest.mark.parametrize("path, module", [
+    ("verl/workers/fsdp_workers.py", "verl.workers.fsdp_workers"),
+    ("verl/interactions/__init__.py", "verl.interactions"),
+    ("verl/utils/reward_score/tests/test_math.py", None),
+    ("recipe/r1/run-eval.py", None),
+    ("verl/models/class.py", None),
+])
+def test_extractor_module_names(path, module):
+    assert extractor.module_name(path) == module
+
+
+def test_release_runs_round_trip():
+    releases = RELEASES
+    indices = [0, 1, 2, 5, 7, 8]
+    runs = extractor.release_runs(indices, releases)
+    assert runs == f"{releases[0]}..{releases[2]},{releases[5]},{releases[7]}..{releases[8]}"
+    assert checker.expand_runs(runs, releases) == [releases[i] for i in indices]
