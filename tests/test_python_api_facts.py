@@ -30,6 +30,19 @@ def entry(release, kind, old, **fields):
     return {"release": release, "kind": kind, "old": old, "pr": 1, **fields}
 
 
+def test_facts_file_is_well_formed():
+    lines = [line for line in checker.FACTS.read_text().splitlines() if line and not line.startswith("#")]
+    assert all(len(line.split("\t")) == 4 for line in lines)
+    assert all(len(FACTS[release]) > 150 for release in RELEASES)
+    assert "recipe.dapo.main_dapo" in FACTS["v0.7.0"] and not any(m.startswith("recipe.") for m in FACTS["v0.7.1"])
+    assert not any(".tests." in m or m.endswith(".tests") for modules in FACTS.values() for m in modules)
+
+
+def test_draft_groups_entries_by_release_in_order():
+    data = checker.yaml.safe_load(checker.DRAFT.read_text())
+    assert [group["release"] for group in data["releases"]] == RELEASES[1:]
+
+
 @pytest.mark.parametrize("module, last, first_without", [
     ("verl.workers.fsdp_workers", "v0.7.1", "v0.8.0"),
     ("verl.workers.megatron_workers", "v0.7.1", "v0.8.0"),
