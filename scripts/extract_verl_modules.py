@@ -1,6 +1,6 @@
 """Write the Python modules of every verl release and the names they bind (maintainer tool).
 
-    python scripts/extract_verl_modules.py --repo GITDIR [--out mappings/verl/facts/modules]
+    python scripts/extract_verl_modules.py --repo GITDIR [--out FILE] [--check]
 
 For each release in mappings/verl/releases.yaml (`main` is verl commit MAIN_REV) it reads every `.py`
 blob under verl/ and recipe/ with `git cat-file` and parses it with `ast`; verl's code is never
@@ -208,6 +208,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True, help="verl git dir (bare or .git)")
     parser.add_argument("--out", default=str(ROOT / "mappings" / "verl" / "facts" / "modules" / "verl.modules"))
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if --out differs from the history")
     args = parser.parse_args(argv)
     revs = release_revs()
     releases = [release for release, _ in revs]
@@ -226,13 +227,17 @@ def main(argv=None):
               "# module, releases, defined names (functions and classes with their parameters), re-exported names\n")
     body = [f"{m}\t{release_runs(seen_at[(m, d, r)], releases)}\t{d}\t{r}\n"
             for (m, d, r) in sorted(seen_at, key=lambda line: (line[0], seen_at[line][0]))]
-    out = Path(args.out)
+    out, text = Path(args.out), header + "".join(body)
+    if args.check:
+        current = out.read_text() if out.exists() else ""
+        print(f"{out}: {'up to date' if current == text else 'out of date'}", file=sys.stderr)
+        return 0 if current == text else 1
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(header + "".join(body))
+    out.write_text(text)
     for index, release in enumerate(releases):
         print(f"{release}: {len(per_release[index])} modules", file=sys.stderr)
     print(f"{out}: {len(body)} lines, {out.stat().st_size} bytes", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
