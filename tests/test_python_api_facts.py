@@ -199,3 +199,15 @@ def test_release_runs_round_trip():
     runs = extractor.release_runs(indices, releases)
     assert runs == f"{releases[0]}..{releases[2]},{releases[5]},{releases[7]}..{releases[8]}"
     assert checker.expand_runs(runs, releases) == [releases[i] for i in indices]
+
+
+def test_checker_command_reports_coverage_and_fails_on_a_bad_entry(tmp_path, capsys):
+    assert checker.main([]) == 0
+    out = capsys.readouterr().out
+    assert "v0.8.0            113/113  modules covered (100.0%)" in out
+    assert "overall" in out and " 0 inconsistent" in out
+    bad = tmp_path / "draft.yaml"
+    bad.write_text("releases:\n- release: v0.8.0\n  entries:\n  - kind: module-removal\n"
+                   "    old: verl.workers.engine_workers\n    hint: x\n    pr: 1\n")
+    assert checker.main([str(bad)]) == 1
+    assert "verl.workers.engine_workers still exists at v0.8.0" in capsys.readouterr().out
