@@ -204,7 +204,7 @@ def test_release_runs_round_trip():
 def test_checker_command_reports_coverage_and_fails_on_a_bad_entry(tmp_path, capsys):
     assert checker.main([]) == 0
     out = capsys.readouterr().out
-    assert "v0.8.0            113/113  modules covered (100.0%)" in out
+    assert "v0.8.0          113/113  modules covered (100.0%)" in out
     assert "overall" in out and " 0 inconsistent" in out
     bad = tmp_path / "draft.yaml"
     bad.write_text("releases:\n- release: v0.8.0\n  entries:\n  - kind: module-removal\n"
