@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 from migrator.cli import cli
 from migrator.cli.common import load_composed
-
 from migrator.fileprocess import apply_edits, process_file
 from migrator.rewrite import shell
 
