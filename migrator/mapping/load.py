@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -277,11 +276,12 @@ class TableSet:
     facts: ReleaseFacts | None = None
 
 
-def load_release_index(directory: Path, display_root: Path | None = None) -> TableSet:
+def load_release_index(directory: Path, display_as: str | None = None) -> TableSet:
+    """`display_as` is the name messages and generated files give `directory` (default: its path)."""
     import yaml
 
     index = directory / "releases.yaml"
-    display = _display(index, display_root)
+    display = _display(index, display_as)
     try:
         data = yaml.safe_load(index.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
@@ -294,20 +294,16 @@ def load_release_index(directory: Path, display_root: Path | None = None) -> Tab
     tables = {}
     for release in releases[1:]:
         path = directory / f"{release}.yaml"
-        tables[release] = load_table(path, release=release, display=_display(path, display_root))
+        tables[release] = load_table(path, release=release, display=_display(path, display_as))
     facts = ReleaseFacts(directory / "facts")
     return TableSet(directory.name, tuple(releases), tables, facts if facts.available else None)
 
 
-def _display(path: Path, root: Path | None) -> str:
-    if root is None:
-        return str(path)
-    try:
-        return os.path.relpath(path, root)
-    except ValueError:
-        return str(path)
+def _display(path: Path, display_as: str | None) -> str:
+    return f"{display_as}/{path.name}" if display_as else str(path)
 
 
 def load_builtin() -> TableSet:
-    root = builtin_mappings_dir()
-    return load_release_index(root / "verl", display_root=root.parent if root.name == "mappings" else root)
+    # Named as in the repository whatever the install layout (the wheel has migrator/_builtin_mappings):
+    # generated shims record the name, so they must not depend on where they were generated.
+    return load_release_index(builtin_mappings_dir() / "verl", display_as="mappings/verl")
