@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import subprocess
 from collections.abc import Iterator
 from typing import NamedTuple
@@ -69,9 +70,29 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[Candid
                 yield Candidate(given, given)
             continue
         if not os.path.isdir(given):
-            yield Candidate(given, given, "no such file or directory")
+            yield Candidate(given, given, path_problem(given) or "not a regular file or directory")
             continue
         yield from _walk(given, exclude, seen)
+
+
+FILE_TYPES = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+              (stat.S_ISBLK, "block device"))
+
+
+def path_problem(path: str) -> str | None:
+    """Why a path given on the command line cannot be migrated, or None when it can (or is a symlink)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return "no such file or directory"
+    except NotADirectoryError:
+        return "no such file or directory (a parent is not a directory)"
+    except OSError as exc:
+        return f"cannot stat: {exc.strerror}"
+    for is_type, name in FILE_TYPES:
+        if is_type(mode):
+            return f"not a regular file or directory: {name}"
+    return None
 
 
 def _symlink_candidate(path: str, display: str, root: str) -> Iterator[Candidate]:

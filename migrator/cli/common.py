@@ -30,6 +30,18 @@ def load_composed(from_release: str | None, to_release: str | None, tables: tupl
         sys.exit(EXIT_USAGE)
 
 
+def require_paths(paths) -> None:
+    """Every PATH must exist (a typo must not pass CI as "1 skipped"); each bad one is named, then exit 2."""
+    from migrator.discover import path_problem
+
+    problems = [(path, problem) for path in paths for problem in [path_problem(path)]
+                if problem and not problem.startswith("cannot stat")]  # unreadable: reported per file later
+    for path, problem in problems:
+        click.echo(f"error: {path}: {problem}", err=True)
+    if problems:
+        sys.exit(EXIT_USAGE)
+
+
 def project_config(paths) -> dict:
     """`[tool.verl-migrate]` of the pyproject.toml above `paths`; a broken one exits 2."""
     from migrator.config import ConfigError, find_pyproject, load_config
@@ -60,10 +72,16 @@ def write_output(text: str, output: str | None) -> None:
         sys.exit(EXIT_USAGE)
 
 
-def release_options(f):
+MIGRATE_TO_HELP = "The verl release to migrate to (default: main)."
+
+
+def release_options(f=None, *, to_help: str = MIGRATE_TO_HELP):
+    """`--to`, `--from`, `--table`; `@release_options` or `@release_options(to_help=...)`."""
+    if f is None:
+        return lambda command: release_options(command, to_help=to_help)
     f = click.option("--table", "tables", multiple=True, type=click.Path(dir_okay=False),
                      help="An extra mapping table (repeatable); see docs/table-format.md.")(f)
     f = click.option("--from", "from_release", metavar="REV",
                      help="The verl release the files were written for (default: the oldest, v0.1).")(f)
-    f = click.option("--to", "to_release", metavar="REV", help="The verl release to migrate to (default: main).")(f)
+    f = click.option("--to", "to_release", metavar="REV", help=to_help)(f)
     return f

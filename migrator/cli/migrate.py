@@ -11,7 +11,8 @@ import sys
 import click
 
 from migrator.cli.common import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_composed, project_config,
-                                 release_options, with_config)
+                                 release_options, require_paths,
+                                 with_config)
 
 
 @click.command("migrate")
@@ -37,6 +38,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     from migrator.progress import wanted as progress_wanted
     from migrator.report import RunSummary, json_report, unified_diff
 
+    require_paths(paths)
     config = project_config(paths)
     to_release, from_release, tables, exclude = with_config(config, to_release, from_release, tables, exclude)
     output_format = output_format or config.get("output-format", "text")
