@@ -25,10 +25,12 @@ from migrator.cli.common import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOU
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings that need a person, and errors.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every edit and every skipped file.")
 @click.option("--allow-dirty", is_flag=True, default=None, help="Write files that have uncommitted git changes.")
+@click.option("--allow-staged", is_flag=True,
+              help="Write files whose uncommitted changes are all staged (the pre-commit hook; see README).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers.")
 def migrate(paths, to_release, from_release, tables, check, show_diff, output_format, quiet, verbose,
-            allow_dirty, exclude, jobs):
+            allow_dirty, allow_staged, exclude, jobs):
     """Rewrite files and directories from old verl paths and keys to new ones (the default command)."""
     from migrator.engine import DirtyFilesError, RunOptions, run
     from migrator.gitguard import GitGuardError
@@ -84,7 +86,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
                 echo(f"  {result.path}:{edit.line}: {edit.kind}{where}: {edit.message}{prs}", err=True)
 
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
-                         jobs=jobs or config.get("jobs") or default_jobs())
+                         allow_staged=allow_staged, jobs=jobs or config.get("jobs") or default_jobs())
     try:
         try:
             results = run(options, mappings, on_result=on_result, prefilter=prefilter,
@@ -92,8 +94,9 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         finally:
             progress.clear()
     except DirtyFilesError as exc:
-        click.echo("error: refusing to overwrite files with uncommitted changes "
-                   "(commit or stash them, or pass --allow-dirty):", err=True)
+        unstaged = "unstaged or untracked " if allow_staged else "uncommitted "
+        click.echo(f"error: refusing to overwrite files with {unstaged}changes "
+                   "(commit, stage or stash them, or pass --allow-dirty):", err=True)
         for name in exc.files:
             click.echo(f"  {name}", err=True)
         sys.exit(EXIT_USAGE)
