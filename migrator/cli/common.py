@@ -26,7 +26,8 @@ def load_composed(from_release: str | None, to_release: str | None, tables: tupl
     try:
         return composed(from_release, to_release, tuple(tables))
     except TableError as exc:
-        click.echo(f"error: {exc}", err=True)
+        for problem in getattr(exc, "problems", [exc]):  # a table's problems come all at once
+            click.echo(f"error: {problem}", err=True)
         sys.exit(EXIT_USAGE)
 
 
@@ -49,7 +50,8 @@ def project_config(paths) -> dict:
     try:
         return load_config(find_pyproject(list(paths)))
     except ConfigError as exc:
-        click.echo(f"error: {exc}", err=True)
+        for problem in exc.problems:
+            click.echo(f"error: {problem}", err=True)
         sys.exit(EXIT_USAGE)
 
 

@@ -34,6 +34,26 @@ class TableError(Exception):
         super().__init__(f"{where}:{what} {message}")
 
 
+class TableErrors(TableError):
+    """Several problems in one table, reported together; str() is one line per problem."""
+
+    def __init__(self, problems: list[TableError]):
+        first = problems[0]
+        super().__init__(first.file, first.line, first.message, first.entry)
+        self.problems = problems
+        self.args = ("\n".join(str(p) for p in problems),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def raise_all(problems: list[TableError]) -> None:
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise TableErrors(problems)
+
+
 @dataclass(frozen=True)
 class ReleaseTable:
     release: str
@@ -186,14 +206,19 @@ def _family_match(old: str, candidate: str, family: str) -> bool:
 
 
 def check_table_consistency(table: ReleaseTable) -> None:
-    """Duplicates, chains and cycles inside one table, and renames into something removed."""
+    """Duplicates, chains and cycles inside one table, and renames into something removed: all reported."""
+    raise_all(consistency_problems(table))
+
+
+def consistency_problems(table: ReleaseTable) -> list[TableError]:
+    problems: list[TableError] = []
     seen: dict[tuple, Entry] = {}
     for entry in table.entries:
         other = seen.get(entry.identity)
         if other is not None:
-            raise TableError(table.file, entry.origin.line,
-                             f"duplicate old {getattr(entry, 'old')!r}: already given at line {other.origin.line}",
-                             entry.describe())
+            problems.append(TableError(table.file, entry.origin.line, f"duplicate old {getattr(entry, 'old')!r}: "
+                                       f"already given at line {other.origin.line}", entry.describe()))
+            continue
         seen[entry.identity] = entry
     by_family: dict[str, list[Entry]] = {}
     for entry in table.entries:
@@ -216,8 +241,11 @@ def check_table_consistency(table: ReleaseTable) -> None:
                     problem = "forms a rename cycle"
                 else:
                     problem = "chains into another rename in the same table (write old -> final new)"
-                raise TableError(table.file, entry.origin.line,
-                                 f"{problem}: {other.describe()} at line {other.origin.line}", entry.describe())
+                problems.append(TableError(table.file, entry.origin.line,
+                                           f"{problem}: {other.describe()} at line {other.origin.line}",
+                                           entry.describe()))
+                break  # one problem per entry
+    return problems
 
 
 def load_table(path: Path, release: str | None = None, display: str | None = None) -> ReleaseTable:
@@ -260,9 +288,14 @@ def load_table(path: Path, release: str | None = None, display: str | None = Non
     if not isinstance(entries_raw, list):
         raise TableError(file, data["__lines__"].get("entries"), "'entries' must be a list")
     lines = getattr(entries_raw, "lines", [None] * len(entries_raw))
-    entries = tuple(parse_entry(raw, file, declared or "", i, lines[i]) for i, raw in enumerate(entries_raw))
-    table = ReleaseTable(release=declared or "", file=file, entries=entries)
-    check_table_consistency(table)
+    entries, problems = [], []
+    for i, raw in enumerate(entries_raw):  # every broken entry is reported, not just the first
+        try:
+            entries.append(parse_entry(raw, file, declared or "", i, lines[i]))
+        except TableError as exc:
+            problems.append(exc)
+    table = ReleaseTable(release=declared or "", file=file, entries=tuple(entries))
+    raise_all(problems + consistency_problems(table))
     return table
 
 
