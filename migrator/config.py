@@ -69,6 +69,10 @@ def load_config(pyproject: Path | None) -> dict:
         raise ConfigError(problems)
     if "table" in section:  # table paths are relative to the pyproject that names them
         section["table"] = [str((pyproject.parent / t).resolve()) for t in section["table"]]
+    if "exclude" in section:  # as given, and anchored at the pyproject's directory
+        from migrator.discover import anchor_patterns
+
+        section["exclude"] = list(anchor_patterns(section["exclude"], str(pyproject.parent)))
     return section
 
 

@@ -6,6 +6,7 @@ command module that imports this one still starts fast.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -56,9 +57,13 @@ def project_config(paths) -> dict:
 
 
 def with_config(config: dict, to_release, from_release, tables, exclude=()):
-    """Flags first, then `[tool.verl-migrate]`: (to, from, tables, exclude); list options add up."""
+    """Flags first, then `[tool.verl-migrate]`: (to, from, tables, exclude); list options add up.
+    `--exclude` patterns also match relative to the current directory (pyproject's: to its directory)."""
+    from migrator.discover import anchor_patterns
+
     return (to_release or config.get("to"), from_release or config.get("from"),
-            tuple(tables) + tuple(config.get("table", ())), tuple(exclude) + tuple(config.get("exclude", ())))
+            tuple(tables) + tuple(config.get("table", ())),
+            anchor_patterns(exclude, os.getcwd()) + tuple(config.get("exclude", ())))
 
 
 def write_output(text: str, output: str | None) -> None:
