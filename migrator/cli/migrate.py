@@ -32,6 +32,7 @@ from migrator.cli.common import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOU
 def migrate(paths, to_release, from_release, tables, check, show_diff, output_format, quiet, verbose,
             allow_dirty, allow_staged, exclude, jobs):
     """Rewrite files and directories from old verl paths and keys to new ones (the default command)."""
+    from migrator.discover import discover
     from migrator.engine import DirtyFilesError, RunOptions, run
     from migrator.gitguard import GitGuardError
     from migrator.lock import LockHeld
@@ -51,6 +52,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     finding_stream_err = show_diff  # stdout carries the diff
 
     progress = Progress(sys.stderr, progress_wanted(sys.stderr, quiet, as_json), "would change" if dry else "changed")
+    progress.count_in_background(lambda: discover(list(paths), exclude))
 
     def echo(message, err=False):
         progress.clear()
