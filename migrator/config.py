@@ -19,6 +19,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 KNOWN = {"to": str, "from": str, "exclude": list, "table": list, "allow-dirty": bool, "output-format": str,
          "jobs": int}
+TYPE_NAMES = {str: "a string", list: "a list of strings", bool: "a boolean (true or false)", int: "an integer"}
 OUTPUT_FORMATS = ("text", "json")  # the rewrite's; lint's `github` is a flag only
 SECTION_HEADER = re.compile(r"""\s*\[\s*tool\s*\.\s*(?:verl-migrate|"verl-migrate"|'verl-migrate')\s*\]\s*(?:#.*)?$""")
 KEY_LINE = re.compile(r"""\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*=""")
@@ -88,8 +89,7 @@ def section_problems(section: dict, base: Path) -> list[tuple[str, str]]:
             problems.append((key, f"[tool.verl-migrate]: unknown option {key!r} (known: {', '.join(sorted(KNOWN))}){hint}"))
             continue
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            problems.append((key, f"{where}: must be a{'n' if expected is int else ''} {_TYPE_NAMES[expected]}, "
-                                  f"not {value!r}"))
+            problems.append((key, f"{where}: must be {TYPE_NAMES[expected]}, not {value!r}"))
             continue
         if expected is list:
             bad = [f"#{i + 1} {v!r}" for i, v in enumerate(value) if not isinstance(v, str)]
@@ -100,9 +100,6 @@ def section_problems(section: dict, base: Path) -> list[tuple[str, str]]:
         if message:
             problems.append((key, f"{where}: {message}"))
     return problems
-
-
-_TYPE_NAMES = {str: "string", list: "list of strings", bool: "boolean (true or false)", int: "integer"}
 
 
 def _value_problem(key: str, value, base: Path) -> str | None:
