@@ -92,3 +92,17 @@ def test_an_unknown_release_names_the_known_ones_and_the_closest(tmp_path, given
         assert proc.returncode == 2
         assert f"unknown release '{given}'" in proc.stderr and "v0.7.1" in proc.stderr
         assert f"did you mean '{suggested}'?" in proc.stderr
+
+
+def test_a_socket_and_a_device_are_reported_as_what_they_are(tmp_path):
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX)
+    try:
+        listener.bind(str(tmp_path / "sock"))
+        proc = run_cli("--check", "sock", os.devnull, cwd=tmp_path)
+    finally:
+        listener.close()
+    assert proc.returncode == 2
+    assert "error: sock: not a regular file or directory: socket" in proc.stderr
+    assert f"error: {os.devnull}: not a regular file or directory: character device" in proc.stderr
