@@ -57,6 +57,7 @@ class RunOptions:
     exclude: tuple[str, ...] = ()
     write: bool = True
     allow_dirty: bool = False
+    allow_staged: bool = False  # changes all staged count as clean (the pre-commit hook)
     jobs: int = 1
 
 
@@ -98,7 +99,7 @@ def _run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=No
         if changed and not options.allow_dirty:
             from migrator.gitguard import dirty_files
 
-            dirty = dirty_files(changed)
+            dirty = dirty_files(changed, staged_ok=options.allow_staged)
             if dirty:
                 raise DirtyFilesError(dirty)
         write_results(results, paths)

@@ -7,7 +7,10 @@ modules load only when a command runs.
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import os
+import re
 
 import click
 
@@ -51,10 +54,36 @@ class MigrateGroup(click.Group):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
+    def format_options(self, ctx, formatter):
+        """The group's options, then the default command's (they are what most runs use), then the commands."""
+        click.Command.format_options(self, ctx, formatter)
+        rows = [record for param in migrate.get_params(ctx) if isinstance(param, click.Option)
+                for record in [param.get_help_record(ctx)] if record and "--help" not in record[0]]
+        with formatter.section("Migrate options (verl-migrate [migrate] [OPTIONS] PATH...; "
+                               "see verl-migrate migrate --help)"):
+            formatter.write_dl(rows)
+        self.format_commands(ctx, formatter)
+
     def parse_args(self, ctx, args):
         if args and args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version"):
+            refuse_unknown_command(ctx, args[0], self.list_commands(ctx))
             args = ["migrate", *args]
         return super().parse_args(ctx, args)
+
+
+# What a subcommand name looks like: a mistyped one is refused, not migrated as a missing path (ruff's rule).
+COMMAND_LIKE = re.compile(r"[a-z]+(-[a-z]+)*")
+
+
+def refuse_unknown_command(ctx, first: str, commands: list[str]) -> None:
+    """Exit 2 when `first` is no existing path and is close to a command name or looks like one."""
+    if first.startswith("-") or os.path.lexists(first):
+        return
+    close = difflib.get_close_matches(first, commands, n=1, cutoff=0.6)
+    if close:
+        raise click.UsageError(f"No such command {first!r}. Did you mean {close[0]!r}?", ctx)
+    if COMMAND_LIKE.fullmatch(first):
+        raise click.UsageError(f"No such command {first!r}, and no file or directory of that name.", ctx)
 
 
 def _lazy_short_help(target: str, width: int) -> str:
@@ -78,7 +107,8 @@ def _lazy_short_help(target: str, width: int) -> str:
 
 
 @click.group(cls=MigrateGroup, context_settings={"help_option_names": ["-h", "--help"]},
-             invoke_without_command=False, no_args_is_help=True)
+             invoke_without_command=False, no_args_is_help=True,
+             subcommand_metavar="PATH... | COMMAND [ARGS]...")
 @click.version_option(__version__, prog_name="verl-migrate")
 def cli():
     """Migrate verl launch scripts, configs and docs to a newer verl release.
@@ -89,7 +119,9 @@ def cli():
     verl-migrate --diff ./run.sh           show the edits, write nothing
     verl-migrate mappings show --to v0.8.0 print the composed mapping table
 
-    A directory named like a subcommand needs `verl-migrate migrate DIR`.
+    A directory named like a subcommand needs `verl-migrate migrate DIR`;
+    a first argument that is no existing path and looks like a command name is
+    refused as an unknown command (exit 2).
     """
 
 

@@ -6,6 +6,7 @@ command module that imports this one still starts fast.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -26,7 +27,20 @@ def load_composed(from_release: str | None, to_release: str | None, tables: tupl
     try:
         return composed(from_release, to_release, tuple(tables))
     except TableError as exc:
-        click.echo(f"error: {exc}", err=True)
+        for problem in getattr(exc, "problems", [exc]):  # a table's problems come all at once
+            click.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def require_paths(paths) -> None:
+    """Every PATH must exist (a typo must not pass CI as "1 skipped"); each bad one is named, then exit 2."""
+    from migrator.discover import path_problem
+
+    problems = [(path, problem) for path in paths for problem in [path_problem(path)]
+                if problem and not problem.startswith("cannot stat")]  # unreadable: reported per file later
+    for path, problem in problems:
+        click.echo(f"error: {path}: {problem}", err=True)
+    if problems:
         sys.exit(EXIT_USAGE)
 
 
@@ -37,14 +51,19 @@ def project_config(paths) -> dict:
     try:
         return load_config(find_pyproject(list(paths)))
     except ConfigError as exc:
-        click.echo(f"error: {exc}", err=True)
+        for problem in exc.problems:
+            click.echo(f"error: {problem}", err=True)
         sys.exit(EXIT_USAGE)
 
 
 def with_config(config: dict, to_release, from_release, tables, exclude=()):
-    """Flags first, then `[tool.verl-migrate]`: (to, from, tables, exclude); list options add up."""
+    """Flags first, then `[tool.verl-migrate]`: (to, from, tables, exclude); list options add up.
+    `--exclude` patterns also match relative to the current directory (pyproject's: to its directory)."""
+    from migrator.discover import anchor_patterns
+
     return (to_release or config.get("to"), from_release or config.get("from"),
-            tuple(tables) + tuple(config.get("table", ())), tuple(exclude) + tuple(config.get("exclude", ())))
+            tuple(tables) + tuple(config.get("table", ())),
+            anchor_patterns(exclude, os.getcwd()) + tuple(config.get("exclude", ())))
 
 
 def write_output(text: str, output: str | None) -> None:
@@ -60,10 +79,16 @@ def write_output(text: str, output: str | None) -> None:
         sys.exit(EXIT_USAGE)
 
 
-def release_options(f):
+MIGRATE_TO_HELP = "The verl release to migrate to (default: main)."
+
+
+def release_options(f=None, *, to_help: str = MIGRATE_TO_HELP):
+    """`--to`, `--from`, `--table`; `@release_options` or `@release_options(to_help=...)`."""
+    if f is None:
+        return lambda command: release_options(command, to_help=to_help)
     f = click.option("--table", "tables", multiple=True, type=click.Path(dir_okay=False),
                      help="An extra mapping table (repeatable); see docs/table-format.md.")(f)
     f = click.option("--from", "from_release", metavar="REV",
                      help="The verl release the files were written for (default: the oldest, v0.1).")(f)
-    f = click.option("--to", "to_release", metavar="REV", help="The verl release to migrate to (default: main).")(f)
+    f = click.option("--to", "to_release", metavar="REV", help=to_help)(f)
     return f

@@ -11,7 +11,8 @@ import sys
 import click
 
 from migrator.cli.common import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_composed, project_config,
-                                 release_options, with_config)
+                                 release_options, require_paths,
+                                 with_config)
 
 
 @click.command("migrate")
@@ -24,11 +25,14 @@ from migrator.cli.common import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOU
 @click.option("-q", "--quiet", is_flag=True, help="Print only findings that need a person, and errors.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every edit and every skipped file.")
 @click.option("--allow-dirty", is_flag=True, default=None, help="Write files that have uncommitted git changes.")
+@click.option("--allow-staged", is_flag=True,
+              help="Write files whose uncommitted changes are all staged (the pre-commit hook; see README).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers.")
 def migrate(paths, to_release, from_release, tables, check, show_diff, output_format, quiet, verbose,
-            allow_dirty, exclude, jobs):
+            allow_dirty, allow_staged, exclude, jobs):
     """Rewrite files and directories from old verl paths and keys to new ones (the default command)."""
+    from migrator.discover import discover
     from migrator.engine import DirtyFilesError, RunOptions, run
     from migrator.gitguard import GitGuardError
     from migrator.lock import LockHeld
@@ -37,6 +41,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     from migrator.progress import wanted as progress_wanted
     from migrator.report import RunSummary, json_report, unified_diff
 
+    require_paths(paths)
     config = project_config(paths)
     to_release, from_release, tables, exclude = with_config(config, to_release, from_release, tables, exclude)
     output_format = output_format or config.get("output-format", "text")
@@ -47,6 +52,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     finding_stream_err = show_diff  # stdout carries the diff
 
     progress = Progress(sys.stderr, progress_wanted(sys.stderr, quiet, as_json), "would change" if dry else "changed")
+    progress.count_in_background(lambda: discover(list(paths), exclude))
 
     def echo(message, err=False):
         progress.clear()
@@ -82,7 +88,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
                 echo(f"  {result.path}:{edit.line}: {edit.kind}{where}: {edit.message}{prs}", err=True)
 
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
-                         jobs=jobs or config.get("jobs") or default_jobs())
+                         allow_staged=allow_staged, jobs=jobs or config.get("jobs") or default_jobs())
     try:
         try:
             results = run(options, mappings, on_result=on_result, prefilter=prefilter,
@@ -90,8 +96,9 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         finally:
             progress.clear()
     except DirtyFilesError as exc:
-        click.echo("error: refusing to overwrite files with uncommitted changes "
-                   "(commit or stash them, or pass --allow-dirty):", err=True)
+        unstaged = "unstaged or untracked " if allow_staged else "uncommitted "
+        click.echo(f"error: refusing to overwrite files with {unstaged}changes "
+                   "(commit, stage or stash them, or pass --allow-dirty):", err=True)
         for name in exc.files:
             click.echo(f"  {name}", err=True)
         sys.exit(EXIT_USAGE)

@@ -9,6 +9,7 @@ import click
 from migrator import history
 from migrator.cli.common import EXIT_USAGE, load_mappings, write_output
 from migrator.mapping import TableError, load_builtin
+from migrator.mapping.compose import unknown_release_message
 from migrator.release_notes import build_guide, previous_release, pull_request_index, render
 
 
@@ -28,7 +29,7 @@ def command(to_release, from_release, tables, fmt, repo, output):
         except TableError as exc:
             raise click.ClickException(str(exc)) from None
         if to_release not in releases:
-            click.echo(f"error: unknown release {to_release!r} (known: {', '.join(releases)})", err=True)
+            click.echo(f"error: --to: {unknown_release_message(to_release, releases)}", err=True)
             sys.exit(EXIT_USAGE)
         from_release = previous_release(releases, to_release)
         if from_release is None:

@@ -356,4 +356,14 @@ def compose(tables: TableSet, from_release: str | None = None, to_release: str |
 
 class UnknownRelease(TableError):
     def __init__(self, option: str, name: str, known: list[str]):
-        super().__init__(option, None, f"unknown release {name!r} (known: {', '.join(known)})")
+        super().__init__(option, None, unknown_release_message(name, known))
+
+
+def unknown_release_message(name: str, known) -> str:
+    """`unknown release '0.9.0' (known: ...); did you mean 'v0.9.0'?`"""
+    import difflib
+
+    known = list(known)
+    close = [f"v{name}"] if f"v{name}" in known else difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown release {name!r} (known: {', '.join(known)}){hint}"
