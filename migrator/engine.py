@@ -46,7 +46,8 @@ def write_atomic(path: str, before: bytes, after: bytes) -> None:
     with open(path, "rb") as fh:
         if fh.read() != before:
             raise WriteError("changed on disk while verl-migrate ran; run again")
-    replace_atomically(path, after, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid), sync_directory=False)
+    replace_atomically(path, after, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid), sync_directory=False,
+                       attributes_of=path)
 
 
 def write_results(results: list[FileResult], paths: dict[str, str]) -> None:

@@ -38,3 +38,37 @@ def test_root_writes_a_file_its_owner_may_write(tmp_path, core_mappings):
     assert _run(tmp_path, core_mappings)["theirs.sh"].status == "changed"
     st = script.stat()
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (65534, 65534, 0o644)
+
+
+@pytest.mark.parametrize("mode", [0o6755, 0o4755, 0o2775, 0o1777, 0o741])
+def test_setuid_setgid_and_sticky_bits_are_kept(tmp_path, mode):
+    target = tmp_path / "run.sh"
+    target.write_bytes(b"old\n")
+    target.chmod(mode)
+    write_atomic(str(target), b"old\n", b"new\n")
+    assert target.read_bytes() == b"new\n"
+    assert oct(stat.S_IMODE(target.stat().st_mode)) == oct(mode)
+
+
+def _supports_user_xattrs(directory) -> bool:
+    probe = directory / "probe"
+    probe.write_bytes(b"")
+    try:
+        os.setxattr(probe, "user.verl_migrate_probe", b"1")
+        return True
+    except (OSError, AttributeError):
+        return False
+    finally:
+        probe.unlink()
+
+
+def test_extended_attributes_are_copied(tmp_path, core_mappings):
+    if not _supports_user_xattrs(tmp_path):
+        pytest.skip("this file system has no user.* extended attributes")
+    script = tmp_path / "run.sh"
+    script.write_bytes(OLD)
+    os.setxattr(script, "user.origin", b"team-a")
+    os.setxattr(script, "user.empty", b"")
+    assert _run(tmp_path, core_mappings)["run.sh"].status == "changed"
+    assert script.read_bytes() != OLD
+    assert os.getxattr(script, "user.origin") == b"team-a" and os.getxattr(script, "user.empty") == b""
