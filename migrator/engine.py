@@ -50,9 +50,10 @@ def write_atomic(path: str, before: bytes, after: bytes) -> None:
                        attributes_of=path)
 
 
-def write_results(results: list[FileResult], paths: dict[str, str]) -> None:
-    """Write every changed result; a write failure turns that result into a failure. Each directory
-    is fsynced once after its files (a rename is atomic at once; the fsync only makes it durable)."""
+def write_results(results: list[FileResult], paths: dict[str, str], on_failed=None) -> None:
+    """Write every changed result; a write failure (a full disk, EIO, a read-only file, ...) turns that
+    result into a failure, passed to `on_failed`. Each directory is fsynced once after its files (a
+    rename is atomic at once; the fsync only makes it durable)."""
     written = []
     for result in results:
         if result.status != "changed":
@@ -63,6 +64,8 @@ def write_results(results: list[FileResult], paths: dict[str, str]) -> None:
         except (OSError, WriteError) as exc:
             result.status = "failed"
             result.reason = f"could not write: {getattr(exc, 'strerror', None) or exc}"
+            if on_failed is not None:
+                on_failed(result)
     sync_directories(written)
 
 
@@ -85,18 +88,20 @@ def run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=Non
     """Discover, process and (unless dry) write; the git guard runs before the first write.
 
     A writing run holds the lock of its trees (`migrator.lock`; raises `LockHeld` when another run
-    has it) and first removes temp files that a killed run left behind. Dry runs take no lock."""
+    has it) and first removes temp files that a killed run left behind. Dry runs take no lock.
+    `on_note` gets lines for a person: notes, and `error: PATH: could not write: ...` for a file that
+    `on_result` reported as changed and whose write then failed."""
+    note = on_note or (lambda message: None)
     if not options.write:
-        return _run(options, mappings, on_result, prefilter)
+        return _run(options, mappings, on_result, prefilter, note)
     from migrator.lock import remove_stale_temp_files, run_lock
 
-    note = on_note or (lambda message: None)
     with run_lock(options.paths, note) as me:
         remove_stale_temp_files(options.paths, me, note)
-        return _run(options, mappings, on_result, prefilter)
+        return _run(options, mappings, on_result, prefilter, note)
 
 
-def _run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=None) -> list[FileResult]:
+def _run(options: RunOptions, mappings: MappingSet, on_result, prefilter, note) -> list[FileResult]:
     if prefilter is None:
         prefilter = build_prefilter(mappings)
     results: list[FileResult] = []
@@ -116,5 +121,5 @@ def _run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=No
             dirty = dirty_files(changed)
             if dirty:
                 raise DirtyFilesError(dirty)
-        write_results(results, paths)
+        write_results(results, paths, lambda failed: note(f"error: {failed.path}: {failed.reason}"))
     return results
