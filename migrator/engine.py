@@ -11,7 +11,7 @@ import stat
 from dataclasses import dataclass
 
 from migrator.atomic import replace_atomically, sync_directories
-from migrator.discover import discover
+from migrator.discover import SYMLINK_PATH, discover
 from migrator.filekind import build_prefilter
 from migrator.fileprocess import FileResult
 from migrator.mapping import MappingSet
@@ -110,6 +110,8 @@ def _run(options: RunOptions, mappings: MappingSet, on_result, prefilter, note) 
     for candidate, result in process_candidates(candidates, mappings, prefilter, options.jobs):
         if not candidate.skip_reason:
             paths[candidate.display] = candidate.path
+        elif candidate.skip_reason.startswith(SYMLINK_PATH):
+            result.status = "failed"  # asked for by name and not done: an error, not a quiet skip
         results.append(result)
         if on_result is not None:
             on_result(result)
