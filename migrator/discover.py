@@ -19,6 +19,7 @@ class Candidate(NamedTuple):
     skip_reason: str | None = None
 
 
+SYMLINK_PATH = "is a symlink"  # a PATH given that is one: refused (the engine fails it), never followed
 ALWAYS_PRUNED = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".venv",
                            "node_modules"})
 
@@ -119,8 +120,11 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[Candid
     """Every regular file under `paths`, in a stable order; skipped ones carry a reason."""
     seen: set[tuple[int, int]] = set()  # (device, inode): the same file reached twice is processed once
     for given in paths:
-        if os.path.islink(given) and not os.path.isdir(given):
-            yield from _symlink_candidate(given, given, os.path.dirname(os.path.abspath(given)) or ".")
+        if os.path.islink(given.rstrip("/") or given):  # file or directory, `link/` too: never followed
+            target = os.path.realpath(given)
+            exists = os.path.exists(target)
+            yield Candidate(given, given, f"{SYMLINK_PATH}; pass its target ({target})" if exists
+                            else "broken symlink or symlink loop")
             continue
         if os.path.isfile(given):
             st = os.stat(given)

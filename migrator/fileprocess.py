@@ -8,6 +8,7 @@ the engine writes the changed results after the git guard.
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -63,10 +64,29 @@ class FileResult:
         return Counter(e.kind for e in self.edits)
 
 
+class LineIndex:
+    """1-based (line, column) of byte offsets, from the line starts found once per file: each lookup is
+    a bisect, so a file with N edits costs O(size + N log N), not O(size * N)."""
+
+    def __init__(self, source: bytes):
+        starts = [0]
+        find, at = source.find, source.find(b"\n")
+        while at != -1:
+            starts.append(at + 1)
+            at = find(b"\n", at + 1)
+        self.starts = starts
+
+    def line(self, offset: int) -> int:
+        return bisect_right(self.starts, offset)
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        line = bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1] + 1
+
+
 def line_col(source: bytes, offset: int) -> tuple[int, int]:
-    line = source.count(b"\n", 0, offset) + 1
-    line_start = source.rfind(b"\n", 0, offset) + 1
-    return line, offset - line_start + 1
+    """One lookup; for many offsets in one file build a `LineIndex` once."""
+    return LineIndex(source[:offset]).line_col(offset)
 
 
 def _suppressed_lines(source: bytes) -> set[int]:
@@ -135,12 +155,13 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     except SourceNotParsed as exc:
         return FileResult(display, "skipped", reason=str(exc), kind=spec.kind)
     suppressed = _suppressed_lines(data)
+    lines = LineIndex(data)
 
     def keep(offset_start: int, offset_end: int) -> bool:
         if not suppressed:
             return True
-        first = line_col(data, offset_start)[0]
-        last = line_col(data, max(offset_start, offset_end - 1))[0]
+        first = lines.line(offset_start)
+        last = lines.line(max(offset_start, offset_end - 1))
         return not any(n in suppressed for n in range(first, last + 1))
 
     edits = [e for e in located.edits if keep(e.start, e.end)]
@@ -149,9 +170,9 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     for edit in rejected:
         findings.append(Finding(edit.start, edit.kind, f"overlapping edit not applied: {edit.message}",
                                 None, edit.prs))
-    reported = [ReportedFinding(display, *line_col(data, f.offset), f.kind, f.message, f.hint, f.prs, f.severity)
+    reported = [ReportedFinding(display, *lines.line_col(f.offset), f.kind, f.message, f.hint, f.prs, f.severity)
                 for f in sorted(findings, key=lambda f: f.offset)]
-    applied_report = [AppliedEdit(line_col(data, e.start)[0], e.kind, e.message, e.prs, e.in_comment)
+    applied_report = [AppliedEdit(lines.line(e.start), e.kind, e.message, e.prs, e.in_comment)
                       for e in applied]
     if new == data:
         return FileResult(display, "unchanged", kind=spec.kind, findings=reported)

@@ -36,7 +36,9 @@ def dirty_files(paths: list[str], staged_ok: bool = False) -> list[str]:
         repo = repos[top]
         rel = {os.path.relpath(os.path.realpath(p), top).replace(os.sep, "/"): p for p in members}
         try:
-            out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--", *sorted(rel))
+            # Literal pathspecs: a file named `:wip.sh` or `:(glob)y.sh` is that file, not pathspec magic.
+            out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--", *sorted(rel),
+                                  env={"GIT_LITERAL_PATHSPECS": "1"})
         except Exception as exc:  # noqa: BLE001 - gitpython raises many kinds; say what git said
             raise GitGuardError(f"git status failed in {top}: {exc}") from None
         entries = out.split("\0")

@@ -318,11 +318,12 @@ class MappingSet:
 
 
 def compose(tables: TableSet, from_release: str | None = None, to_release: str | None = None,
-            extra_tables: list[Path] | None = None) -> MappingSet:
+            extra_tables: list[Path | tuple[str, bytes]] | None = None) -> MappingSet:
     """Compose the tables of the releases after `from_release` up to and including `to_release`.
 
     Extra (user) tables naming a release are merged into it, replacing built-in entries that
-    have the same `old`; tables without a release apply after the target release.
+    have the same `old`; tables without a release apply after the target release. An extra table
+    is a path or (path, bytes already read): a pipe can be read only once.
     """
     releases = list(tables.releases)
     from_release = from_release or releases[0]
@@ -335,8 +336,9 @@ def compose(tables: TableSet, from_release: str | None = None, to_release: str |
         raise TableError("--from/--to", None, f"--from {from_release} is newer than --to {to_release}")
     chosen = {r: tables.tables[r] for r in releases[lo + 1: hi + 1]}
     trailing: list[ReleaseTable] = []
-    for path in extra_tables or []:
-        user = load_table(Path(path))
+    for source in extra_tables or []:
+        path, data = source if isinstance(source, tuple) else (source, None)
+        user = load_table(Path(path), data=data)
         if not user.release:
             trailing.append(user)
             continue

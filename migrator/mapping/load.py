@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import functools
+import os
+import select
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -248,16 +251,56 @@ def consistency_problems(table: ReleaseTable) -> list[TableError]:
     return problems
 
 
-def load_table(path: Path, release: str | None = None, display: str | None = None) -> ReleaseTable:
-    """Load one table file. `release` is the release the table must declare (built-in tables)."""
+# How long a table that is a FIFO may wait for its writer (`--table <(cmd)` has one at once).
+FIFO_WAIT_SECONDS = 30.0
+
+
+def read_table(path: Path, display: str | None = None) -> bytes:
+    """A table's bytes, read exactly once: a regular file, or a pipe or FIFO (`--table <(cat t.yaml)`
+    is `/dev/fd/N`, which a second read would find empty). A FIFO that no one writes to fails after
+    FIFO_WAIT_SECONDS instead of hanging."""
+    file = display or str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open would block until a writer comes
+    except FileNotFoundError:
+        raise TableError(file, None, "no such table file") from None
+    except OSError as exc:
+        raise TableError(file, None, f"cannot read table: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise TableError(file, None, "cannot read table: is a directory")
+        if stat.S_ISFIFO(mode):
+            poller = select.poll()
+            poller.register(fd, select.POLLIN | select.POLLHUP)
+            if not poller.poll(FIFO_WAIT_SECONDS * 1000):
+                raise TableError(file, None, f"cannot read table: a pipe or FIFO that nothing wrote to in "
+                                             f"{FIFO_WAIT_SECONDS:g} s")
+        os.set_blocking(fd, True)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except OSError as exc:
+        raise TableError(file, None, f"cannot read table: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def load_table(path: Path, release: str | None = None, display: str | None = None,
+               data: bytes | None = None) -> ReleaseTable:
+    """Load one table file. `release` is the release the table must declare (built-in tables).
+    `data`: the file's bytes when the caller read them already (`read_table`)."""
     import yaml
 
     file = display or str(path)
+    if data is None:
+        data = read_table(path, file)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TableError(file, None, "no such table file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise TableError(file, None, f"cannot read table: {exc}") from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)

@@ -40,6 +40,10 @@ class GeneratedFile:
 class ShimPlan:
     files: list[GeneratedFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Every path a stub of any table (any release, user tables too) would have: the only generated
+    # files `install` may remove once no longer planned. Others with our header (a keys module,
+    # a `generate --out` folder inside the tree) are the user's.
+    owned: frozenset[str] = frozenset()
 
 
 def comment_safe(text: str) -> str:

@@ -8,6 +8,7 @@ the release before it (`policy_from_release`).
 
 from __future__ import annotations
 
+from migrator.mapping.entries import ModuleMove, PathMove, PathRemoval
 from migrator.shims import keys, pymodule, shell
 from migrator.shims.model import GeneratedFile, ShimPlan
 
@@ -21,7 +22,7 @@ def policy_from_release(releases: tuple[str, ...], to_release: str) -> str:
 def plan_shims(mappings, releases: tuple[str, ...], tree_paths: set[str] | None = None,
                keys_module: str | None = None) -> ShimPlan:
     """Every shim the composed tables call for; what gets no shim is explained in `notes`."""
-    plan = ShimPlan()
+    plan = ShimPlan(owned=stub_paths(mappings))
     for old in sorted(mappings.old_paths()):
         change = mappings.path(old)
         if change is None:
@@ -48,9 +49,25 @@ def plan_shims(mappings, releases: tuple[str, ...], tree_paths: set[str] | None 
             plan.notes.append(note)
     if keys_module is not None:
         plan.files.append(keys.module_file(mappings, releases, keys_module))
+    plan.owned = plan.owned | {f.relpath for f in plan.files}
     seen: dict[str, GeneratedFile] = {}
     for f in plan.files:
         if f.relpath in seen:
             raise ValueError(f"two shims want the same file {f.relpath} ({seen[f.relpath].old} and {f.old})")
         seen[f.relpath] = f
     return plan
+
+
+def stub_paths(mappings) -> frozenset[str]:
+    """Where the generators put a stub for any entry of any release's table (and the user tables)."""
+    history = getattr(mappings, "history", None)
+    tables = list(history.tables.values()) if history is not None else []
+    paths = set()
+    for table in tables + list(mappings.tables):
+        for entry in table.entries:
+            if isinstance(entry, (PathMove, PathRemoval)) and entry.old.endswith(".sh"):
+                paths.add(entry.old)
+            elif isinstance(entry, ModuleMove):
+                base = entry.old.replace(".", "/")
+                paths.update((f"{base}.py", f"{base}/__init__.py", f"{base}/__main__.py"))
+    return frozenset(paths)
