@@ -1,0 +1,220 @@
+"""Config keys of verl's entry points other than main_ppo, and the entry points themselves, per release
+(maintainer tool, not shipped).
+
+    python scripts/extract_entry_config_keys.py --repo GITDIR [--out mappings/verl/facts]
+
+For every release in mappings/verl/releases.yaml (`main` = verl commit 1dda039b9) it materializes the
+release's config directories (`git archive REV DIRS | tar -x`), composes each config below with
+hydra-core exactly as the entry point's `@hydra.main` would, and flattens the composed tree (unresolved)
+to `dotted.key<TAB>type` lines in `entry-config-keys/<release>.<config>.keys`, the format of
+`config-keys/`. It also writes `entry-points.yaml`: every module with `@hydra.main` (tests excluded),
+its config name and config directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+import yaml
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import OmegaConf
+
+MAIN_COMMIT = "1dda039b9"
+TRAINER_CONFIG = "verl/trainer/config"
+
+# name written to the facts -> (config name, candidate config directories, subtree or None).
+# The first candidate directory holding `<config name>.yaml` at a release wins.
+CONFIGS = {
+    "sft_trainer": ("sft_trainer", [TRAINER_CONFIG], None),
+    "sft_trainer_engine": ("sft_trainer_engine", [TRAINER_CONFIG], None),
+    "generation": ("generation", [TRAINER_CONFIG], None),
+    "evaluation": ("evaluation", [TRAINER_CONFIG], None),
+    "legacy_reward_impl": ("legacy_reward_impl", [TRAINER_CONFIG], None),
+    "fully_async_ppo_trainer": (
+        "fully_async_ppo_trainer",
+        ["verl/experimental/fully_async_policy/config", "recipe/fully_async_policy/config"],
+        None,
+    ),
+    "fully_async_ppo_megatron_trainer": (
+        "fully_async_ppo_megatron_trainer",
+        ["verl/experimental/fully_async_policy/config", "recipe/fully_async_policy/config"],
+        None,
+    ),
+    "one_step_off_ppo_trainer": (
+        "one_step_off_ppo_trainer",
+        ["verl/experimental/one_step_off_policy/config", "recipe/one_step_off_policy/config"],
+        None,
+    ),
+    "one_step_off_ppo_megatron_trainer": (
+        "one_step_off_ppo_megatron_trainer",
+        ["verl/experimental/one_step_off_policy/config", "recipe/one_step_off_policy/config"],
+        None,
+    ),
+    # Config groups main_ppo composes under one node: the node as ppo_trainer composes it.
+    "reward": ("ppo_trainer", [TRAINER_CONFIG], "reward"),
+    "reward_manager": ("ppo_trainer", [TRAINER_CONFIG], "reward_manager"),
+    "distillation": ("ppo_trainer", [TRAINER_CONFIG], "distillation"),
+}
+# The group file a subtree comes from: no file at a release means no facts for it there.
+SUBTREE_SOURCES = {
+    "reward": "verl/trainer/config/reward/reward.yaml",
+    "reward_manager": "verl/trainer/config/reward_manager.yaml",
+    "distillation": "verl/trainer/config/distillation/distillation.yaml",
+}
+ARCHIVED_DIRS = [TRAINER_CONFIG] + sorted({d for _, dirs, _ in CONFIGS.values() for d in dirs} - {TRAINER_CONFIG})
+
+HYDRA_MAIN = re.compile(r"""@hydra\.main\((?P<args>.*)\)""")
+HYDRA_ARG = re.compile(r"""(config_path|config_name)\s*=\s*["']([^"']*)["']""")
+# Launch modules: the module users run (`python -m X`) when it is not the file holding @hydra.main.
+LAUNCH_NOTES = {
+    "verl.trainer.sft_trainer": "torchrun --standalone --nnodes=1 --nproc_per_node=N -m verl.trainer.sft_trainer",
+    "verl.trainer.sft_trainer_ray": "python -m verl.trainer.sft_trainer_ray (Ray-based launcher of the same config)",
+    "verl.trainer.fsdp_sft_trainer": "torchrun --standalone --nnodes=1 --nproc_per_node=N -m verl.trainer.fsdp_sft_trainer",
+}
+
+
+def git(repo: str, *args: str) -> bytes:
+    return subprocess.run(["git", "--git-dir", repo, *args], check=True, capture_output=True).stdout
+
+
+def rev_of(release: str) -> str:
+    return MAIN_COMMIT if release == "main" else release
+
+
+def tree_paths(repo: str, rev: str) -> set[str]:
+    return set(git(repo, "ls-tree", "-r", "--name-only", rev).decode().splitlines())
+
+
+def materialize(repo: str, rev: str, paths: set[str], dest: Path) -> None:
+    present = [d for d in ARCHIVED_DIRS if any(p.startswith(d + "/") for p in paths)]
+    data = git(repo, "archive", "--format=tar", rev, *present)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(dest, filter="data")
+
+
+def yaml_type(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "dict"
+    raise TypeError(f"unexpected config value {value!r}")
+
+
+def flatten(node, prefix: str, out: dict[str, str]) -> None:
+    if isinstance(node, dict) and node:
+        for key, value in node.items():
+            flatten(value, f"{prefix}.{key}" if prefix else str(key), out)
+    else:
+        out[prefix] = yaml_type(node)
+
+
+def compose_config(root: Path, config_dir: str, config_name: str, overrides: list[str] = ()) -> dict:
+    """The config as the entry point's @hydra.main composes it, interpolations left unresolved."""
+    GlobalHydra.instance().clear()
+    # Recipe configs find ppo_trainer through `hydra.searchpath` (a cwd-relative file:// or pkg://verl...):
+    # point it at the materialized trainer configs instead.
+    searchpath = [f"hydra.searchpath=[file://{root / TRAINER_CONFIG}]"] if config_dir != TRAINER_CONFIG else []
+    with initialize_config_dir(config_dir=str(root / config_dir), version_base=None):
+        cfg = compose(config_name=config_name, overrides=[*searchpath, *overrides])
+    return OmegaConf.to_container(cfg, resolve=False)
+
+
+def release_config_keys(root: Path, paths: set[str]) -> dict[str, dict[str, str]]:
+    out = {}
+    for name, (config_name, dirs, subtree) in CONFIGS.items():
+        if subtree and SUBTREE_SOURCES[name] not in paths:
+            continue
+        config_dir = next((d for d in dirs if f"{d}/{config_name}.yaml" in paths), None)
+        if config_dir is None:
+            continue
+        tree = compose_config(root, config_dir, config_name)
+        keys: dict[str, str] = {}
+        flatten({subtree: tree[subtree]} if subtree else tree, "", keys)
+        out[name] = keys
+    return out
+
+
+def entry_points(repo: str, rev: str) -> list[dict]:
+    try:
+        hits = git(repo, "grep", "-n", "hydra.main", rev, "--", "*.py").decode().splitlines()
+    except subprocess.CalledProcessError:
+        return []
+    out = []
+    for hit in hits:
+        _, path, _, text = hit.split(":", 3)
+        match = HYDRA_MAIN.search(text)
+        if not match or path.startswith("tests/"):
+            continue
+        args = dict(HYDRA_ARG.findall(match["args"]))
+        module = path[: -len(".py")].replace("/", ".")
+        config_dir = os.path.normpath(os.path.join(os.path.dirname(path), args.get("config_path", ".")))
+        entry = {"module": module, "config_name": args.get("config_name"), "config_dir": config_dir}
+        if module in LAUNCH_NOTES:
+            entry["launch"] = LAUNCH_NOTES[module]
+        out.append(entry)
+    return sorted(out, key=lambda e: e["module"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", required=True, help="verl git directory")
+    parser.add_argument("--out", default="mappings/verl/facts", type=Path)
+    parser.add_argument("--releases", default="mappings/verl/releases.yaml", type=Path)
+    args = parser.parse_args()
+    releases = yaml.safe_load(args.releases.read_text(encoding="utf-8"))["releases"]
+    keys_dir = args.out / "entry-config-keys"
+    keys_dir.mkdir(parents=True, exist_ok=True)
+    points = {}
+    for release in releases:
+        rev = rev_of(release)
+        paths = tree_paths(args.repo, rev)
+        with tempfile.TemporaryDirectory() as tmp:
+            materialize(args.repo, rev, paths, Path(tmp))
+            configs = release_config_keys(Path(tmp), paths)
+        for name, keys in configs.items():
+            lines = "".join(f"{k}\t{t}\n" for k, t in sorted(keys.items()))
+            (keys_dir / f"{release}.{name}.keys").write_text(lines, encoding="utf-8")
+        points[release] = entry_points(args.repo, rev)
+        print(f"{release}: {', '.join(f'{n} {len(k)}' for n, k in configs.items())}", file=sys.stderr)
+    header = (
+        "# verl entry points with @hydra.main per release (tests/ excluded), from\n"
+        "# `git grep -n hydra.main REV -- '*.py'`; written by scripts/extract_entry_config_keys.py.\n"
+        "# config_dir is relative to verl's repository root. `main` is verl commit 1dda039b9.\n"
+        "# Entry points without Hydra: see `without_hydra` below.\n"
+    )
+    body = {"releases": points, "without_hydra": WITHOUT_HYDRA}
+    text = yaml.safe_dump(body, sort_keys=False, width=120)
+    (args.out / "entry-points.yaml").write_text(header + text, encoding="utf-8")
+    return 0
+
+
+# Entry points users launch that have no @hydra.main of their own (checked by reading the modules).
+WITHOUT_HYDRA = [
+    {
+        "module": "verl.model_merger",
+        "note": "argparse CLI (`python -m verl.model_merger merge --backend fsdp ...`), "
+        "shipped from v0.4.1; its flags are not Hydra keys and did not move",
+    },
+]
+
+if __name__ == "__main__":
+    sys.exit(main())
