@@ -125,9 +125,120 @@ def covering_entry(removal: Removal) -> str | None:
     return None
 
 
+def config_keys(release: str, config: str) -> dict[str, str]:
+    """Keys of any config at `release`: entry facts first, then main_ppo's (config-keys/)."""
+    keys = entry_config_keys(release, config)
+    if keys is not None:
+        return keys
+    path = FACTS / "config-keys" / f"{release}.{config}.keys"
+    if not path.is_file():
+        return {}
+    return dict(line.split("\t", 1) for line in path.read_text(encoding="utf-8").splitlines() if line)
+
+
+def names_key(keys: dict[str, str], pattern: str) -> bool:
+    return any(matches(pattern, key) for key in keys)
+
+
+def target_problems() -> list[str]:
+    """Draft entries whose old key is not in the old config or whose new key is not in the new one."""
+    order = releases()
+    problems = []
+    for entry in draft()["entries"]:
+        release = entry["release"]
+        before = order[order.index(release) - 1]
+        if entry["kind"] == "entry-point-move":
+            old_keys = config_keys(before, entry["old-config"])
+            new_keys = config_keys(release, entry["new-config"])
+            for item in entry.get("keys") or []:
+                if not names_key(old_keys, item["old"]):
+                    problems.append(f"{release} {entry['old']}: {item['old']} not in {entry['old-config']} at {before}")
+                new = item.get("new")
+                if new and bool(item.get("add")) == names_key(new_keys, new):
+                    state = "already in" if item.get("add") else "not in"
+                    problems.append(f"{release} {entry['old']}: {new} {state} {entry['new-config']} at {release}")
+            for pin in entry.get("defaults") or []:
+                if pin.get("new") != "absent" and not names_key(new_keys, pin["key"]):
+                    problems.append(f"{release} {entry['old']}: default {pin['key']} not in {entry['new-config']}")
+        elif entry["kind"] in KEY_KINDS:
+            for config in entry["scope"]:
+                if not names_key(config_keys(before, config), entry["old"]):
+                    problems.append(f"{release} {entry['old']} not in {config} at {before}")
+                new = entry.get("new")
+                if new and not names_key(config_keys(release, config), new):
+                    problems.append(f"{release} {entry['old']}: {new} not in {config} at {release}")
+    return problems
+
+
+@lru_cache(maxsize=None)
+def entry_modules(release: str) -> dict[str, dict]:
+    points = yaml.safe_load((FACTS / "entry-points.yaml").read_text(encoding="utf-8"))["releases"]
+    return {point["module"]: point for point in points.get(release) or []}
+
+
+@lru_cache(maxsize=None)
+def tree(release: str) -> frozenset[str]:
+    path = FACTS / "trees" / f"{release}.paths"
+    return frozenset(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else frozenset()
+
+
+def has_module_or_dir(release: str, name: str) -> bool:
+    """Whether an @hydra.main module, a package of one, a config dir of one, or a shipped path is `name`."""
+    points = entry_modules(release)
+    dotted = name.replace("/", ".")
+    return (
+        any(module == dotted or module.startswith(dotted + ".") for module in points)
+        or any(point["config_dir"] == name for point in points.values())
+        or any(path.startswith(name.rstrip("/") + "/") for path in tree(release))
+    )
+
+
+def move_problems() -> list[str]:
+    """Entry-point, module and config-dir entries whose old name was not shipped before or whose new name is
+    not shipped at their release (entry-points.yaml and trees/ facts)."""
+    order = releases()
+    problems = []
+    for entry in draft()["entries"]:
+        release, kind = entry["release"], entry["kind"]
+        before = order[order.index(release) - 1]
+        if kind in KEY_KINDS or kind == "config-name-move":
+            continue
+        if not has_module_or_dir(before, entry["old"]):
+            problems.append(f"{release} {kind} {entry['old']}: not shipped at {before}")
+        if has_module_or_dir(release, entry["old"]):
+            problems.append(f"{release} {kind} {entry['old']}: still shipped at {release}")
+        if "new" in entry and not has_module_or_dir(release, entry["new"]):
+            problems.append(f"{release} {kind} {entry['new']}: not shipped at {release}")
+    return problems
+
+
+def commit_problems(repo: str) -> list[str]:
+    """Entries whose commit is not the PR's or did not land between the previous release and theirs."""
+    import subprocess
+
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True)
+
+    order = releases()
+    problems = []
+    for entry in draft()["entries"]:
+        release, commit, pr = entry["release"], entry["commit"], entry["pr"]
+        rev = "1dda039b9" if release == "main" else release
+        before = order[order.index(release) - 1]
+        subject = git("log", "-1", "--format=%s", commit).stdout.strip()
+        if f"(#{pr})" not in subject:
+            problems.append(f"{release} {entry['old']}: commit {commit} is '{subject}', not PR #{pr}")
+        if git("merge-base", "--is-ancestor", commit, rev).returncode != 0:
+            problems.append(f"{release} {entry['old']}: commit {commit} is not in {release}")
+        if git("merge-base", "--is-ancestor", commit, before).returncode == 0:
+            problems.append(f"{release} {entry['old']}: commit {commit} is already in {before}")
+    return problems
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", "-v", action="store_true", help="also list covered keys and their entries")
+    parser.add_argument("--repo", help="verl git directory: also check every entry's pr/commit pair")
     args = parser.parse_args()
     groups: dict[tuple[str, str, str], list[tuple[Removal, str | None]]] = {}
     for removal in removals():
@@ -146,7 +257,10 @@ def main() -> int:
                     print(f"    {r.key}  <- {how}")
     share = 100.0 * (total - missing) / total if total else 100.0
     print(f"total: {total} removed keys, {total - missing} covered ({share:.1f}%)")
-    return 1 if missing else 0
+    problems = target_problems() + move_problems() + (commit_problems(args.repo) if args.repo else [])
+    for problem in problems:
+        print(f"DRAFT: {problem}")
+    return 1 if missing or problems else 0
 
 
 if __name__ == "__main__":
