@@ -1,0 +1,110 @@
+"""The shipped facts of verl's non-main_ppo entry points and the draft entry-point table agree:
+known keys are where verl had them, and every key verl removed from those configs has an entry."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_coverage():
+    spec = importlib.util.spec_from_file_location("check_entry_coverage", ROOT / "scripts" / "check_entry_coverage.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+coverage = load_coverage()
+
+
+entry_modules = coverage.entry_modules
+
+
+@pytest.mark.parametrize(
+    ("release", "config", "key", "kind"),
+    [
+        ("v0.6.1", "sft_trainer", "model.partial_pretrain", "str"),
+        ("v0.6.1", "sft_trainer", "data.multiturn.messages_key", "str"),
+        ("v0.9.0", "sft_trainer_engine", "model.path", "str"),
+        ("v0.9.0", "sft_trainer_engine", "engine.ulysses_sequence_parallel_size", "int"),
+        ("v0.4.1", "generation", "ray_init.num_cpus", "null"),
+        ("v0.6.0", "evaluation", "ray_kwargs.ray_init.num_cpus", "null"),
+        ("v0.9.0", "evaluation", "custom_reward_function.path", "null"),
+        ("v0.7.0", "fully_async_ppo_trainer", "async_training.compute_prox_log_prob", "bool"),
+        ("v0.9.0", "one_step_off_ppo_trainer", "actor_rollout_ref.rollout.name", "str"),
+    ],
+)
+def test_known_keys(release, config, key, kind):
+    assert coverage.entry_config_keys(release, config)[key] == kind
+
+
+@pytest.mark.parametrize(
+    ("release", "config", "key"),
+    [
+        ("v0.7.0", "sft_trainer_engine", "model.partial_pretrain"),
+        ("v0.6.1", "sft_trainer", "optim.warmup_steps_ratio"),
+        ("v0.9.0", "evaluation", "reward.custom_reward_function.path"),
+    ],
+)
+def test_absent_keys(release, config, key):
+    assert key not in coverage.entry_config_keys(release, config)
+
+
+def test_configs_exist_only_in_their_releases():
+    assert coverage.entry_config_keys("v0.7.0", "sft_trainer") is not None
+    assert coverage.entry_config_keys("v0.7.1", "sft_trainer") is None
+    assert coverage.entry_config_keys("v0.7.1", "generation") is None
+    assert coverage.entry_config_keys("v0.5.0", "sft_trainer_engine") is None
+    assert coverage.entry_config_keys("v0.6.1", "fully_async_ppo_trainer") is not None
+
+
+def test_entry_points_per_release():
+    assert "verl.trainer.fsdp_sft_trainer" in entry_modules("v0.7.0")
+    assert "verl.trainer.fsdp_sft_trainer" not in entry_modules("v0.9.0")
+    assert "verl.trainer.main_generation" not in entry_modules("v0.9.0")
+    assert entry_modules("v0.9.0")["verl.trainer.sft_trainer"]["config_name"] == "sft_trainer_engine"
+    assert "verl.trainer.main_ppo_sync" in entry_modules("v0.8.0")
+    assert "verl.trainer.main_ppo_sync" not in entry_modules("v0.9.0")
+    assert "recipe.fully_async_policy.fully_async_main" in entry_modules("v0.7.0")
+    assert "verl.experimental.fully_async_policy.fully_async_main" in entry_modules("v0.7.1")
+
+
+def test_every_removed_key_has_an_entry():
+    removals = coverage.removals()
+    assert len(removals) > 500  # the facts are there: SFT, generation, evaluation, async trainers
+    uncovered = [r for r in removals if coverage.covering_entry(r) is None]
+    assert uncovered == []
+
+
+def test_sft_move_maps_every_old_key():
+    entry = next(e for e in coverage.draft()["entries"] if e.get("old") == "verl.trainer.fsdp_sft_trainer")
+    mapped = {item["old"] for item in entry["keys"]}
+    for release in ("v0.6.1", "v0.7.0"):
+        assert set(coverage.entry_config_keys(release, "sft_trainer")) <= mapped
+    homes = {item["old"]: item.get("new") for item in entry["keys"]}
+    assert homes["model.partial_pretrain"] == "model.path"
+    assert homes["data.prompt_key"] is None
+
+
+def test_draft_targets_and_moves_match_the_facts():
+    assert coverage.target_problems() == []
+    assert coverage.move_problems() == []
+
+
+def test_scoped_entries_keep_custom_reward_function_in_evaluation():
+    removal = coverage.Removal("evaluation", "v0.7.0", "v0.7.1", "custom_reward_function.path")
+    assert coverage.covering_entry(removal) is None  # the v0.7.1 move does not apply to evaluation.yaml
+    removal = coverage.Removal("evaluation", "v0.5.0", "v0.6.0", "ray_init.num_cpus")
+    assert "scope extended" in coverage.covering_entry(removal)
+
+
+def test_coverage_finds_a_missing_entry(monkeypatch):
+    doc = coverage.draft()
+    pruned = {**doc, "entries": [e for e in doc["entries"] if e.get("old") != "rollout.use_fire_sampling"]}
+    monkeypatch.setattr(coverage, "draft", lambda: pruned)
+    uncovered = [r.key for r in coverage.removals() if coverage.covering_entry(r) is None]
+    assert uncovered == ["rollout.use_fire_sampling"]
