@@ -18,6 +18,7 @@ Exit status 1 when a removed key has no entry.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -214,8 +215,6 @@ def move_problems() -> list[str]:
 
 def commit_problems(repo: str) -> list[str]:
     """Entries whose commit is not the PR's or did not land between the previous release and theirs."""
-    import subprocess
-
     def git(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True)
 
