@@ -74,12 +74,8 @@ ARCHIVED_DIRS = [TRAINER_CONFIG] + sorted({d for _, dirs, _ in CONFIGS.values() 
 
 HYDRA_MAIN = re.compile(r"""@hydra\.main\((?P<args>.*)\)""")
 HYDRA_ARG = re.compile(r"""(config_path|config_name)\s*=\s*["']([^"']*)["']""")
-# Launch modules: the module users run (`python -m X`) when it is not the file holding @hydra.main.
-LAUNCH_NOTES = {
-    "verl.trainer.sft_trainer": "torchrun --standalone --nnodes=1 --nproc_per_node=N -m verl.trainer.sft_trainer",
-    "verl.trainer.sft_trainer_ray": "python -m verl.trainer.sft_trainer_ray (Ray-based launcher of the same config)",
-    "verl.trainer.fsdp_sft_trainer": "torchrun --standalone --nnodes=1 --nproc_per_node=N -m verl.trainer.fsdp_sft_trainer",
-}
+# Lines of context read before `-m MODULE` to find the start of its backslash-continued command.
+LAUNCHER_CONTEXT = 40
 
 
 def git(repo: str, *args: str) -> bytes:
@@ -168,10 +164,39 @@ def entry_points(repo: str, rev: str) -> list[dict]:
         module = path[: -len(".py")].replace("/", ".")
         config_dir = os.path.normpath(os.path.join(os.path.dirname(path), args.get("config_path", ".")))
         entry = {"module": module, "config_name": args.get("config_name"), "config_dir": config_dir}
-        if module in LAUNCH_NOTES:
-            entry["launch"] = LAUNCH_NOTES[module]
+        launchers = script_launchers(repo, rev, module)
+        if launchers:
+            entry["launched_by"] = launchers
         out.append(entry)
     return sorted(out, key=lambda e: e["module"])
+
+
+def script_launchers(repo: str, rev: str, module: str) -> dict[str, int]:
+    """How verl's own shell scripts at `rev` start `module`, counted per `-m MODULE`: `torchrun` (also
+    `torch.distributed.run`), `python`, or `other` (the command is built in a variable, ...)."""
+    pattern = rf"-m {re.escape(module)}([^A-Za-z0-9_.]|$)"
+    try:
+        text = git(repo, "grep", "-h", f"-B{LAUNCHER_CONTEXT}", "-E", "-e", pattern, rev, "--", "*.sh").decode()
+    except subprocess.CalledProcessError:
+        return {}
+    counts: dict[str, int] = {}
+    for group in re.split(r"^--$", text, flags=re.M):
+        lines = group.strip("\n").splitlines()
+        for index, line in enumerate(lines):
+            if not re.search(pattern, line) or line.lstrip().startswith("#"):
+                continue
+            start = index  # back to the first line of the backslash-continued command
+            while start > 0 and lines[start - 1].rstrip().endswith("\\"):
+                start -= 1
+            command = " ".join(lines[start : index + 1])
+            if re.search(r"torchrun|torch\.distributed\.run", command):
+                kind = "torchrun"
+            elif re.search(r"\bpython3?\b", command):
+                kind = "python"
+            else:
+                kind = "other"
+            counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def main() -> int:
@@ -199,6 +224,8 @@ def main() -> int:
         "# verl entry points with @hydra.main per release (tests/ excluded), from\n"
         "# `git grep -n hydra.main REV -- '*.py'`; written by scripts/extract_entry_config_keys.py.\n"
         "# config_dir is relative to verl's repository root. `main` is verl commit 1dda039b9.\n"
+        "# launched_by: how verl's own shell scripts of that release start the module, per `-m MODULE`: torchrun\n"
+        "# (or torch.distributed.run), python, or other (the command is assembled in a variable).\n"
         "# Entry points without Hydra: see `without_hydra` below.\n"
     )
     body = {"releases": points, "without_hydra": WITHOUT_HYDRA}
