@@ -241,6 +241,12 @@ WITHOUT_HYDRA = [
         "note": "argparse CLI (`python -m verl.model_merger merge --backend fsdp ...`), "
         "shipped from v0.4.1; its flags are not Hydra keys and did not move",
     },
+    {
+        "module": "verl.experimental.one_step_off_policy.async_main_ppo",
+        "note": "named (also as recipe.one_step_off_policy.async_main_ppo) in docs/advance/one_step_off.md and the "
+        "one_step_off_policy README from v0.6.1 on, but no release ships it: the entry point is "
+        "one_step_off_policy.main_ppo",
+    },
 ]
 
 if __name__ == "__main__":
