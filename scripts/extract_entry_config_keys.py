@@ -244,7 +244,7 @@ WITHOUT_HYDRA = [
     {
         "module": "verl.experimental.one_step_off_policy.async_main_ppo",
         "note": "named (also as recipe.one_step_off_policy.async_main_ppo) in docs/advance/one_step_off.md and the "
-        "one_step_off_policy README from v0.6.1 on, but no release ships it: the entry point is "
+        "one_step_off_policy README from v0.5.0 on, but no release ships it: the entry point is "
         "one_step_off_policy.main_ppo",
     },
 ]
