@@ -119,7 +119,7 @@ def apply_move(entry: dict, parsed, manual):
         elif item.get("action") == "warn":
             manual.append(f"{key}: {item['hint']}")
     for pin in entry.get("defaults") or []:
-        if pin["key"] not in {k for _, k, _ in out} and pin.get("old") not in (None, "absent"):
+        if pin.get("pin", True) and pin["key"] not in {k for _, k, _ in out} and pin.get("old") is not None:
             value = str(pin["old"]).lower() if isinstance(pin["old"], bool) else str(pin["old"])
             out.append(("+" if pin.get("new") == "absent" else "", pin["key"], value))
     return out
