@@ -43,9 +43,14 @@ def scripts(repo: str, rev: str) -> dict[str, str]:
     return out
 
 
+def shell_arithmetic(text: str) -> str:
+    """`$((a + b))` as one word, so that splitting on blanks keeps the override whole."""
+    return re.sub(r"[$][(][(][^)]*[)][)]", "X", text)
+
+
 def launch(text: str) -> tuple[str | None, list[str]]:
     """The verl module a script runs and the Hydra overrides after it."""
-    joined = re.sub(r"\\\n", " ", text)
+    joined = shell_arithmetic(re.sub(r"\\\n", " ", text))
     for line in joined.splitlines():
         match = re.search(r"(?:-m\s+)(verl\.trainer\.[a-z_]+)|verl/trainer/([a-z_]+)\.py", line)
         if not match:
@@ -97,7 +102,8 @@ def apply_key_entry(entry: dict, parsed, manual):
     for prefix, key, value in parsed:
         new = rename(key, entry["old"], entry["new"]) if entry["kind"] == "key-rename" else None
         if new:
-            out.append((prefix, new, value))
+            values = {str(k).lower(): str(v) for k, v in (entry.get("values") or {}).items()}
+            out.append((prefix, new, values.get(value.lower(), value)))
         elif entry["kind"] == "key-removal" and coverage.matches(entry["old"], key):
             if entry["action"] == "warn":
                 manual.append(f"{key}: {entry['hint']}")
@@ -125,15 +131,33 @@ def apply_move(entry: dict, parsed, manual):
     return out
 
 
-def rejected(root: Path, config: str, overrides: list[str]) -> list[str]:
-    bad = []
-    for override in overrides:
-        value = re.sub(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", "X", override.split("=", 1)[1])
+def placeholder(override: str) -> str:
+    """The override with shell variables replaced: Hydra judges the key, not the value."""
+    key, _, value = override.partition("=")
+    return f"{key}={re.sub(r'[$][{]?[A-Za-z_][A-Za-z0-9_]*[}]?', 'X', value)}"
+
+
+def rejected(root: Path, config: str, overrides: list[str], config_dir: str = extract.TRAINER_CONFIG) -> list[str]:
+    """The overrides Hydra rejects when composing `config`, found by halving the list while it fails."""
+
+    def fails(chunk: list[str]) -> str | None:
         try:
-            extract.compose_config(root, extract.TRAINER_CONFIG, config, [f"{override.split('=', 1)[0]}={value}"])
+            extract.compose_config(root, config_dir, config, [placeholder(o) for o in chunk])
+            return None
         except (HydraException, OmegaConfBaseException) as error:
-            bad.append(f"{override}  ({type(error).__name__})")
-    return bad
+            return type(error).__name__
+
+    def search(chunk: list[str]) -> list[str]:
+        error = fails(chunk)
+        if error is None:
+            return []
+        if len(chunk) == 1:
+            return [f"{chunk[0]}  ({error})"]
+        middle = len(chunk) // 2
+        found = search(chunk[:middle]) + search(chunk[middle:])
+        return found or [f"(only together: {' '.join(chunk)})"]
+
+    return search(overrides) if overrides else []
 
 
 def main() -> int:
