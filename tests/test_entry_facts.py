@@ -108,3 +108,56 @@ def test_coverage_finds_a_missing_entry(monkeypatch):
     monkeypatch.setattr(coverage, "draft", lambda: pruned)
     uncovered = [r.key for r in coverage.removals() if coverage.covering_entry(r) is None]
     assert uncovered == ["rollout.use_fire_sampling"]
+
+
+def remap_keys(old_module, keys):
+    """Keys of a script's overrides after the draft's entry-point move of `old_module` (manual steps dropped)."""
+    entry = next(e for e in coverage.draft()["entries"] if e.get("old") == old_module)
+    out = []
+    for key in keys:
+        item = next(i for i in entry["keys"] if coverage.matches(i["old"], key))
+        new = item.get("new")
+        if new and item["old"].endswith(".*"):
+            out.append(new[:-2] + key[len(item["old"]) - 2 :])
+        elif new:
+            out.append(("+" if item.get("add") else "") + new)
+    pinned = {p["key"] for p in entry.get("defaults") or [] if p.get("pin", True)}
+    return out, pinned
+
+
+def test_generation_move_reproduces_verls_own_e2e_migration():
+    # tests/special_e2e/generation/run_gen_qwen05.sh (v0.7.0) and run_gen_qwen05_server.sh (v0.7.1)
+    before = [
+        "trainer.nnodes", "trainer.n_gpus_per_node", "data.path", "data.prompt_key", "data.n_samples",
+        "data.output_path", "model.path", "model.trust_remote_code", "rollout.temperature", "rollout.top_k",
+        "rollout.top_p", "rollout.prompt_length", "rollout.response_length", "rollout.tensor_model_parallel_size",
+        "rollout.gpu_memory_utilization",
+    ]
+    after = {
+        "trainer.nnodes", "trainer.n_gpus_per_node", "actor_rollout_ref.model.path",
+        "actor_rollout_ref.model.trust_remote_code", "actor_rollout_ref.rollout.temperature",
+        "actor_rollout_ref.rollout.top_k", "actor_rollout_ref.rollout.top_p", "actor_rollout_ref.rollout.prompt_length",
+        "actor_rollout_ref.rollout.response_length", "actor_rollout_ref.rollout.tensor_model_parallel_size",
+        "actor_rollout_ref.rollout.gpu_memory_utilization", "actor_rollout_ref.rollout.name",
+        "actor_rollout_ref.rollout.n", "data.train_files", "data.prompt_key", "+data.output_path",
+    }
+    remapped, pinned = remap_keys("verl.trainer.main_generation", before)
+    assert set(remapped) == after - {"actor_rollout_ref.rollout.name"}
+    assert "actor_rollout_ref.rollout.name" in pinned  # mandatory in ppo_trainer; main_generation defaulted to vllm
+
+
+def test_sft_move_reproduces_verls_own_example_migration():
+    # examples/sft/gsm8k/run_qwen_05_peft.sh at v0.7.0 (fsdp_sft_trainer) and v0.7.1 (sft_trainer)
+    before = [
+        "data.train_files", "data.val_files", "data.prompt_key", "data.response_key", "optim.lr",
+        "data.prompt_dict_keys", "data.response_dict_keys", "data.micro_batch_size_per_gpu", "model.partial_pretrain",
+        "trainer.default_local_dir", "trainer.project_name", "trainer.experiment_name", "trainer.logger",
+        "trainer.total_epochs", "model.lora_rank", "model.lora_alpha", "model.target_modules",
+    ]
+    after = {
+        "data.train_files", "data.val_files", "data.micro_batch_size_per_gpu", "optim.lr", "model.path",
+        "trainer.default_local_dir", "trainer.project_name", "trainer.experiment_name", "trainer.logger",
+        "trainer.total_epochs", "model.lora_rank", "model.lora_alpha", "model.target_modules",
+    }
+    remapped, _ = remap_keys("verl.trainer.fsdp_sft_trainer", before)
+    assert set(remapped) == after  # verl's version also selects engine=fsdp, the default group
