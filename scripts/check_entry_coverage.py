@@ -102,6 +102,22 @@ def scope_extension(release: str, old: str) -> dict:
     return {}
 
 
+def scope_configs(entry: dict) -> set[str]:
+    """The config names a `scope:` names: configs, families (`families:` of the draft) or entry modules
+    (the config their @hydra.main composes, at the release before the entry and at its release)."""
+    order = releases()
+    releases_seen = (order[order.index(entry["release"]) - 1], entry["release"])
+    out = set()
+    for name in entry.get("scope") or ():
+        if name in draft()["families"]:
+            out.update(draft()["families"][name])
+        elif "." in name:
+            out.update(entry_modules(r)[name]["config_name"] for r in releases_seen if name in entry_modules(r))
+        else:
+            out.add(name)
+    return out
+
+
 def covering_entry(removal: Removal) -> str | None:
     """A one-line description of the entry that covers `removal`, or None."""
     doc = draft()
@@ -113,7 +129,7 @@ def covering_entry(removal: Removal) -> str | None:
             for item in entry.get("keys") or []:
                 if matches(item["old"], removal.key):
                     return f"draft {entry['kind']} {entry['old']} ({item['old']})"
-        if entry["kind"] in KEY_KINDS and removal.config in entry["scope"] and matches(entry["old"], removal.key):
+        if entry["kind"] in KEY_KINDS and removal.config in scope_configs(entry) and matches(entry["old"], removal.key):
             return f"draft {entry['kind']} {entry['old']}"
     for entry in table_key_entries(removal.after):
         if not matches(entry["old"], removal.key):
@@ -162,7 +178,7 @@ def target_problems() -> list[str]:
                 if pin.get("new") != "absent" and not names_key(new_keys, pin["key"]):
                     problems.append(f"{release} {entry['old']}: default {pin['key']} not in {entry['new-config']}")
         elif entry["kind"] in KEY_KINDS:
-            for config in entry["scope"]:
+            for config in sorted(scope_configs(entry)):
                 if not names_key(config_keys(before, config), entry["old"]):
                     problems.append(f"{release} {entry['old']} not in {config} at {before}")
                 new = entry.get("new")

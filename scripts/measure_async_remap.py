@@ -60,7 +60,7 @@ def draft_remap(config: str, overrides: list[str], source: str, target: str) -> 
     manual: list[str] = []
     for release in order[order.index(source) + 1 : order.index(target) + 1]:
         for entry in coverage.draft()["entries"]:
-            if entry["release"] == release and entry["kind"] in coverage.KEY_KINDS and config in entry["scope"]:
+            if entry["release"] == release and entry["kind"] in coverage.KEY_KINDS and config in coverage.scope_configs(entry):
                 parsed = apply_key_entry(entry, parsed, manual)
     return [f"{p}{k}={v}" for p, k, v in parsed], manual
 

@@ -86,7 +86,7 @@ def remap(module: str, overrides: list[str], source: str, target: str) -> tuple[
     manual: list[str] = []
     for release in later:
         for entry in draft_entries([release]):
-            if entry["kind"] in coverage.KEY_KINDS and config in entry["scope"]:
+            if entry["kind"] in coverage.KEY_KINDS and config in coverage.scope_configs(entry):
                 parsed = apply_key_entry(entry, parsed, manual)
             if entry["kind"] == "entry-point-move" and entry["old"] == module:
                 parsed = apply_move(entry, parsed, manual)

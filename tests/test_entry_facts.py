@@ -161,3 +161,10 @@ def test_sft_move_reproduces_verls_own_example_migration():
     }
     remapped, _ = remap_keys("verl.trainer.fsdp_sft_trainer", before)
     assert set(remapped) == after  # verl's version also selects engine=fsdp, the default group
+
+
+def test_scope_names_configs_families_and_entry_modules():
+    entry = {"release": "v0.7.1", "scope": ["sft", "verl.trainer.main_eval", "generation"]}
+    assert coverage.scope_configs(entry) == {"sft_trainer", "sft_trainer_engine", "evaluation", "generation"}
+    entry = {"release": "v0.7.1", "scope": ["verl.trainer.fsdp_sft_trainer"]}  # gone at v0.7.1: its v0.7.0 config
+    assert coverage.scope_configs(entry) == {"sft_trainer"}
