@@ -257,7 +257,8 @@ def main() -> int:
     args = parser.parse_args()
     groups: dict[tuple[str, str, str], list[tuple[Removal, str | None]]] = {}
     for removal in removals():
-        groups.setdefault((removal.config, removal.before, removal.after), []).append((removal, covering_entry(removal)))
+        group = groups.setdefault((removal.config, removal.before, removal.after), [])
+        group.append((removal, covering_entry(removal)))
     total = missing = 0
     for (config, before, after), rows in groups.items():
         uncovered = [r.key for r, how in rows if how is None]

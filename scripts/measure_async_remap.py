@@ -60,7 +60,9 @@ def draft_remap(config: str, overrides: list[str], source: str, target: str) -> 
     manual: list[str] = []
     for release in order[order.index(source) + 1 : order.index(target) + 1]:
         for entry in coverage.draft()["entries"]:
-            if entry["release"] == release and entry["kind"] in coverage.KEY_KINDS and config in coverage.scope_configs(entry):
+            if entry["release"] != release or entry["kind"] not in coverage.KEY_KINDS:
+                continue
+            if config in coverage.scope_configs(entry):
                 parsed = apply_key_entry(entry, parsed, manual)
     return [f"{p}{k}={v}" for p, k, v in parsed], manual
 
@@ -81,8 +83,8 @@ def main() -> int:
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             tar.extractall(work, filter="data")
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        subprocess.run([sys.executable, "-m", "migrator", "migrate", "-q", "--from", args.source, "--to", args.to, str(work)],
-                       env=env, check=False, capture_output=True)
+        migrate = [sys.executable, "-m", "migrator", "migrate", "-q", "--from", args.source, "--to", args.to]
+        subprocess.run([*migrate, str(work)], env=env, check=False, capture_output=True)
         extract.materialize(args.repo, args.to, extract.tree_paths(args.repo, args.to), configs)
         for script in sorted(work.rglob("*.sh")):
             found = launch(script.read_text(encoding="utf-8", errors="replace"))
