@@ -41,8 +41,9 @@ class Removal:
     key: str
 
 
-def releases() -> list[str]:
-    return yaml.safe_load((TABLES / "releases.yaml").read_text(encoding="utf-8"))["releases"]
+@lru_cache(maxsize=None)
+def releases() -> tuple[str, ...]:
+    return tuple(yaml.safe_load((TABLES / "releases.yaml").read_text(encoding="utf-8"))["releases"])
 
 
 @lru_cache(maxsize=None)

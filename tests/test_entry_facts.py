@@ -168,3 +168,23 @@ def test_scope_names_configs_families_and_entry_modules():
     assert coverage.scope_configs(entry) == {"sft_trainer", "sft_trainer_engine", "evaluation", "generation"}
     entry = {"release": "v0.7.1", "scope": ["verl.trainer.fsdp_sft_trainer"]}  # gone at v0.7.1: its v0.7.0 config
     assert coverage.scope_configs(entry) == {"sft_trainer"}
+
+
+def test_facts_files_are_well_formed():
+    types = {"bool", "int", "float", "str", "list", "null", "dict"}
+    files = sorted((ROOT / "mappings" / "verl" / "facts" / "entry-config-keys").glob("*.keys"))
+    assert len(files) >= 70
+    for path in files:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        keys = [line.split("\t")[0] for line in lines]
+        assert keys == sorted(set(keys)), path.name
+        assert {line.split("\t")[1] for line in lines} <= types, path.name
+
+
+@pytest.mark.parametrize(
+    ("release", "node"), [("v0.7.0", "reward_manager"), ("v0.8.0", "reward"), ("main", "distillation")]
+)
+def test_composed_nodes_equal_the_generated_ppo_facts(release, node):
+    # Composing with hydra-core and flattening verl's generated ppo_trainer file give the same keys and types.
+    ppo = coverage.config_keys(release, "ppo_trainer")
+    assert coverage.entry_config_keys(release, node) == {k: t for k, t in ppo.items() if k.startswith(node + ".")}
