@@ -2,6 +2,7 @@
 known keys are where verl had them, and every key verl removed from those configs has an entry."""
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -188,3 +189,25 @@ def test_composed_nodes_equal_the_generated_ppo_facts(release, node):
     # Composing with hydra-core and flattening verl's generated ppo_trainer file give the same keys and types.
     ppo = coverage.config_keys(release, "ppo_trainer")
     assert coverage.entry_config_keys(release, node) == {k: t for k, t in ppo.items() if k.startswith(node + ".")}
+
+
+ENTRY_FIELDS = {
+    "entry-point-move": {"old", "new", "old-config", "new-config", "keys"},
+    "entry-point-removal": {"old", "hint"},
+    "config-name-move": {"old", "new", "scope"},
+    "config-dir-move": {"old", "new"},
+    "config-dir-removal": {"old", "hint"},
+    "key-rename": {"old", "new", "scope"},
+    "key-removal": {"old", "action", "hint", "scope"},
+    "key-no-action": {"old", "why", "scope"},
+}
+
+
+def test_draft_entries_have_their_fields():
+    for entry in coverage.draft()["entries"]:
+        assert entry["release"] in coverage.releases()[1:], entry
+        assert ENTRY_FIELDS[entry["kind"]] <= set(entry), entry
+        assert isinstance(entry["pr"], int) and entry["pr"] > 0, entry
+        assert re.fullmatch(r"[0-9a-f]{9}", entry["commit"]), entry
+        for item in entry.get("keys") or []:
+            assert {"new"} <= set(item) or {"action", "hint"} <= set(item) or {"why"} <= set(item), item
