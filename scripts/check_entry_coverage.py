@@ -1,7 +1,7 @@
 """Which keys verl removed from its non-main_ppo entry configs, and whether a table entry covers each
 (maintainer tool, not shipped).
 
-    python scripts/check_entry_coverage.py [--verbose]
+    python scripts/check_entry_coverage.py [--verbose] [--repo GITDIR [--recipe-repo GITDIR]]
 
 From the shipped facts (`mappings/verl/facts/entry-config-keys/`) it lists, per config and pair of
 consecutive releases, every key of the older release the newer one no longer has, and the entry that
@@ -230,10 +230,39 @@ def move_problems() -> list[str]:
     return problems
 
 
-def commit_problems(repo: str) -> list[str]:
-    """Entries whose commit is not the PR's or did not land between the previous release and theirs."""
-    def git(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True)
+def module_entries(release: str) -> list[dict]:
+    path = TABLES / f"{release}.yaml"
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")).get("entries") or [] if path.is_file() else []
+    return [e for e in entries if e.get("kind") in ("module-move", "module-removal")]
+
+
+def removed_entry_modules() -> list[tuple[str, str, str, str | None]]:
+    """(before, after, module, covering entry or None) for every @hydra.main module a release dropped."""
+    order = releases()
+    out = []
+    for before, after in zip(order, order[1:]):
+        for module in sorted(set(entry_modules(before)) - set(entry_modules(after))):
+            how = None
+            for entry in draft()["entries"]:
+                if entry["release"] == after and entry["kind"].startswith("entry-point") and entry["old"] == module:
+                    how = f"draft {entry['kind']}"
+            for entry in module_entries(after):
+                if how is None and (module == entry["old"] or module.startswith(entry["old"] + ".")):
+                    how = f"table {after} {entry['kind']} {entry['old']}"
+            out.append((before, after, module, how))
+    return out
+
+
+def commit_problems(repo: str, recipe_repo: str | None = None) -> list[str]:
+    """Entries whose commit is not the PR's or did not land between the previous release and theirs.
+    Entries with `repo: verl-recipe` are checked in that repository against the commits verl pins."""
+
+    def git(gitdir: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "--git-dir", gitdir, *args], capture_output=True, text=True)
+
+    def pinned(rev: str) -> str | None:
+        line = git(repo, "ls-tree", rev, "recipe").stdout.split()
+        return line[2] if line and line[0] == "160000" else None
 
     order = releases()
     problems = []
@@ -241,12 +270,17 @@ def commit_problems(repo: str) -> list[str]:
         release, commit, pr = entry["release"], entry["commit"], entry["pr"]
         rev = "1dda039b9" if release == "main" else release
         before = order[order.index(release) - 1]
-        subject = git("log", "-1", "--format=%s", commit).stdout.strip()
+        gitdir = repo
+        if entry.get("repo") == "verl-recipe":
+            if recipe_repo is None:
+                continue
+            gitdir, rev, before = recipe_repo, pinned(rev), pinned(before)
+        subject = git(gitdir, "log", "-1", "--format=%s", commit).stdout.strip()
         if f"(#{pr})" not in subject:
             problems.append(f"{release} {entry['old']}: commit {commit} is '{subject}', not PR #{pr}")
-        if git("merge-base", "--is-ancestor", commit, rev).returncode != 0:
+        if rev is None or git(gitdir, "merge-base", "--is-ancestor", commit, rev).returncode != 0:
             problems.append(f"{release} {entry['old']}: commit {commit} is not in {release}")
-        if git("merge-base", "--is-ancestor", commit, before).returncode == 0:
+        if before and git(gitdir, "merge-base", "--is-ancestor", commit, before).returncode == 0:
             problems.append(f"{release} {entry['old']}: commit {commit} is already in {before}")
     return problems
 
@@ -255,6 +289,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", "-v", action="store_true", help="also list covered keys and their entries")
     parser.add_argument("--repo", help="verl git directory: also check every entry's pr/commit pair")
+    parser.add_argument("--recipe-repo", help="verl-recipe git directory: check its entries' pr/commit too")
     args = parser.parse_args()
     groups: dict[tuple[str, str, str], list[tuple[Removal, str | None]]] = {}
     for removal in removals():
@@ -274,7 +309,10 @@ def main() -> int:
                     print(f"    {r.key}  <- {how}")
     share = 100.0 * (total - missing) / total if total else 100.0
     print(f"total: {total} removed keys, {total - missing} covered ({share:.1f}%)")
-    problems = target_problems() + move_problems() + (commit_problems(args.repo) if args.repo else [])
+    for before, after, module, how in removed_entry_modules():
+        print(f"entry module {before:>12} -> {after:<8} {module}: {how or 'NO ENTRY'}")
+    gone = [m for _, _, m, how in removed_entry_modules() if how is None]
+    problems = [f"entry module {m} has no entry" for m in gone] + target_problems() + move_problems() + (commit_problems(args.repo, args.recipe_repo) if args.repo else [])
     for problem in problems:
         print(f"DRAFT: {problem}")
     return 1 if missing or problems else 0

@@ -1,7 +1,7 @@
 """Config keys of verl's entry points other than main_ppo, and the entry points themselves, per release
 (maintainer tool, not shipped).
 
-    python scripts/extract_entry_config_keys.py --repo GITDIR [--out mappings/verl/facts]
+    python scripts/extract_entry_config_keys.py --repo GITDIR [--recipe-repo GITDIR] [--out mappings/verl/facts]
 
 For every release in mappings/verl/releases.yaml (`main` = verl commit 1dda039b9) it materializes the
 release's config directories (`git archive REV DIRS | tar -x`), composes each config below with
@@ -149,7 +149,8 @@ def release_config_keys(root: Path, paths: set[str]) -> dict[str, dict[str, str]
     return out
 
 
-def entry_points(repo: str, rev: str) -> list[dict]:
+def hydra_mains(repo: str, rev: str, prefix: str = "") -> list[dict]:
+    """Every module of `rev` with @hydra.main (tests excluded); `prefix` is where the tree sits in verl."""
     try:
         hits = git(repo, "grep", "-n", "hydra.main", rev, "--", "*.py").decode().splitlines()
     except subprocess.CalledProcessError:
@@ -160,14 +161,31 @@ def entry_points(repo: str, rev: str) -> list[dict]:
         match = HYDRA_MAIN.search(text)
         if not match or path.startswith("tests/"):
             continue
+        path = prefix + path
         args = dict(HYDRA_ARG.findall(match["args"]))
         module = path[: -len(".py")].replace("/", ".")
         config_dir = os.path.normpath(os.path.join(os.path.dirname(path), args.get("config_path", ".")))
-        entry = {"module": module, "config_name": args.get("config_name"), "config_dir": config_dir}
-        launchers = script_launchers(repo, rev, module)
+        out.append({"module": module, "config_name": args.get("config_name"), "config_dir": config_dir})
+    return out
+
+
+def recipe_submodule(repo: str, rev: str) -> str | None:
+    """The verl-recipe commit `rev` pins at recipe/ (a git submodule from v0.7.1, #4795), if any."""
+    line = git(repo, "ls-tree", rev, "recipe").decode().split()
+    return line[2] if line and line[0] == "160000" else None
+
+
+def entry_points(repo: str, rev: str, recipe_repo: str | None) -> list[dict]:
+    out = hydra_mains(repo, rev)
+    pinned = recipe_submodule(repo, rev)
+    if pinned and recipe_repo:
+        for entry in hydra_mains(recipe_repo, pinned, "recipe/"):
+            entry["submodule"] = f"verl-recipe {pinned[:9]}"
+            out.append(entry)
+    for entry in out:
+        launchers = script_launchers(repo, rev, entry["module"])
         if launchers:
             entry["launched_by"] = launchers
-        out.append(entry)
     return sorted(out, key=lambda e: e["module"])
 
 
@@ -202,6 +220,7 @@ def script_launchers(repo: str, rev: str, module: str) -> dict[str, int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True, help="verl git directory")
+    parser.add_argument("--recipe-repo", help="verl-recipe git directory: entry points of the recipe/ submodule")
     parser.add_argument("--out", default="mappings/verl/facts", type=Path)
     parser.add_argument("--releases", default="mappings/verl/releases.yaml", type=Path)
     args = parser.parse_args()
@@ -218,7 +237,7 @@ def main() -> int:
         for name, keys in configs.items():
             lines = "".join(f"{k}\t{t}\n" for k, t in sorted(keys.items()))
             (keys_dir / f"{release}.{name}.keys").write_text(lines, encoding="utf-8")
-        points[release] = entry_points(args.repo, rev)
+        points[release] = entry_points(args.repo, rev, args.recipe_repo)
         print(f"{release}: {', '.join(f'{n} {len(k)}' for n, k in configs.items())}", file=sys.stderr)
     header = (
         "# verl entry points with @hydra.main per release (tests/ excluded), from\n"
@@ -226,7 +245,8 @@ def main() -> int:
         "# config_dir is relative to verl's repository root. `main` is verl commit 1dda039b9.\n"
         "# launched_by: how verl's own shell scripts of that release start the module, per `-m MODULE`: torchrun\n"
         "# (or torch.distributed.run), python, or other (the command is assembled in a variable).\n"
-        "# Entry points without Hydra: see `without_hydra` below.\n"
+        "# From v0.7.1 recipe/ is the verl-recipe submodule: its entry points (at the commit the release pins)\n"
+        "# carry `submodule:`. Entry points without Hydra: see `without_hydra` below.\n"
     )
     body = {"releases": points, "without_hydra": WITHOUT_HYDRA}
     text = yaml.safe_dump(body, sort_keys=False, width=120)

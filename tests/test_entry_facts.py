@@ -211,3 +211,11 @@ def test_draft_entries_have_their_fields():
         assert re.fullmatch(r"[0-9a-f]{9}", entry["commit"]), entry
         for item in entry.get("keys") or []:
             assert {"new"} <= set(item) or {"action", "hint"} <= set(item) or {"why"} <= set(item), item
+
+
+def test_every_removed_entry_module_has_an_entry():
+    removed = coverage.removed_entry_modules()
+    assert {m for _, _, m, _ in removed} >= {"verl.trainer.fsdp_sft_trainer", "verl.trainer.main_ppo_sync"}
+    assert [m for _, _, m, how in removed if how is None] == []
+    # recipe/ became a submodule in v0.7.1: its entry points are facts at the commit verl pins
+    assert entry_modules("v0.7.1")["recipe.dapo.main_dapo"]["submodule"].startswith("verl-recipe ")
