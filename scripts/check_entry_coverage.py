@@ -312,7 +312,9 @@ def main() -> int:
     for before, after, module, how in removed_entry_modules():
         print(f"entry module {before:>12} -> {after:<8} {module}: {how or 'NO ENTRY'}")
     gone = [m for _, _, m, how in removed_entry_modules() if how is None]
-    problems = [f"entry module {m} has no entry" for m in gone] + target_problems() + move_problems() + (commit_problems(args.repo, args.recipe_repo) if args.repo else [])
+    problems = [f"entry module {m} has no entry" for m in gone] + target_problems() + move_problems()
+    if args.repo:
+        problems += commit_problems(args.repo, args.recipe_repo)
     for problem in problems:
         print(f"DRAFT: {problem}")
     return 1 if missing or problems else 0
