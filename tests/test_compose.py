@@ -118,8 +118,14 @@ def test_a_key_verl_brought_back_keeps_its_newest_meaning():
 
 def test_a_deprecated_alias_that_verl_still_ships_is_migrated():
     ms = compose(load_builtin(), to_release="v0.9.0")
-    assert "data.val_batch_size" in load_builtin().facts.keys("v0.9.0")
-    assert ms.key("data.val_batch_size") is not None
+    assert "actor_rollout_ref.actor.grad_clip" in load_builtin().facts.keys("v0.9.0")
+    assert ms.key("actor_rollout_ref.actor.grad_clip").new == "actor_rollout_ref.actor.optim.clip_grad"
+
+
+def test_a_key_verl_still_reads_is_left_alone():
+    # data.val_batch_size was ignored only in v0.3.0.post1; v0.4.0 (PR 986) reads it again.
+    ms = compose(load_builtin(), to_release="v0.9.0")
+    assert ms.key("data.val_batch_size") is None
 
 
 def test_keys_unknown_to_every_release_go_through_every_table(tmp_path):
