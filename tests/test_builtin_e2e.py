@@ -27,7 +27,7 @@ def test_user_script_migrates_exactly_with_builtin_tables(tmp_path):
     warning = [line for line in proc.stdout.splitlines() if "enable_expert_parallel" in line]
     assert len(warning) == 1
     assert warning[0].startswith(f"{script}:35:5: ")
-    assert "expert_parallel_size" in warning[0] and warning[0].endswith("[verl#6066]")
+    assert "expert_parallel_size" in warning[0] and warning[0].endswith("[verl#5609]")
     assert "enable_expert_parallel=True" in text
     again = run_cli("--to", "v0.9.0", "--check", script.parent)
     assert again.returncode == 0 and "0 files would change" in again.stderr

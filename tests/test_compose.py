@@ -32,7 +32,7 @@ def test_builtin_must_have_entries():
         "examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
     assert ms.path("examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh").prs == (6285,)
     warn = ms.key("actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel")
-    assert warn.action == "warn" and "expert_parallel_size" in warn.hint and warn.prs == (6066,)
+    assert warn.action == "warn" and "expert_parallel_size" in warn.hint and warn.prs == (5609,)
     env = [r for r in ms.env_rules if r.old == "VLLM_ATTENTION_BACKEND"]
     assert [(r.new, r.value, r.entry.pr) for r in env] == [(None, "XFORMERS", 6066)]
     ms71 = compose(load_builtin(), "v0.7.0", "v0.7.1")

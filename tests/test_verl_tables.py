@@ -408,7 +408,7 @@ def test_must_have_entries():
     assert e["value"] == "XFORMERS" and e["pr"] == 6066
     assert e["when"]["file-matches"] == [r"\bASCEND_[A-Z_]+", r"\bHCCL_[A-Z_]+"]
     e = find("v0.8.0", "key-removal", "actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel")
-    assert e["action"] == "warn" and e["pr"] == 6066 and "expert_parallel_size" in e["hint"]
+    assert e["action"] == "warn" and e["pr"] == 5609 and "expert_parallel_size" in e["hint"]
     assert find("v0.8.0", "key-rename", "actor_rollout_ref.rollout.skip_rollout")["new"] == "actor_rollout_ref.rollout.skip.enable"
     assert find("v0.9.0", "key-rename", "actor_rollout_ref.rollout.skip.enable")["new"] == "skip.rollout.enable"
     assert find("v0.8.0", "key-rename", "critic.model.fsdp_config.*")["new"] == "critic.fsdp.*"
