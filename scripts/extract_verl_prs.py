@@ -5,8 +5,10 @@
 For every `pr:` in mappings/verl/*.yaml and mappings/verl/drafts/*.yaml the row holds the squash commit
 (subject ending in `(#N)`, or a `Merge pull request #N` commit), the first release whose tag contains
 it (`main` when only the main tip at releases.yaml's commit does) and the files it touched that
-tests/test_table_prs.py needs: config files under verl/ and recipe/, and whatever the entries naming
-the PR point at (their paths, directories and module files). Releases come from releases.yaml.
+tests/test_table_prs.py needs: config files under verl/ and recipe/, whatever the entries naming
+the PR point at (their paths, directories and module files), and the key names of its key entries
+(last component, or the parent of `_target_`) that occur on a line the PR added or deleted.
+Releases come from releases.yaml.
 """
 
 from __future__ import annotations
@@ -63,6 +65,30 @@ def targets(entry: dict) -> list[str]:
     return []
 
 
+def key_names(entry: dict) -> set[str]:
+    """Names the PR of a key entry must add or delete: each key's last real component (the parent of
+    `_target_`) and, for a rename, the components old and new do not share (`ray_init` -> `ray_kwargs`)."""
+    if not entry.get("kind", "").startswith(("key-", "value-")):
+        return set()
+    keyed = [entry.get(f) for f in ("old", "new", "key", "old-key", "new-key")]
+    parts = [[p for p in k.split(".") if p not in ("*", "_target_")] for k in keyed
+             if isinstance(k, str) and not k.startswith(("verl.", "/"))]
+    out = {p[-1] for p in parts if p}
+    if len(parts) == 2:
+        out |= set(parts[0]) ^ set(parts[1])
+    return out
+
+
+def changed_names(repo: str, sha: str, names: set[str]) -> list[str]:
+    """Which of `names` occur (as words) on lines the commit added or deleted."""
+    if not names:
+        return []
+    diff = git(repo, "show", "-m", "--first-parent", "--no-renames", "-U0", "--format=", sha)
+    lines = [ln for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+    text = "\n".join(lines)
+    return sorted(n for n in names if re.search(r"(?<![A-Za-z0-9_])" + re.escape(n) + r"(?![A-Za-z0-9_])", text))
+
+
 def relevant(files: list[str], wanted: list[str]) -> list[str]:
     """Config files, plus each wanted path (a directory once) that `files` touched."""
     out = sorted({f for f in files if CONFIG_FILE.match(f)})
@@ -108,21 +134,25 @@ def main() -> None:
     args = parser.parse_args()
 
     wanted: dict[int, list[str]] = {}
+    names: dict[int, set[str]] = {}
     for entry in table_entries():
         wanted.setdefault(int(entry["pr"]), []).extend(targets(entry))
+        names.setdefault(int(entry["pr"]), set()).update(key_names(entry))
     commits = pr_commits(args.repo)
     releases = release_sets(args.repo)
-    rows = ["# pr\tcommit\trelease\ttouched (config files and the paths/modules its entries name; ';'-separated)"]
+    rows = ["# pr\tcommit\trelease\ttouched (config files and the paths/modules its entries name; ';'-separated)"
+            "\tkey names its entries name that it added or deleted (';'-separated)"]
     for pr in sorted(wanted):
         shas = commits.get(pr, [])
         if not shas:
-            rows.append(f"{pr}\t-\t-\t")
+            rows.append(f"{pr}\t-\t-\t\t")
             continue
         first = next((rel for rel, reach in releases if any(s in reach for s in shas)), "unreleased")
         # the commit on the main line when there is one (release branches hold cherry-picks)
         main_line = [s for s in shas if s in releases[-1][1]] or shas
         files = sorted({f for s in shas for f in touched(args.repo, s)})
-        rows.append(f"{pr}\t{main_line[0][:9]}\t{first}\t{';'.join(relevant(files, wanted[pr]))}")
+        found = sorted({n for s in shas for n in changed_names(args.repo, s, names[pr])})
+        rows.append(f"{pr}\t{main_line[0][:9]}\t{first}\t{';'.join(relevant(files, wanted[pr]))}\t{';'.join(found)}")
     Path(args.out).write_text("\n".join(rows) + "\n")
     print(f"{len(rows) - 1} PRs written to {args.out}")
 

@@ -17,13 +17,14 @@ RELEASES = yaml.safe_load((VERL / "releases.yaml").read_text())["releases"]
 RANK = {r: i for i, r in enumerate(RELEASES)}
 
 
-def load_facts() -> dict[int, tuple[str, str, set[str]]]:
+def load_facts() -> dict[int, tuple[str, str, set[str], set[str]]]:
+    """PR -> (commit, first release, relevant files touched, key names added or deleted)."""
     facts = {}
     for line in (VERL / "facts" / "prs.tsv").read_text().splitlines():
         if line.startswith("#") or not line.strip():
             continue
-        pr, commit, release, touched = (line.split("\t") + [""])[:4]
-        facts[int(pr)] = (commit, release, set(filter(None, touched.split(";"))))
+        pr, commit, release, touched, names = (line.split("\t") + ["", ""])[:5]
+        facts[int(pr)] = (commit, release, set(filter(None, touched.split(";"))), set(filter(None, names.split(";"))))
     return facts
 
 
@@ -65,6 +66,20 @@ def expected_touches(entry: dict) -> set[str] | None:
     return None
 
 
+def key_names(entry: dict) -> set[str]:
+    """Names the PR of a key entry must add or delete: each key's last real component (the parent of
+    `_target_`) and, for a rename, the components old and new do not share (`ray_init` -> `ray_kwargs`)."""
+    if not entry.get("kind", "").startswith(("key-", "value-")):
+        return set()
+    keyed = [entry.get(f) for f in ("old", "new", "key", "old-key", "new-key")]
+    parts = [[p for p in k.split(".") if p not in ("*", "_target_")] for k in keyed
+             if isinstance(k, str) and not k.startswith(("verl.", "/"))]
+    out = {p[-1] for p in parts if p}
+    if len(parts) == 2:
+        out |= set(parts[0]) ^ set(parts[1])
+    return out
+
+
 def touched_any(touched: set[str], wanted: set[str]) -> bool:
     if "<config>" in wanted and any(t.endswith((".yaml", ".py")) and "config/" in t for t in touched):
         return True
@@ -84,12 +99,14 @@ def test_facts_cover_every_pr_the_tables_name():
 @pytest.mark.parametrize("item", ENTRIES, ids=entry_id)
 def test_entry_pr_shipped_by_its_release_and_touched_what_it_names(item):
     rel, entry = item
-    commit, shipped, touched = FACTS[int(entry["pr"])]
+    commit, shipped, touched, names = FACTS[int(entry["pr"])]
     assert commit != "-", f"no commit in verl's history names PR #{entry['pr']}"
     assert shipped in RANK and RANK[shipped] <= RANK[rel], f"PR #{entry['pr']} first shipped in {shipped}, not by {rel}"
     wanted = expected_touches(entry)
     if wanted is not None:
         assert touched_any(touched, wanted), f"PR #{entry['pr']} ({commit}) touched none of {sorted(wanted)}"
+    if entry["kind"].startswith("key-"):
+        assert key_names(entry) & names, f"PR #{entry['pr']} ({commit}) added or deleted none of {sorted(key_names(entry))}"
     if "commit" in entry:
         assert str(entry["commit"]).startswith(commit[:7]) or commit.startswith(str(entry["commit"])), (
             f"PR #{entry['pr']} is commit {commit}, not {entry['commit']}")
@@ -97,6 +114,7 @@ def test_entry_pr_shipped_by_its_release_and_touched_what_it_names(item):
 
 def test_the_check_rejects_a_wrong_pr():
     # PR 6285 moved one mindspeed script in v0.8.0: it cannot account for a v0.3.0.post1 key.
-    commit, shipped, touched = FACTS[6285]
+    commit, shipped, touched, names = FACTS[6285]
     assert RANK[shipped] > RANK["v0.3.0.post1"]
     assert not touched_any(touched, {"examples/ppo_trainer/run_qwen2-7b.sh"})
+    assert not key_names({"kind": "key-removal", "old": "data.val_batch_size"}) & names
