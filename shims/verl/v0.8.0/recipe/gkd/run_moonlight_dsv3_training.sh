@@ -3,7 +3,7 @@
 # Deprecation stub: recipe/gkd/run_moonlight_dsv3_training.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/gkd/run_moonlight_dsv3_training.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=797f3da615565e06ecbc941cfd87d7b2d03c83ccfad90a55079a0a8ad3e08b09
+# verl-migrate-shim: sha256=46080dc4638381d1b45c4124b770484c6368d65a848f65530084147146dce94a
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-printf 'error: %s\n' 'verl-migrate: recipe/gkd/run_moonlight_dsv3_training.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+printf 'error: %s\n' 'verl-migrate: recipe/gkd/run_moonlight_dsv3_training.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe; the script is at recipe/gkd/megatron/run_moonlight_dsv3_training.sh (verl-recipe PR 8 moved the GKD recipe under megatron/); run: verl-migrate --to v0.8.0 <your scripts>' >&2
 exit 2

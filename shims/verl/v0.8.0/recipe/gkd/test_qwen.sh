@@ -3,7 +3,7 @@
 # Deprecation stub: recipe/gkd/test_qwen.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/gkd/test_qwen.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=094dd7b09352537bf44ea466747681eeca19a0a69ddebf5ff3c77ef84f077f23
+# verl-migrate-shim: sha256=a1d4e7e0e9722e87d963161d28b569c8a858627093cb443038da1c83061100e0
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-printf 'error: %s\n' 'verl-migrate: recipe/gkd/test_qwen.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+printf 'error: %s\n' 'verl-migrate: recipe/gkd/test_qwen.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe; the script is at recipe/gkd/megatron/test_qwen.sh (verl-recipe PR 8 moved the GKD recipe under megatron/); run: verl-migrate --to v0.8.0 <your scripts>' >&2
 exit 2

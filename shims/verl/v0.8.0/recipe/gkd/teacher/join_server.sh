@@ -3,7 +3,7 @@
 # Deprecation stub: recipe/gkd/teacher/join_server.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/gkd/teacher/join_server.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=063411dfeca55e3ef1a462bcbea08cb3b79a6ab8d14c0ef55176675b5e1ac2e4
+# verl-migrate-shim: sha256=cd1d47cf93b14a52071f1e4cb8adaa62048302acc8e0fb17f6820ea11ddfee42
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-printf 'error: %s\n' 'verl-migrate: recipe/gkd/teacher/join_server.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+printf 'error: %s\n' 'verl-migrate: recipe/gkd/teacher/join_server.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe; the script is at recipe/gkd/megatron/teacher/join_server.sh (verl-recipe PR 8 moved the GKD recipe under megatron/); run: verl-migrate --to v0.8.0 <your scripts>' >&2
 exit 2
