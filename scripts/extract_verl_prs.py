@@ -53,6 +53,8 @@ def targets(entry: dict) -> list[str]:
     """Files or directories (ending in /) an entry names, which its PR is expected to touch."""
     kind = entry.get("kind", "")
     names = [entry[f] for f in ("old", "new") if isinstance(entry.get(f), str)]
+    if "file" in entry:  # value entries name the verl file that reads or checks the value
+        return [entry["file"]]
     if kind.startswith("path-"):
         return names
     if kind.startswith("module-") or kind == "target-move":
@@ -66,16 +68,24 @@ def targets(entry: dict) -> list[str]:
 
 
 def key_names(entry: dict) -> set[str]:
-    """Names the PR of a key entry must add or delete: each key's last real component (the parent of
-    `_target_`) and, for a rename, the components old and new do not share (`ray_init` -> `ray_kwargs`)."""
-    if not entry.get("kind", "").startswith(("key-", "value-")):
+    """Names the PR of a key, value or target entry must add or delete: each key's last real component
+    (the parent of `_target_`; for value maps, of the old and new key), for a key rename the components
+    old and new do not share (`ray_init` -> `ray_kwargs`), and the literal old and new values of value
+    and target entries (class names for class paths; patterns are not searched)."""
+    kind = entry.get("kind", "")
+    if not kind.startswith(("key-", "value-", "target-")):
         return set()
-    keyed = [entry.get(f) for f in ("old", "new", "key", "old-key", "new-key")]
+    keyed = [entry.get(f) for f in ("old", "new")] if kind.startswith("key-") else [entry.get("old-key"), entry.get("new-key")]
     parts = [[p for p in k.split(".") if p not in ("*", "_target_")] for k in keyed
-             if isinstance(k, str) and not k.startswith(("verl.", "/"))]
+             if isinstance(k, str) and not k.startswith("-")]
     out = {p[-1] for p in parts if p}
-    if len(parts) == 2:
+    if len(parts) == 2 and kind.startswith("key-"):
         out |= set(parts[0]) ^ set(parts[1])
+    if not kind.startswith("key-"):
+        for field in ("old", "new"):
+            value = entry.get(field)
+            if isinstance(value, str) and value.replace(".", "").replace("_", "").isalnum():
+                out.add(value.rpartition(".")[2])
     return out
 
 

@@ -55,28 +55,38 @@ def expected_touches(entry: dict) -> set[str] | None:
     """What the entry's PR must have touched (any one of them); None for kinds with nothing to check."""
     kind = entry["kind"]
     names = [entry[f] for f in ("old", "new") if isinstance(entry.get(f), str)]
+    if "file" in entry:  # value entries name the verl file that reads or checks the value
+        return {entry["file"]}
     if kind.startswith("path-"):
         return set(names)
     if kind.startswith("module-"):
         return set().union(*(module_files(n) for n in names))
     if kind == "target-move":
         return set().union(*(module_files(n.rpartition(".")[0]) for n in names))
-    if kind.startswith("key-") or kind.startswith("value-"):
-        return {"<config>"} | ({entry["file"]} if "file" in entry else set())
+    if kind.startswith("key-"):
+        return {"<config>"}
     return None
 
 
 def key_names(entry: dict) -> set[str]:
-    """Names the PR of a key entry must add or delete: each key's last real component (the parent of
-    `_target_`) and, for a rename, the components old and new do not share (`ray_init` -> `ray_kwargs`)."""
-    if not entry.get("kind", "").startswith(("key-", "value-")):
+    """Names the PR of a key, value or target entry must add or delete: each key's last real component
+    (the parent of `_target_`; for value maps, of the old and new key), for a key rename the components
+    old and new do not share (`ray_init` -> `ray_kwargs`), and the literal old and new values of value
+    and target entries (class names for class paths; patterns are not searched)."""
+    kind = entry.get("kind", "")
+    if not kind.startswith(("key-", "value-", "target-")):
         return set()
-    keyed = [entry.get(f) for f in ("old", "new", "key", "old-key", "new-key")]
+    keyed = [entry.get(f) for f in ("old", "new")] if kind.startswith("key-") else [entry.get("old-key"), entry.get("new-key")]
     parts = [[p for p in k.split(".") if p not in ("*", "_target_")] for k in keyed
-             if isinstance(k, str) and not k.startswith(("verl.", "/"))]
+             if isinstance(k, str) and not k.startswith("-")]
     out = {p[-1] for p in parts if p}
-    if len(parts) == 2:
+    if len(parts) == 2 and kind.startswith("key-"):
         out |= set(parts[0]) ^ set(parts[1])
+    if not kind.startswith("key-"):
+        for field in ("old", "new"):
+            value = entry.get(field)
+            if isinstance(value, str) and value.replace(".", "").replace("_", "").isalnum():
+                out.add(value.rpartition(".")[2])
     return out
 
 
@@ -105,8 +115,10 @@ def test_entry_pr_shipped_by_its_release_and_touched_what_it_names(item):
     wanted = expected_touches(entry)
     if wanted is not None:
         assert touched_any(touched, wanted), f"PR #{entry['pr']} ({commit}) touched none of {sorted(wanted)}"
-    if entry["kind"].startswith("key-"):
+    if key_names(entry):
         assert key_names(entry) & names, f"PR #{entry['pr']} ({commit}) added or deleted none of {sorted(key_names(entry))}"
+    if "release" in entry:
+        assert entry["release"] == rel, f"entry says release {entry['release']} but is listed under {rel}"
     if "commit" in entry:
         assert str(entry["commit"]).startswith(commit[:7]) or commit.startswith(str(entry["commit"])), (
             f"PR #{entry['pr']} is commit {commit}, not {entry['commit']}")
