@@ -3,11 +3,11 @@
 # Deprecation stub: examples/dppo_trainer/run_qwen30b_dppo.sh -> examples/dppo_trainer/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/dppo_trainer/run_qwen30b_dppo.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=d99a000c9338af0803105657723a12448b084a31165b6b10519791216370627f
+# verl-migrate-shim: sha256=36e8d870654465a1085a95478ab6786205e14fc2d3d7fff701751e5eed72741a
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/dppo_trainer/run_qwen30b_dppo.sh is deprecated: it moved to examples/dppo_trainer/run_qwen3_30b_a3b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/dppo_trainer/run_qwen30b_dppo.sh is deprecated: it moved to examples/dppo_trainer/run_qwen3_30b_a3b_megatron.sh (run with EXPERIMENT_NAME=megatron-2nodes-dppo_tv-low0.15-high0.15 NNODES=2 PPO_MAX_TOKEN_LEN_PER_GPU=10240 PROJECT_NAME=Qwen3-30B-A3B-Base-dapo-math-17k ROLLOUT_GPU_MEM_UTIL=0.7 SAVE_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,10 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='megatron-2nodes-dppo_tv-low0.15-high0.15'
+export NNODES='2'
+export PPO_MAX_TOKEN_LEN_PER_GPU='10240'
+export PROJECT_NAME='Qwen3-30B-A3B-Base-dapo-math-17k'
+export ROLLOUT_GPU_MEM_UTIL='0.7'
+export SAVE_FREQ='-1'
 exec "${BASH:-bash}" "$target" "$@"

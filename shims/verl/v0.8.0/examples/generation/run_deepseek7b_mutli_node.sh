@@ -3,11 +3,11 @@
 # Deprecation stub: examples/generation/run_deepseek7b_mutli_node.sh -> examples/generation/run_deepseek_llm_7b.sh
 # From table entry: path-move examples/generation/run_deepseek7b_mutli_node.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=168084c0076a8a4b603f91d9fe778b1e7acbcb6b68d9ddbc3807869a8b4eb1e9
+# verl-migrate-shim: sha256=234d9f384a7e686a07ef036f6f362b489db3e079abf00386c20c6dfb4dbc8c0e
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/generation/run_deepseek7b_mutli_node.sh is deprecated: it moved to examples/generation/run_deepseek_llm_7b.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/generation/run_deepseek7b_mutli_node.sh is deprecated: it moved to examples/generation/run_deepseek_llm_7b.sh (run with NNODES=2) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,5 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export NNODES='2'
 exec "${BASH:-bash}" "$target" "$@"

@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_deepseek671b_math_megatron_80gb.sh -> examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_deepseek671b_math_megatron_80gb.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=84409a50562fede9e61d9125f20672c303a90d77e4a61c548f9c60dcd95a7f27
+# verl-migrate-shim: sha256=119bf18691d9f392ea289d126347aab8b5d8c26d0a1e821a81b35b1287eca3e0
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_deepseek671b_math_megatron_80gb.sh is deprecated: it moved to examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_deepseek671b_math_megatron_80gb.sh is deprecated: it moved to examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh (run with ACTOR_EP=16 ACTOR_PP=16 ACTOR_TP=1 EXPERIMENT_NAME=dsv3-32nodes LAST_LAYER=1 MAX_RESPONSE_LENGTH=4096 NNODES=32 PPO_MINI_BATCH_SIZE=128 PROJECT_NAME=verl_megatron_gsm8k_examples ROLLOUT_GPU_MEM_UTIL=0.8 ROLLOUT_N=4 SAVE_FREQ=-1 TEST_FREQ=5 TOTAL_EPOCHS=100 TRAIN_BATCH_SIZE=512) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,19 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export ACTOR_EP='16'
+export ACTOR_PP='16'
+export ACTOR_TP='1'
+export EXPERIMENT_NAME='dsv3-32nodes'
+export LAST_LAYER='1'
+export MAX_RESPONSE_LENGTH='4096'
+export NNODES='32'
+export PPO_MINI_BATCH_SIZE='128'
+export PROJECT_NAME='verl_megatron_gsm8k_examples'
+export ROLLOUT_GPU_MEM_UTIL='0.8'
+export ROLLOUT_N='4'
+export SAVE_FREQ='-1'
+export TEST_FREQ='5'
+export TOTAL_EPOCHS='100'
+export TRAIN_BATCH_SIZE='512'
 exec "${BASH:-bash}" "$target" "$@"

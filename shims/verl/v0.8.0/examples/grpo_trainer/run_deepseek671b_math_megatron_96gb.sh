@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh -> examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=75fcaf0737475d27b903686b929fef125e07bf7bd0583db49945299cc30043eb
+# verl-migrate-shim: sha256=263f74777249144f7efc45e7b99877659ec19bf31afec3ef04fbb937554fff9a
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh (run with EXPERIMENT_NAME=671B-12-pp12-tp8-ep8-actor-length11680 MAX_RESPONSE_LENGTH=9632 PROJECT_NAME=verl-deepseek-v3) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,7 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='671B-12-pp12-tp8-ep8-actor-length11680'
+export MAX_RESPONSE_LENGTH='9632'
+export PROJECT_NAME='verl-deepseek-v3'
 exec "${BASH:-bash}" "$target" "$@"

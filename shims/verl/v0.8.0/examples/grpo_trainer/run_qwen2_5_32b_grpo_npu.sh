@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_32b_grpo_npu.sh -> examples/grpo_trainer/run_qwen2_5_32b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_32b_grpo_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6285
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=9781a7836a27c748c36199e2feb8563fd8e8a3786de40948eb39cf7023146c70
+# verl-migrate-shim: sha256=21d5ac65745a3c49cc35dcec45eaecefb0b12a7d3f0991566f16a16d670481c7
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen2_5_32b_grpo_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_32b_fsdp.sh (run with DEVICE=npu MODEL_PATH=Qwen/Qwen2.5-32B-Instruct) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen2_5_32b_grpo_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_32b_fsdp.sh (run with DEVICE=npu MODEL_PATH=Qwen/Qwen2.5-32B-Instruct EXPERIMENT_NAME=qwen2_5_32b_function_rm PROJECT_NAME=verl_grpo_example_gsm8k SAVE_FREQ=-1 TEST_FREQ=10) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -38,4 +38,8 @@ if [ ! -f "$target" ]; then
 fi
 export DEVICE='npu'
 export MODEL_PATH='Qwen/Qwen2.5-32B-Instruct'
+export EXPERIMENT_NAME='qwen2_5_32b_function_rm'
+export PROJECT_NAME='verl_grpo_example_gsm8k'
+export SAVE_FREQ='-1'
+export TEST_FREQ='10'
 exec "${BASH:-bash}" "$target" "$@"

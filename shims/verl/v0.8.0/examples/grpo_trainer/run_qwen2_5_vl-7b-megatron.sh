@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl-7b-megatron.sh -> examples/grpo_trainer/run_qwen2_5_vl_7b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl-7b-megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=77aea00ecf851d7486ad94a98f3baaf9ac2042ed87972f1247c917da58dd6529
+# verl-migrate-shim: sha256=55897e319fbd5c337feb655cfe8c458b18bc5cb4bd68268ccd49865e60176a86
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-megatron.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-megatron.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_megatron.sh (run with ACTOR_PP=1 EXPERIMENT_NAME=qwen2_5_vl_7b_megatron PPO_MAX_TOKEN_LEN_PER_GPU=20480 PROJECT_NAME=verl_grpo_example_geo3k ROLLOUT_GPU_MEM_UTIL=0.8 ROLLOUT_TP=1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,10 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export ACTOR_PP='1'
+export EXPERIMENT_NAME='qwen2_5_vl_7b_megatron'
+export PPO_MAX_TOKEN_LEN_PER_GPU='20480'
+export PROJECT_NAME='verl_grpo_example_geo3k'
+export ROLLOUT_GPU_MEM_UTIL='0.8'
+export ROLLOUT_TP='1'
 exec "${BASH:-bash}" "$target" "$@"

@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh -> examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=ed63bc24ecebd5d83f1f799691a956d093c80c4661d969a332249d379a3e3849
+# verl-migrate-shim: sha256=0ece07f05f253b0aec6fabfd93a3bdf5d315f2f5dd91b6972387c07570694220
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with INFER_BACKEND=sglang) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with INFER_BACKEND=sglang EXPERIMENT_NAME=qwen2_5_vl_7b_function_rm PROJECT_NAME=verl_grpo_example_geo3k ROLLOUT_GPU_MEM_UTIL=0.85 ROLLOUT_TP=1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -37,4 +37,8 @@ if [ ! -f "$target" ]; then
   exit 127
 fi
 export INFER_BACKEND='sglang'
+export EXPERIMENT_NAME='qwen2_5_vl_7b_function_rm'
+export PROJECT_NAME='verl_grpo_example_geo3k'
+export ROLLOUT_GPU_MEM_UTIL='0.85'
+export ROLLOUT_TP='1'
 exec "${BASH:-bash}" "$target" "$@"

@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl-7b-trtllm.sh -> examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl-7b-trtllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=ddff2daf075f71be7277c5e17ebd34deeb6b191ac39d818c24b22b2e5daba59c
+# verl-migrate-shim: sha256=df800aabb44f5c711c8fdc207ea7921de2c1723cfca754c16ac6cbbd4f25e96e
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-trtllm.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with INFER_BACKEND=trtllm) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-trtllm.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with INFER_BACKEND=trtllm EXPERIMENT_NAME=trtllm-qwen2.5-vl-7b-tp4-8gpus KL_LOSS_COEF=0.001 PROJECT_NAME=verl_grpo_example_gsm8k_math ROLLOUT_TP=4 SAVE_FREQ=10 TOTAL_EPOCHS=10) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -37,4 +37,10 @@ if [ ! -f "$target" ]; then
   exit 127
 fi
 export INFER_BACKEND='trtllm'
+export EXPERIMENT_NAME='trtllm-qwen2.5-vl-7b-tp4-8gpus'
+export KL_LOSS_COEF='0.001'
+export PROJECT_NAME='verl_grpo_example_gsm8k_math'
+export ROLLOUT_TP='4'
+export SAVE_FREQ='10'
+export TOTAL_EPOCHS='10'
 exec "${BASH:-bash}" "$target" "$@"

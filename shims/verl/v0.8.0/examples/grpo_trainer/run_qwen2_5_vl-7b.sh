@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl-7b.sh -> examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl-7b.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=537b45eca8541cc2812a137d4a0e8a6ac7e58dfbe2ba2379d15d65e4feb092a5
+# verl-migrate-shim: sha256=aa6a93c0bfec46a0124ee9f2e9235a6853dbf2832f9e82e878a8f998dc6d3a0b
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with EXPERIMENT_NAME=qwen2_5_vl_7b_function_rm PROJECT_NAME=verl_grpo_example_geo3k) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,6 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='qwen2_5_vl_7b_function_rm'
+export PROJECT_NAME='verl_grpo_example_geo3k'
 exec "${BASH:-bash}" "$target" "$@"

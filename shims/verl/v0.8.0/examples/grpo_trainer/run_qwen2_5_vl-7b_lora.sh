@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl-7b_lora.sh -> examples/tuning/lora/run_qwen2_5_vl_7b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl-7b_lora.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=b9eaad0595dbf2ad2ac0a9b6f8da4797e506e9d8cf0323424769d2245a02abe4
+# verl-migrate-shim: sha256=f52b2c7943038e6574a962deec20f3a11174c2a3b3c5c32b8295723ed11a9c3e
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b_lora.sh is deprecated: it moved to examples/tuning/lora/run_qwen2_5_vl_7b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b_lora.sh is deprecated: it moved to examples/tuning/lora/run_qwen2_5_vl_7b_fsdp.sh (run with EXPERIMENT_NAME=qwen2_5_vl_7b_function_rm PROJECT_NAME=verl_grpo_example_geo3k) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,6 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='qwen2_5_vl_7b_function_rm'
+export PROJECT_NAME='verl_grpo_example_geo3k'
 exec "${BASH:-bash}" "$target" "$@"

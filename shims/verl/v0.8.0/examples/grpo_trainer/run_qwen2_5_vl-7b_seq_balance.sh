@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl-7b_seq_balance.sh -> examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl-7b_seq_balance.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=44fda3a85e928b83fdc0b80de1225ae5669f7d1bc7bdc66a8aec63ed1d47e575
+# verl-migrate-shim: sha256=ffc8ef7de9451e507790519a1b8121087cdb4e24a7e9307fefe4698227024859
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b_seq_balance.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b_seq_balance.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with EXPERIMENT_NAME=qwen2_5_vl_7b_function_rm PPO_MAX_TOKEN_LEN_PER_GPU=6144 PROJECT_NAME=verl_grpo_example_geo3k) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,7 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='qwen2_5_vl_7b_function_rm'
+export PPO_MAX_TOKEN_LEN_PER_GPU='6144'
+export PROJECT_NAME='verl_grpo_example_geo3k'
 exec "${BASH:-bash}" "$target" "$@"

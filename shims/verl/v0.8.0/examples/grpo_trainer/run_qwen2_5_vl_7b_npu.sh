@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl_7b_npu.sh -> examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl_7b_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=f9a41df385b3e934cb4147d19b14005295a422063d84f912112c9c04cc92d36d
+# verl-migrate-shim: sha256=f4016e71f10d26d97445e808ec8b735678493a98792bcd8809b4bc7ada286e76
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl_7b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl_7b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with DEVICE=npu EXPERIMENT_NAME=qwen2_5_vl_7b_function_rm PPO_MINI_BATCH_SIZE=32 PROJECT_NAME=verl_grpo_example_geo3k ROLLOUT_TP=4 SAVE_FREQ=-1 TEST_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -37,4 +37,10 @@ if [ ! -f "$target" ]; then
   exit 127
 fi
 export DEVICE='npu'
+export EXPERIMENT_NAME='qwen2_5_vl_7b_function_rm'
+export PPO_MINI_BATCH_SIZE='32'
+export PROJECT_NAME='verl_grpo_example_geo3k'
+export ROLLOUT_TP='4'
+export SAVE_FREQ='-1'
+export TEST_FREQ='-1'
 exec "${BASH:-bash}" "$target" "$@"

@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh -> examples/grpo_trainer/run_qwen3_235b_a22b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=385be34796c88d7643064ee0928e076dfaaf715a58aa2d34650b5c8ff8f2e5af
+# verl-migrate-shim: sha256=c62a1ecdfee177b973f5aca6c7e6ea0aad6d9b567ce61e543b02100464990567
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_235b_a22b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_235b_a22b_megatron.sh (run with MAX_PROMPT_LENGTH=2048 MAX_RESPONSE_LENGTH=9632 NNODES=4 PPO_MINI_BATCH_SIZE=16 PROJECT_NAME=verl-qwen3 ROLLOUT_GPU_MEM_UTIL=0.85 ROLLOUT_MAX_NUM_BATCHED_TOKENS=11680 ROLLOUT_N=8 TEST_FREQ=10 TOTAL_EPOCHS=10 TRAIN_BATCH_SIZE=32) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,15 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export MAX_PROMPT_LENGTH='2048'
+export MAX_RESPONSE_LENGTH='9632'
+export NNODES='4'
+export PPO_MINI_BATCH_SIZE='16'
+export PROJECT_NAME='verl-qwen3'
+export ROLLOUT_GPU_MEM_UTIL='0.85'
+export ROLLOUT_MAX_NUM_BATCHED_TOKENS='11680'
+export ROLLOUT_N='8'
+export TEST_FREQ='10'
+export TOTAL_EPOCHS='10'
+export TRAIN_BATCH_SIZE='32'
 exec "${BASH:-bash}" "$target" "$@"

@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3-30b_dapo_megatron_fp8_trtllm.sh -> examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3-30b_dapo_megatron_fp8_trtllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=3ba37ab8b03d33927b25ce0a8dcc6d34bca78487051314b19aa704602fe0ce80
+# verl-migrate-shim: sha256=0562916f8debcd49e1e31d9ea64c39fe8a6b5edd7130a9418ec1ae2b8dc1703a
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3-30b_dapo_megatron_fp8_trtllm.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=trtllm ROLLOUT_QUANTIZATION=fp8) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3-30b_dapo_megatron_fp8_trtllm.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=trtllm ROLLOUT_QUANTIZATION=fp8 EXPERIMENT_NAME=qwen3-30b-dapo-megatron-fp8-trtllm-n4-tp4-moe-tp2-moe-ep2 NGPUS_PER_NODE=4 NNODES=4 PROJECT_NAME=Qwen3-30B-A3B-DAPO-GB200 SAVE_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -38,4 +38,9 @@ if [ ! -f "$target" ]; then
 fi
 export INFER_BACKEND='trtllm'
 export ROLLOUT_QUANTIZATION='fp8'
+export EXPERIMENT_NAME='qwen3-30b-dapo-megatron-fp8-trtllm-n4-tp4-moe-tp2-moe-ep2'
+export NGPUS_PER_NODE='4'
+export NNODES='4'
+export PROJECT_NAME='Qwen3-30B-A3B-DAPO-GB200'
+export SAVE_FREQ='-1'
 exec "${BASH:-bash}" "$target" "$@"

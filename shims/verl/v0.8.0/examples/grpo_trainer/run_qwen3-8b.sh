@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3-8b.sh -> examples/grpo_trainer/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3-8b.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=2323b760e59b17a7b3e8dd33be04c24e81e281ebbdf5ddd51b63457ea599bcc0
+# verl-migrate-shim: sha256=5470977b9b0729318e0db15e0a95cf8509c356ea15183d01f31d9db01752aa15
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3-8b.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3-8b.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with EXPERIMENT_NAME=qwen3_8b_function_rm MAX_PROMPT_LENGTH=512 MAX_RESPONSE_LENGTH=1024 PROJECT_NAME=verl_grpo_example_gsm8k) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,8 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='qwen3_8b_function_rm'
+export MAX_PROMPT_LENGTH='512'
+export MAX_RESPONSE_LENGTH='1024'
+export PROJECT_NAME='verl_grpo_example_gsm8k'
 exec "${BASH:-bash}" "$target" "$@"

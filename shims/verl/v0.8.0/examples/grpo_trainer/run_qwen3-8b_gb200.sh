@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3-8b_gb200.sh -> examples/grpo_trainer/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3-8b_gb200.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=e17e4b7b6713a333f07a20ba3000fc09769ad34f8da27dc9818f0224b4b7a768
+# verl-migrate-shim: sha256=edb2ad7c01c26fe2988f0ea13e4f32222963b0b26a136868650f02f962abb5fe
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3-8b_gb200.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with MACHINE=gb200) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3-8b_gb200.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with MACHINE=gb200 EXPERIMENT_NAME=qwen3_8b_function_rm_gb200 INFER_BACKEND=sglang MAX_PROMPT_LENGTH=512 MAX_RESPONSE_LENGTH=1024 PROJECT_NAME=verl_grpo_example_gsm8k ROLLOUT_GPU_MEM_UTIL=0.7 ROLLOUT_TP=4) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -37,4 +37,11 @@ if [ ! -f "$target" ]; then
   exit 127
 fi
 export MACHINE='gb200'
+export EXPERIMENT_NAME='qwen3_8b_function_rm_gb200'
+export INFER_BACKEND='sglang'
+export MAX_PROMPT_LENGTH='512'
+export MAX_RESPONSE_LENGTH='1024'
+export PROJECT_NAME='verl_grpo_example_gsm8k'
+export ROLLOUT_GPU_MEM_UTIL='0.7'
+export ROLLOUT_TP='4'
 exec "${BASH:-bash}" "$target" "$@"

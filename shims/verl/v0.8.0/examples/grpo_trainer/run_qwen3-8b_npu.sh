@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3-8b_npu.sh -> examples/grpo_trainer/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3-8b_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=2a5caa5eb8d76f5ccf3046494d5c272a5f777b29b99abe609c1d79cb0a6db13a
+# verl-migrate-shim: sha256=ffff750073953fa913a4f6487b2a9c091511ecabeb753e2dc8cc43d696a4d742
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3-8b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3-8b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu EXPERIMENT_NAME=GRPO-Qwen3-8B-npu MAX_PROMPT_LENGTH=512 MAX_RESPONSE_LENGTH=1024 PPO_MINI_BATCH_SIZE=64 PROJECT_NAME=GRPO-Qwen3 ROLLOUT_GPU_MEM_UTIL=0.6 ROLLOUT_TP=2 SAVE_FREQ=5 TRAIN_BATCH_SIZE=256) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -37,4 +37,13 @@ if [ ! -f "$target" ]; then
   exit 127
 fi
 export DEVICE='npu'
+export EXPERIMENT_NAME='GRPO-Qwen3-8B-npu'
+export MAX_PROMPT_LENGTH='512'
+export MAX_RESPONSE_LENGTH='1024'
+export PPO_MINI_BATCH_SIZE='64'
+export PROJECT_NAME='GRPO-Qwen3'
+export ROLLOUT_GPU_MEM_UTIL='0.6'
+export ROLLOUT_TP='2'
+export SAVE_FREQ='5'
+export TRAIN_BATCH_SIZE='256'
 exec "${BASH:-bash}" "$target" "$@"

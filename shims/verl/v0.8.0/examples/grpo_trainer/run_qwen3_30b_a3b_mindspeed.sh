@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh -> examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6285
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=bee6f6a0bd3082d50253ed6fedcf9dd33169c1eae4621143d4dff8230277eca5
+# verl-migrate-shim: sha256=d2e28a367b18cc3add8cba9fc10922e14702eea6c566b8b6d709b136f28f4ffd
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh is deprecated: it moved to examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh is deprecated: it moved to examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh (run with NPUS_PER_NODE=8) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,5 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export NPUS_PER_NODE='8'
 exec "${BASH:-bash}" "$target" "$@"

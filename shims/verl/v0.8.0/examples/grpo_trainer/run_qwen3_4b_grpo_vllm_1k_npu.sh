@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_4b_grpo_vllm_1k_npu.sh -> examples/grpo_trainer/run_qwen3_4b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_4b_grpo_vllm_1k_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6285
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=785199c55991fdb4a9d553946b5f90704a399b3cf44495389f3df1f88a389d9f
+# verl-migrate-shim: sha256=1ddb879edfd382075a2b9429ecf3eea4d017d958c68b83519a06291b0948923d
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3_4b_grpo_vllm_1k_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_4b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3_4b_grpo_vllm_1k_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_4b_fsdp.sh (run with DEVICE=npu ACTOR_LR=5e-7 ENTROPY_COEFF=0.001 PROJECT_NAME=verl_grpo_example_gsm8k SAVE_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -37,4 +37,8 @@ if [ ! -f "$target" ]; then
   exit 127
 fi
 export DEVICE='npu'
+export ACTOR_LR='5e-7'
+export ENTROPY_COEFF='0.001'
+export PROJECT_NAME='verl_grpo_example_gsm8k'
+export SAVE_FREQ='-1'
 exec "${BASH:-bash}" "$target" "$@"

@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_8b_grpo_sglang_1k_spmd_npu.sh -> examples/grpo_trainer/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_8b_grpo_sglang_1k_spmd_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=5686fdf0dfb4ba8294083c43672f9ac562052b91432a5745635fe3f39836c579
+# verl-migrate-shim: sha256=8c3fd31bc40e53e6c5ffee820ecf78365bffbdf09244f0c50eff0d1b831c8805
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3_8b_grpo_sglang_1k_spmd_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu INFER_BACKEND=sglang) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3_8b_grpo_sglang_1k_spmd_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu INFER_BACKEND=sglang EXPERIMENT_NAME=qwen3_8b_function_rm MAX_PROMPT_LENGTH=512 MAX_RESPONSE_LENGTH=1024 MODEL_PATH=/models/Qwen3-8B NGPUS_PER_NODE=4 PROJECT_NAME=verl_grpo_example_512_1024_gsm8k SAVE_FREQ=1000 TEST_FREQ=10000 TOTAL_EPOCHS=5) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -38,4 +38,13 @@ if [ ! -f "$target" ]; then
 fi
 export DEVICE='npu'
 export INFER_BACKEND='sglang'
+export EXPERIMENT_NAME='qwen3_8b_function_rm'
+export MAX_PROMPT_LENGTH='512'
+export MAX_RESPONSE_LENGTH='1024'
+export MODEL_PATH='/models/Qwen3-8B'
+export NGPUS_PER_NODE='4'
+export PROJECT_NAME='verl_grpo_example_512_1024_gsm8k'
+export SAVE_FREQ='1000'
+export TEST_FREQ='10000'
+export TOTAL_EPOCHS='5'
 exec "${BASH:-bash}" "$target" "$@"

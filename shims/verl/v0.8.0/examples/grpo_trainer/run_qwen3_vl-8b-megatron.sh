@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_vl-8b-megatron.sh -> examples/grpo_trainer/run_qwen3_vl_8b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_vl-8b-megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=fc289968a694ef453ed43452902fa3cd37b711ac61c0d74d3db27a2b2699633f
+# verl-migrate-shim: sha256=466abdee44bf56d5324cf4a55bf4e458f1c549fb5239fe2c29ee31898952bfb7
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3_vl-8b-megatron.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_8b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3_vl-8b-megatron.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_8b_megatron.sh (run with EXPERIMENT_NAME=qwen3_vl_8b_megatron MODEL_PATH=/models/Qwen3-VL-8B-Instruct PPO_MAX_TOKEN_LEN_PER_GPU=4096 PROJECT_NAME=verl_grpo_example_geo3k ROLLOUT_GPU_MEM_UTIL=0.7 ROLLOUT_TP=4) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,10 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='qwen3_vl_8b_megatron'
+export MODEL_PATH='/models/Qwen3-VL-8B-Instruct'
+export PPO_MAX_TOKEN_LEN_PER_GPU='4096'
+export PROJECT_NAME='verl_grpo_example_geo3k'
+export ROLLOUT_GPU_MEM_UTIL='0.7'
+export ROLLOUT_TP='4'
 exec "${BASH:-bash}" "$target" "$@"

@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_vl-8b_npu.sh -> examples/grpo_trainer/run_qwen3_vl_8b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_vl-8b_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=95ad0f62cc538b01af927b67f3d175b968671ba29009d14c283bfd10967c2f97
+# verl-migrate-shim: sha256=649068bcb00c7fd14c85668ad79baa576226416af79136e4055d3947aa484f0b
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3_vl-8b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_8b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3_vl-8b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_8b_fsdp.sh (run with DEVICE=npu NNODES=4 PROJECT_NAME=GRPO-Qwen3_vl ROLLOUT_GPU_MEM_UTIL=0.8 ROLLOUT_TP=1 SAVE_FREQ=5) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -37,4 +37,9 @@ if [ ! -f "$target" ]; then
   exit 127
 fi
 export DEVICE='npu'
+export NNODES='4'
+export PROJECT_NAME='GRPO-Qwen3_vl'
+export ROLLOUT_GPU_MEM_UTIL='0.8'
+export ROLLOUT_TP='1'
+export SAVE_FREQ='5'
 exec "${BASH:-bash}" "$target" "$@"

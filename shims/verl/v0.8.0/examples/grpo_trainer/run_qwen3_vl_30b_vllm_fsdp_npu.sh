@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_vl_30b_vllm_fsdp_npu.sh -> examples/grpo_trainer/run_qwen3_vl_30b_a3b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_vl_30b_vllm_fsdp_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=00c305adfe25acfd4b3e2bae122e749f7b90f779a9b9e0d011e7f6e944457922
+# verl-migrate-shim: sha256=de1323faa56b78bdc57c284bb8787b5f8aa85ae82c97e589b586c292ff8322e0
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3_vl_30b_vllm_fsdp_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_30b_a3b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3_vl_30b_vllm_fsdp_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_30b_a3b_fsdp.sh (run with DEVICE=npu INFER_BACKEND=vllm EXPERIMENT_NAME=GRPO-Qwen3_vl-30B-npu FSDP_SIZE=32 NDEVICES_PER_NODE=16 PROJECT_NAME=GRPO-Qwen3_vl) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -37,4 +37,9 @@ if [ ! -f "$target" ]; then
   exit 127
 fi
 export DEVICE='npu'
+export INFER_BACKEND='vllm'
+export EXPERIMENT_NAME='GRPO-Qwen3_vl-30B-npu'
+export FSDP_SIZE='32'
+export NDEVICES_PER_NODE='16'
+export PROJECT_NAME='GRPO-Qwen3_vl'
 exec "${BASH:-bash}" "$target" "$@"

@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh -> examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=3867ac91ec503a9e9cb2c260e758faff08ef078548adceb1b98cc00ba202a135
+# verl-migrate-shim: sha256=f119ad1341414569849851f35b6930aa3407c0b8e90ca08b5e4933f9674f9435
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh (run with ACTOR_EP=8 ACTOR_LR=1e-6 ACTOR_PP=1 ACTOR_TP=1 EXPERIMENT_NAME=DAPO-Qwen3-30b-MATH-megatron PPO_MAX_TOKEN_LEN_PER_GPU=10240 PPO_MINI_BATCH_SIZE=128 PROJECT_NAME=DAPO-Qwen3-30b-MATH REF_EP=8 REF_LOG_PROB_MAX_TOKEN_LEN_PER_GPU=10240 REF_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU=2 REF_PP=1 REF_TP=1 ROLLOUT_GPU_MEM_UTIL=0.7 ROLLOUT_LOG_PROB_MAX_TOKEN_LEN_PER_GPU=10240 ROLLOUT_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU=2 ROLLOUT_N=16 SAVE_FREQ=100 TEST_FREQ=10 TOTAL_EPOCHS=10) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,24 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export ACTOR_EP='8'
+export ACTOR_LR='1e-6'
+export ACTOR_PP='1'
+export ACTOR_TP='1'
+export EXPERIMENT_NAME='DAPO-Qwen3-30b-MATH-megatron'
+export PPO_MAX_TOKEN_LEN_PER_GPU='10240'
+export PPO_MINI_BATCH_SIZE='128'
+export PROJECT_NAME='DAPO-Qwen3-30b-MATH'
+export REF_EP='8'
+export REF_LOG_PROB_MAX_TOKEN_LEN_PER_GPU='10240'
+export REF_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU='2'
+export REF_PP='1'
+export REF_TP='1'
+export ROLLOUT_GPU_MEM_UTIL='0.7'
+export ROLLOUT_LOG_PROB_MAX_TOKEN_LEN_PER_GPU='10240'
+export ROLLOUT_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU='2'
+export ROLLOUT_N='16'
+export SAVE_FREQ='100'
+export TEST_FREQ='10'
+export TOTAL_EPOCHS='10'
 exec "${BASH:-bash}" "$target" "$@"

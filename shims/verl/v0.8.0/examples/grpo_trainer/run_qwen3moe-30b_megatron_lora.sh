@@ -3,11 +3,11 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3moe-30b_megatron_lora.sh -> examples/tuning/lora/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3moe-30b_megatron_lora.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=92790ce6f37865ab583d04ff9edf7ca7a08a635535042be3b687164c6a4c8c91
+# verl-migrate-shim: sha256=c0683b49a7a1f6df7c40626c27ef9ec8d708ea0141b9ad65e3e80a61fffad863
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3moe-30b_megatron_lora.sh is deprecated: it moved to examples/tuning/lora/run_qwen3_30b_a3b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/grpo_trainer/run_qwen3moe-30b_megatron_lora.sh is deprecated: it moved to examples/tuning/lora/run_qwen3_30b_a3b_megatron.sh (run with EXPERIMENT_NAME=qwen3_30b_a3b_megatron_lora PROJECT_NAME=verl_grpo_example_gsm8k_math) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,6 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='qwen3_30b_a3b_megatron_lora'
+export PROJECT_NAME='verl_grpo_example_gsm8k_math'
 exec "${BASH:-bash}" "$target" "$@"

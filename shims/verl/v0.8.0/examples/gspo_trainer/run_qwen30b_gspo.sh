@@ -3,11 +3,11 @@
 # Deprecation stub: examples/gspo_trainer/run_qwen30b_gspo.sh -> examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/gspo_trainer/run_qwen30b_gspo.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=562fef64464dce8933532be9b62403636ea7dcc21a343ab390a9b25f99068452
+# verl-migrate-shim: sha256=209cc8c92c5d66b4b86493f7a2b9cbb3eb17797ef5b3ee872366501dd35047b9
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/gspo_trainer/run_qwen30b_gspo.sh is deprecated: it moved to examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/gspo_trainer/run_qwen30b_gspo.sh is deprecated: it moved to examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh (run with EXPERIMENT_NAME=qwen3-30B-base-grpo-megatron PROJECT_NAME=wuxibin_gspo SAVE_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,7 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='qwen3-30B-base-grpo-megatron'
+export PROJECT_NAME='wuxibin_gspo'
+export SAVE_FREQ='-1'
 exec "${BASH:-bash}" "$target" "$@"

@@ -3,11 +3,11 @@
 # Deprecation stub: examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh -> examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=0e086e60285a8c1a04cccb176eadd622a2bc7cf48a9f22213b340f373b393113
+# verl-migrate-shim: sha256=027e4fc65ab686760a694220c9730c537ff3af19f483d6b9c5543789daa749da
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh is deprecated: it moved to examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh is deprecated: it moved to examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh (run with ACTOR_EP=4 ACTOR_TP=4 EXPERIMENT_NAME=GSPO-Qwen3-30B-A3B-Base-MATH-tp1-ep4 NNODES=2 PPO_MAX_TOKEN_LEN_PER_GPU=10240 PROJECT_NAME=DAPO ROLLOUT_TP=1 SAVE_FREQ=30) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,12 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export ACTOR_EP='4'
+export ACTOR_TP='4'
+export EXPERIMENT_NAME='GSPO-Qwen3-30B-A3B-Base-MATH-tp1-ep4'
+export NNODES='2'
+export PPO_MAX_TOKEN_LEN_PER_GPU='10240'
+export PROJECT_NAME='DAPO'
+export ROLLOUT_TP='1'
+export SAVE_FREQ='30'
 exec "${BASH:-bash}" "$target" "$@"

@@ -3,11 +3,11 @@
 # Deprecation stub: examples/mtp_trainer/test_dapo_mimo_7b_with_mtp_math_megatron.sh -> examples/mtp_trainer/run_mimo_7b_mtp_megatron.sh
 # From table entry: path-move examples/mtp_trainer/test_dapo_mimo_7b_with_mtp_math_megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=b96b94d6ab1a15cca3025fe991b1f99b66e98f669b06b2ce0be4954de1a487fb
+# verl-migrate-shim: sha256=3d90932927faac42c8c6e413d54cd4e0f6611816d0ee93baae339c63f847e7eb
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/mtp_trainer/test_dapo_mimo_7b_with_mtp_math_megatron.sh is deprecated: it moved to examples/mtp_trainer/run_mimo_7b_mtp_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/mtp_trainer/test_dapo_mimo_7b_with_mtp_math_megatron.sh is deprecated: it moved to examples/mtp_trainer/run_mimo_7b_mtp_megatron.sh (run with EXPERIMENT_NAME=DAPO-mimo-7b-rl-megatron NNODES=16 PROJECT_NAME=DAPO) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,7 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='DAPO-mimo-7b-rl-megatron'
+export NNODES='16'
+export PROJECT_NAME='DAPO'
 exec "${BASH:-bash}" "$target" "$@"

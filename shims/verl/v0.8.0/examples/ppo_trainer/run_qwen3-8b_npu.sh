@@ -3,11 +3,11 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen3-8b_npu.sh -> examples/ppo_trainer/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/ppo_trainer/run_qwen3-8b_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=1a606aade5c3485c2090325917a612e8c3b74d59aeb6c48125750c2e08d74943
+# verl-migrate-shim: sha256=ae697c007fb72b1995a9bd2047144a58ad0fe2f0654c560026f6734854b8d791
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/ppo_trainer/run_qwen3-8b_npu.sh is deprecated: it moved to examples/ppo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/ppo_trainer/run_qwen3-8b_npu.sh is deprecated: it moved to examples/ppo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu EXPERIMENT_NAME=qwen3_8b_fsdp MAX_PROMPT_LENGTH=2000 MAX_RESPONSE_LENGTH=12000 PPO_MINI_BATCH_SIZE=64 PROJECT_NAME=verl_example_dapo_math_17k ROLLOUT_GPU_MEM_UTIL=0.9 ROLLOUT_TP=1 TEST_FREQ=-1 TRAIN_BATCH_SIZE=256) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -37,4 +37,13 @@ if [ ! -f "$target" ]; then
   exit 127
 fi
 export DEVICE='npu'
+export EXPERIMENT_NAME='qwen3_8b_fsdp'
+export MAX_PROMPT_LENGTH='2000'
+export MAX_RESPONSE_LENGTH='12000'
+export PPO_MINI_BATCH_SIZE='64'
+export PROJECT_NAME='verl_example_dapo_math_17k'
+export ROLLOUT_GPU_MEM_UTIL='0.9'
+export ROLLOUT_TP='1'
+export TEST_FREQ='-1'
+export TRAIN_BATCH_SIZE='256'
 exec "${BASH:-bash}" "$target" "$@"

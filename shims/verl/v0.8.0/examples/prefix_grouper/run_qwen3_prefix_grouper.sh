@@ -3,11 +3,11 @@
 # Deprecation stub: examples/prefix_grouper/run_qwen3_prefix_grouper.sh -> examples/prefix_grouper/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/prefix_grouper/run_qwen3_prefix_grouper.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=0d2f8140714f85ad0cd4c435e1b5d68bb45059e173f02842935f201280142900
+# verl-migrate-shim: sha256=4e2a7e0157e8e85bffdf12fd840ac591b22b2e723d591201eaecdb3b4a37b9ad
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/prefix_grouper/run_qwen3_prefix_grouper.sh is deprecated: it moved to examples/prefix_grouper/run_qwen3_8b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/prefix_grouper/run_qwen3_prefix_grouper.sh is deprecated: it moved to examples/prefix_grouper/run_qwen3_8b_fsdp.sh (run with EXPERIMENT_NAME=qwen3_function_rm_pg PROJECT_NAME=verl_grpo_example_gsm8k) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,6 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='qwen3_function_rm_pg'
+export PROJECT_NAME='verl_grpo_example_gsm8k'
 exec "${BASH:-bash}" "$target" "$@"

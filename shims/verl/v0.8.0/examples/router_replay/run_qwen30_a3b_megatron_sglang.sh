@@ -3,11 +3,11 @@
 # Deprecation stub: examples/router_replay/run_qwen30_a3b_megatron_sglang.sh -> examples/router_replay/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/router_replay/run_qwen30_a3b_megatron_sglang.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=e17cd705d444cb3ef642eda9d3728d23b8c8b12a187efc596b9ed8688c058e53
+# verl-migrate-shim: sha256=01941b8d046e04fb32e2fac653a4c1d334b845e8769a140e2729864dbe3efc6e
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/router_replay/run_qwen30_a3b_megatron_sglang.sh is deprecated: it moved to examples/router_replay/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=sglang) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/router_replay/run_qwen30_a3b_megatron_sglang.sh is deprecated: it moved to examples/router_replay/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=sglang EXPERIMENT_NAME=Node6_bs3_6181_4_minbs3_micro_bs3 PROJECT_NAME=verl_grpo_example_gsm8k_math) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -37,4 +37,6 @@ if [ ! -f "$target" ]; then
   exit 127
 fi
 export INFER_BACKEND='sglang'
+export EXPERIMENT_NAME='Node6_bs3_6181_4_minbs3_micro_bs3'
+export PROJECT_NAME='verl_grpo_example_gsm8k_math'
 exec "${BASH:-bash}" "$target" "$@"

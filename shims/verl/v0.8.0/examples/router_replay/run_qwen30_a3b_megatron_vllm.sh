@@ -3,11 +3,11 @@
 # Deprecation stub: examples/router_replay/run_qwen30_a3b_megatron_vllm.sh -> examples/router_replay/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/router_replay/run_qwen30_a3b_megatron_vllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=0e49e0b27248cf8455316bd5b7581154b9bc1ceb00d0ce3e14475e89fb58ad8c
+# verl-migrate-shim: sha256=b4803797f56bdd2a618dc0e396f1606c381d2347a9a505f2c5da98aa380d3661
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/router_replay/run_qwen30_a3b_megatron_vllm.sh is deprecated: it moved to examples/router_replay/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=vllm) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/router_replay/run_qwen30_a3b_megatron_vllm.sh is deprecated: it moved to examples/router_replay/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=vllm ACTOR_PP=1 ACTOR_TP=2 EXPERIMENT_NAME=Node1_bs8_1281_2_minbs8_micro_bs3 MAX_PROMPT_LENGTH=1024 MAX_RESPONSE_LENGTH=1024 NNODES=1 PPO_MAX_TOKEN_LEN_PER_GPU=4096 PPO_MINI_BATCH_SIZE=8 PROJECT_NAME=verl_grpo_example_gsm8k_math ROLLOUT_TP=2 TRAIN_BATCH_SIZE=8) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -37,4 +37,15 @@ if [ ! -f "$target" ]; then
   exit 127
 fi
 export INFER_BACKEND='vllm'
+export ACTOR_PP='1'
+export ACTOR_TP='2'
+export EXPERIMENT_NAME='Node1_bs8_1281_2_minbs8_micro_bs3'
+export MAX_PROMPT_LENGTH='1024'
+export MAX_RESPONSE_LENGTH='1024'
+export NNODES='1'
+export PPO_MAX_TOKEN_LEN_PER_GPU='4096'
+export PPO_MINI_BATCH_SIZE='8'
+export PROJECT_NAME='verl_grpo_example_gsm8k_math'
+export ROLLOUT_TP='2'
+export TRAIN_BATCH_SIZE='8'
 exec "${BASH:-bash}" "$target" "$@"
