@@ -3,11 +3,11 @@
 # Deprecation stub: examples/sapo_trainer/run_qwen30b_sapo.sh -> examples/sapo_trainer/run_qwen3_30b_a3b_fsdp.sh
 # From table entry: path-move examples/sapo_trainer/run_qwen30b_sapo.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=bb147034fb878c7a4266d8dc98550450b8e711cf5c7433cb13c42ff832797dbc
+# verl-migrate-shim: sha256=96566d1a54246201dec8b628469739a1fc40c6b2caed5f99c65f146f281b2084
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/sapo_trainer/run_qwen30b_sapo.sh is deprecated: it moved to examples/sapo_trainer/run_qwen3_30b_a3b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/sapo_trainer/run_qwen30b_sapo.sh is deprecated: it moved to examples/sapo_trainer/run_qwen3_30b_a3b_fsdp.sh (run with EXPERIMENT_NAME=qwen3-30B-base-vanilla-fsdp PPO_MAX_TOKEN_LEN_PER_GPU=30720 PROJECT_NAME=RL4LLM SAVE_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,4 +36,8 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='qwen3-30B-base-vanilla-fsdp'
+export PPO_MAX_TOKEN_LEN_PER_GPU='30720'
+export PROJECT_NAME='RL4LLM'
+export SAVE_FREQ='-1'
 exec "${BASH:-bash}" "$target" "$@"

@@ -3,11 +3,11 @@
 # Deprecation stub: examples/sft/multiturn/run_qwen_05_sp2.sh -> examples/sft/multiturn/run_qwen2_5_0_5b_fsdp.sh
 # From table entry: path-move examples/sft/multiturn/run_qwen_05_sp2.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=e31b1dedac19d34eba2239c5fc414b0dce3349cf339ce81e09aad38be197aabc
+# verl-migrate-shim: sha256=195e1dbd36e86178577c03bb0ed1167ad94d404a1889ebba7a4602f43b1bd8ee
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/sft/multiturn/run_qwen_05_sp2.sh is deprecated: it moved to examples/sft/multiturn/run_qwen2_5_0_5b_fsdp.sh (run with SP_SIZE=2) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+message='verl-migrate: examples/sft/multiturn/run_qwen_05_sp2.sh is deprecated: it moved to examples/sft/multiturn/run_qwen2_5_0_5b_fsdp.sh (run with EXPERIMENT_NAME=multiturn-sft-qwen-2.5-0.5b-instruct-sp2 SP_SIZE=2) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
 case ${VERL_MIGRATE_SHIM:-} in
   error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
   quiet) ;;
@@ -36,5 +36,6 @@ if [ ! -f "$target" ]; then
   printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
   exit 127
 fi
+export EXPERIMENT_NAME='multiturn-sft-qwen-2.5-0.5b-instruct-sp2'
 export SP_SIZE='2'
 exec "${BASH:-bash}" "$target" "$@"
