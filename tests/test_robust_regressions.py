@@ -52,7 +52,10 @@ def test_bash_syntax_error_reason_names_the_line(tmp_path):
 
 
 SGLANG = b"examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh"
-SGLANG_NEW = b"INFER_BACKEND=sglang bash examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh"
+# the built-in move's presets (the old script's backend and hard-coded values), in table order
+SGLANG_PRESETS = (b"INFER_BACKEND=sglang EXPERIMENT_NAME=qwen2_5_vl_7b_function_rm PROJECT_NAME=verl_grpo_example_geo3k"
+                  b" ROLLOUT_GPU_MEM_UTIL=0.85 ROLLOUT_TP=1")
+SGLANG_NEW = SGLANG_PRESETS + b" bash examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh"
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -60,7 +63,7 @@ SGLANG_NEW = b"INFER_BACKEND=sglang bash examples/grpo_trainer/run_qwen2_5_vl_7b
     # preset went before `A=1` on the line above, where bash would not pass it to the script.
     (b"A=1 B=\nbash " + SGLANG + b"\n", b"A=1 B=\n" + SGLANG_NEW + b"\n"),
     # `B=\<newline>bash` is `B=bash`: the script itself is the command, and the preset goes before it.
-    (b"A= B=\\\nbash " + SGLANG + b"\n", b"A= B=\\\nbash INFER_BACKEND=sglang " + SGLANG_NEW.split(b" ")[-1] + b"\n"),
+    (b"A= B=\\\nbash " + SGLANG + b"\n", b"A= B=\\\nbash " + SGLANG_PRESETS + b" " + SGLANG_NEW.split(b" ")[-1] + b"\n"),
     (b"EXTRA=\nbash " + SGLANG + b"\n", b"EXTRA=\n" + SGLANG_NEW + b"\n"),
     (b"bash " + SGLANG + b" x\n", SGLANG_NEW + b" x\n"),
 ])
