@@ -43,10 +43,12 @@ OVERRIDE = re.compile(r"^[+~]?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)+)=(.*)
 
 
 def tree(repo: str, rev: str, dest: Path) -> None:
-    data = subprocess.run(["git", f"--git-dir={repo}", "archive", "--format=tar", rev, "examples"],
-                          capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+    """The script directories at `rev` (examples/, recipe/ before it became a submodule, verl/experimental/)."""
+    for part in ("examples", "recipe", "verl/experimental"):
+        proc = subprocess.run(["git", f"--git-dir={repo}", "archive", "--format=tar", rev, part], capture_output=True)
+        if proc.returncode == 0:
+            with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+                tar.extractall(dest, filter="data")
 
 
 def run(workdir: Path, script: str, env: dict[str, str], home: Path) -> dict[str, str]:
