@@ -69,8 +69,9 @@ def run(workdir: Path, script: str, env: dict[str, str], home: Path) -> dict[str
     # vendor toolkit set-up files are absent here: skip sourcing them
     text = (workdir / script).read_text()
     (workdir / script).write_text(re.sub(r"^\s*(source|\.)\s+/usr/local/Ascend/\S+", ":", text, flags=re.M))
-    # two positional arguments for scripts that take `<nproc_per_node> <save_path>` (the SFT examples)
-    subprocess.run(["timeout", "20", "bash", script, "8", str(home / "ckpt")], cwd=workdir, env={**base, **env},
+    # two positional arguments only for scripts that take `<nproc_per_node> <save_path>` (the SFT examples)
+    positional = ["8", str(home / "ckpt")] if re.search(r"nproc_per_node=\$\{?1\b", text) else []
+    subprocess.run(["timeout", "20", "bash", script, *positional], cwd=workdir, env={**base, **env},
                    capture_output=True, text=True, stdin=subprocess.DEVNULL)
     best: dict[str, str] = {}
     for line in log.read_text().split("\n"):
