@@ -18,16 +18,17 @@ def test_user_script_migrates_exactly_with_builtin_tables(tmp_path):
     # The path moved; the key was renamed in a quoted array element, a case branch and a command;
     # the NPU export was neutralised.
     text = script.read_text()
-    assert "bash examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh" in text
+    # PR 6285's new script defaults NPUS_PER_NODE to 16; the old one ran on 8, so the move presets it.
+    assert "NPUS_PER_NODE=8 bash examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh" in text
     assert '"actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=${bucket_mb}"' in text
     assert 'EXTRA="actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=1024"' in text
     assert "# verl-migrate: removed (verl#6066): export VLLM_ATTENTION_BACKEND=XFORMERS" in text
-    assert "1 file changed (1 env-removal, 3 key-rename, 1 path-move)" in proc.stderr
+    assert "1 file changed (1 env-removal, 3 key-rename, 2 path-move)" in proc.stderr
     # The warn-only key is reported with file, line and hint, and never edited.
     warning = [line for line in proc.stdout.splitlines() if "enable_expert_parallel" in line]
     assert len(warning) == 1
     assert warning[0].startswith(f"{script}:35:5: ")
-    assert "expert_parallel_size" in warning[0] and warning[0].endswith("[verl#6066]")
+    assert "expert_parallel_size" in warning[0] and warning[0].endswith("[verl#5609]")
     assert "enable_expert_parallel=True" in text
     again = run_cli("--to", "v0.9.0", "--check", script.parent)
     assert again.returncode == 0 and "0 files would change" in again.stderr

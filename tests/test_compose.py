@@ -32,7 +32,7 @@ def test_builtin_must_have_entries():
         "examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
     assert ms.path("examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh").prs == (6285,)
     warn = ms.key("actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel")
-    assert warn.action == "warn" and "expert_parallel_size" in warn.hint and warn.prs == (6066,)
+    assert warn.action == "warn" and "expert_parallel_size" in warn.hint and warn.prs == (5609,)
     env = [r for r in ms.env_rules if r.old == "VLLM_ATTENTION_BACKEND"]
     assert [(r.new, r.value, r.entry.pr) for r in env] == [(None, "XFORMERS", 6066)]
     ms71 = compose(load_builtin(), "v0.7.0", "v0.7.1")
@@ -118,8 +118,14 @@ def test_a_key_verl_brought_back_keeps_its_newest_meaning():
 
 def test_a_deprecated_alias_that_verl_still_ships_is_migrated():
     ms = compose(load_builtin(), to_release="v0.9.0")
-    assert "data.val_batch_size" in load_builtin().facts.keys("v0.9.0")
-    assert ms.key("data.val_batch_size") is not None
+    assert "actor_rollout_ref.actor.grad_clip" in load_builtin().facts.keys("v0.9.0")
+    assert ms.key("actor_rollout_ref.actor.grad_clip").new == "actor_rollout_ref.actor.optim.clip_grad"
+
+
+def test_a_key_verl_still_reads_is_left_alone():
+    # data.val_batch_size was ignored only in v0.3.0.post1; v0.4.0 (PR 986) reads it again.
+    ms = compose(load_builtin(), to_release="v0.9.0")
+    assert ms.key("data.val_batch_size") is None
 
 
 def test_keys_unknown_to_every_release_go_through_every_table(tmp_path):

@@ -34,7 +34,7 @@ BASH = shutil.which("bash")
 
 RENAMED_KEY = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
 WARN_KEY = "actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel"
-REMOVED_KEY = "data.val_batch_size"
+REMOVED_KEY = "critic.kl_ctrl.type"
 MOVED_PATH = "examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
 PRESET_PATH = "examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh"  # moves with INFER_BACKEND=sglang
 

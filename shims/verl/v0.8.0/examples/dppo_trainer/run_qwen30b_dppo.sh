@@ -3,7 +3,7 @@
 # Deprecation stub: examples/dppo_trainer/run_qwen30b_dppo.sh -> examples/dppo_trainer/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/dppo_trainer/run_qwen30b_dppo.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=24ce955c3fcf5318d0ff98b372dbb75278d8ea7c849f9e47552a95d5bb9d2a97
+# verl-migrate-shim: sha256=4fe2516f5cfedca455e4c79c2b3f426a6884d8cf24820428e34f29a45000b82d
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/dppo_trainer/run_qwen30b_dppo.sh is deprecated: it moved to examples/dppo_trainer/run_qwen3_30b_a3b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/dppo_trainer/run_qwen30b_dppo.sh is deprecated: it moved to examples/dppo_trainer/run_qwen3_30b_a3b_megatron.sh (run with EXPERIMENT_NAME=megatron-2nodes-dppo_tv-low0.15-high0.15 NNODES=2 PPO_MAX_TOKEN_LEN_PER_GPU=10240 PROJECT_NAME=Qwen3-30B-A3B-Base-dapo-math-17k ROLLOUT_GPU_MEM_UTIL=0.7 SAVE_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,21 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='megatron-2nodes-dppo_tv-low0.15-high0.15'
+  export NNODES='2'
+  export PPO_MAX_TOKEN_LEN_PER_GPU='10240'
+  export PROJECT_NAME='Qwen3-30B-A3B-Base-dapo-math-17k'
+  export ROLLOUT_GPU_MEM_UTIL='0.7'
+  export SAVE_FREQ='-1'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='megatron-2nodes-dppo_tv-low0.15-high0.15'
+export NNODES='2'
+export PPO_MAX_TOKEN_LEN_PER_GPU='10240'
+export PROJECT_NAME='Qwen3-30B-A3B-Base-dapo-math-17k'
+export ROLLOUT_GPU_MEM_UTIL='0.7'
+export SAVE_FREQ='-1'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

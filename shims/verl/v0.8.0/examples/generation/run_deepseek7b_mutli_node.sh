@@ -3,7 +3,7 @@
 # Deprecation stub: examples/generation/run_deepseek7b_mutli_node.sh -> examples/generation/run_deepseek_llm_7b.sh
 # From table entry: path-move examples/generation/run_deepseek7b_mutli_node.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=4995af40878fcddcce6f11c60a8ce717af2a47f92e83f5c5a8a736640d3b6986
+# verl-migrate-shim: sha256=c22ce7616f6180b74a4f3b393efd8d28e6f26bbdfab17ccd1b7e77cf0c158bdc
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/generation/run_deepseek7b_mutli_node.sh is deprecated: it moved to examples/generation/run_deepseek_llm_7b.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/generation/run_deepseek7b_mutli_node.sh is deprecated: it moved to examples/generation/run_deepseek_llm_7b.sh (run with NNODES=2) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,11 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export NNODES='2'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export NNODES='2'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_deepseek671b_math_megatron_80gb.sh -> examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_deepseek671b_math_megatron_80gb.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=dbb3ee25a313f939322b685f272c3c79e2f6c66594f7282c39ea87b0df150a4f
+# verl-migrate-shim: sha256=4843e19dbabb0bd3ff97565ba8f3535e7d0def36a4f9ae7df5162410fdfa2573
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_deepseek671b_math_megatron_80gb.sh is deprecated: it moved to examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_deepseek671b_math_megatron_80gb.sh is deprecated: it moved to examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh (run with ACTOR_EP=16 ACTOR_PP=16 ACTOR_TP=1 EXPERIMENT_NAME=dsv3-32nodes LAST_LAYER=1 MAX_RESPONSE_LENGTH=4096 NNODES=32 PPO_MINI_BATCH_SIZE=128 PROJECT_NAME=verl_megatron_gsm8k_examples ROLLOUT_GPU_MEM_UTIL=0.8 ROLLOUT_N=4 SAVE_FREQ=-1 TEST_FREQ=5 TOTAL_EPOCHS=100 TRAIN_BATCH_SIZE=512) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,39 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export ACTOR_EP='16'
+  export ACTOR_PP='16'
+  export ACTOR_TP='1'
+  export EXPERIMENT_NAME='dsv3-32nodes'
+  export LAST_LAYER='1'
+  export MAX_RESPONSE_LENGTH='4096'
+  export NNODES='32'
+  export PPO_MINI_BATCH_SIZE='128'
+  export PROJECT_NAME='verl_megatron_gsm8k_examples'
+  export ROLLOUT_GPU_MEM_UTIL='0.8'
+  export ROLLOUT_N='4'
+  export SAVE_FREQ='-1'
+  export TEST_FREQ='5'
+  export TOTAL_EPOCHS='100'
+  export TRAIN_BATCH_SIZE='512'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export ACTOR_EP='16'
+export ACTOR_PP='16'
+export ACTOR_TP='1'
+export EXPERIMENT_NAME='dsv3-32nodes'
+export LAST_LAYER='1'
+export MAX_RESPONSE_LENGTH='4096'
+export NNODES='32'
+export PPO_MINI_BATCH_SIZE='128'
+export PROJECT_NAME='verl_megatron_gsm8k_examples'
+export ROLLOUT_GPU_MEM_UTIL='0.8'
+export ROLLOUT_N='4'
+export SAVE_FREQ='-1'
+export TEST_FREQ='5'
+export TOTAL_EPOCHS='100'
+export TRAIN_BATCH_SIZE='512'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

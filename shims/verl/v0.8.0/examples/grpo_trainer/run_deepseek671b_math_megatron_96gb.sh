@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh -> examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=ae1b7cd8f6853e69607481f01540123da4ff36ee7fdd64c61496d82ccc50b93f
+# verl-migrate-shim: sha256=31feb1bf1022cdc418a81f4f5a128656526eea2435580a1b9477df083b2af0e4
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_deepseek671b_math_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_deepseek_v3_671b_megatron.sh (run with EXPERIMENT_NAME=671B-12-pp12-tp8-ep8-actor-length11680 MAX_RESPONSE_LENGTH=9632 PROJECT_NAME=verl-deepseek-v3) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,15 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='671B-12-pp12-tp8-ep8-actor-length11680'
+  export MAX_RESPONSE_LENGTH='9632'
+  export PROJECT_NAME='verl-deepseek-v3'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='671B-12-pp12-tp8-ep8-actor-length11680'
+export MAX_RESPONSE_LENGTH='9632'
+export PROJECT_NAME='verl-deepseek-v3'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

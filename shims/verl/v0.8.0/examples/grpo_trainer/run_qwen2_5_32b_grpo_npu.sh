@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_32b_grpo_npu.sh -> examples/grpo_trainer/run_qwen2_5_32b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_32b_grpo_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6285
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=600f7086a91ee483d4fc832752a4fa9044045138f7b0446861f0d5ea09bd7d20
+# verl-migrate-shim: sha256=84936b12a6019cd1bbf28219c85086cfba6956e010b32881dd74f0b92588feca
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_32b_grpo_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_32b_fsdp.sh (run with DEVICE=npu MODEL_PATH=Qwen/Qwen2.5-32B-Instruct) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_32b_grpo_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_32b_fsdp.sh (run with DEVICE=npu MODEL_PATH=Qwen/Qwen2.5-32B-Instruct EXPERIMENT_NAME=qwen2_5_32b_function_rm PROJECT_NAME=verl_grpo_example_gsm8k SAVE_FREQ=-1 TEST_FREQ=10) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -49,6 +49,10 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   unset -f verl_migrate_stub
   export DEVICE='npu'
   export MODEL_PATH='Qwen/Qwen2.5-32B-Instruct'
+  export EXPERIMENT_NAME='qwen2_5_32b_function_rm'
+  export PROJECT_NAME='verl_grpo_example_gsm8k'
+  export SAVE_FREQ='-1'
+  export TEST_FREQ='10'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
@@ -56,4 +60,8 @@ fi
 verl_migrate_stub || exit
 export DEVICE='npu'
 export MODEL_PATH='Qwen/Qwen2.5-32B-Instruct'
+export EXPERIMENT_NAME='qwen2_5_32b_function_rm'
+export PROJECT_NAME='verl_grpo_example_gsm8k'
+export SAVE_FREQ='-1'
+export TEST_FREQ='10'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl-7b-megatron.sh -> examples/grpo_trainer/run_qwen2_5_vl_7b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl-7b-megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=559faec6769e65570e35337e73bad7f81c4805d4621cad3139ea78e5e1de066b
+# verl-migrate-shim: sha256=cb5ee5b044ecbd773468160b8b5343ea78a276a4d4aded9d0a665baf1891dc50
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-megatron.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-megatron.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_megatron.sh (run with ACTOR_PP=1 EXPERIMENT_NAME=qwen2_5_vl_7b_megatron PPO_MAX_TOKEN_LEN_PER_GPU=20480 PROJECT_NAME=verl_grpo_example_geo3k ROLLOUT_GPU_MEM_UTIL=0.8 ROLLOUT_TP=1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,21 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export ACTOR_PP='1'
+  export EXPERIMENT_NAME='qwen2_5_vl_7b_megatron'
+  export PPO_MAX_TOKEN_LEN_PER_GPU='20480'
+  export PROJECT_NAME='verl_grpo_example_geo3k'
+  export ROLLOUT_GPU_MEM_UTIL='0.8'
+  export ROLLOUT_TP='1'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export ACTOR_PP='1'
+export EXPERIMENT_NAME='qwen2_5_vl_7b_megatron'
+export PPO_MAX_TOKEN_LEN_PER_GPU='20480'
+export PROJECT_NAME='verl_grpo_example_geo3k'
+export ROLLOUT_GPU_MEM_UTIL='0.8'
+export ROLLOUT_TP='1'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh -> examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=3f96eea5791f00780a575b1d1b9451669ed2052855b71ba23a599d1437f805da
+# verl-migrate-shim: sha256=08c169dbca288ce2014cc57b0fbc7cbe8ce7d4bd07c0d4cc4c3a93a15001b115
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with INFER_BACKEND=sglang) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with INFER_BACKEND=sglang EXPERIMENT_NAME=qwen2_5_vl_7b_function_rm PROJECT_NAME=verl_grpo_example_geo3k ROLLOUT_GPU_MEM_UTIL=0.85 ROLLOUT_TP=1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -48,10 +48,18 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   verl_migrate_stub || return
   unset -f verl_migrate_stub
   export INFER_BACKEND='sglang'
+  export EXPERIMENT_NAME='qwen2_5_vl_7b_function_rm'
+  export PROJECT_NAME='verl_grpo_example_geo3k'
+  export ROLLOUT_GPU_MEM_UTIL='0.85'
+  export ROLLOUT_TP='1'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
 export INFER_BACKEND='sglang'
+export EXPERIMENT_NAME='qwen2_5_vl_7b_function_rm'
+export PROJECT_NAME='verl_grpo_example_geo3k'
+export ROLLOUT_GPU_MEM_UTIL='0.85'
+export ROLLOUT_TP='1'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl-7b-trtllm.sh -> examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl-7b-trtllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=83ca4b46329c608b524bf08f1c9ee9af75b2722bd823397da22234b052b83ef7
+# verl-migrate-shim: sha256=e09ffb1e194e64646db8784f31914b99f7dce655b086cb9dd10ad671ded4e2cb
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-trtllm.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with INFER_BACKEND=trtllm) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b-trtllm.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with INFER_BACKEND=trtllm EXPERIMENT_NAME=trtllm-qwen2.5-vl-7b-tp4-8gpus KL_LOSS_COEF=0.001 PROJECT_NAME=verl_grpo_example_gsm8k_math ROLLOUT_TP=4 SAVE_FREQ=10 TOTAL_EPOCHS=10) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -48,10 +48,22 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   verl_migrate_stub || return
   unset -f verl_migrate_stub
   export INFER_BACKEND='trtllm'
+  export EXPERIMENT_NAME='trtllm-qwen2.5-vl-7b-tp4-8gpus'
+  export KL_LOSS_COEF='0.001'
+  export PROJECT_NAME='verl_grpo_example_gsm8k_math'
+  export ROLLOUT_TP='4'
+  export SAVE_FREQ='10'
+  export TOTAL_EPOCHS='10'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
 export INFER_BACKEND='trtllm'
+export EXPERIMENT_NAME='trtllm-qwen2.5-vl-7b-tp4-8gpus'
+export KL_LOSS_COEF='0.001'
+export PROJECT_NAME='verl_grpo_example_gsm8k_math'
+export ROLLOUT_TP='4'
+export SAVE_FREQ='10'
+export TOTAL_EPOCHS='10'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

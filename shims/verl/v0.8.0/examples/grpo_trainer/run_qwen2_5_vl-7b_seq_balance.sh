@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl-7b_seq_balance.sh -> examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl-7b_seq_balance.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=102ecfe16f6fe3ce88ca4e4d41a3bdb9679da6615ceafe2f3df9d32ad4c4aa07
+# verl-migrate-shim: sha256=46e00cde15bfba7bedd79c4d28fc9b3d4ad5245ac444dbb8c675b692a963e908
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b_seq_balance.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl-7b_seq_balance.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with EXPERIMENT_NAME=qwen2_5_vl_7b_function_rm PPO_MAX_TOKEN_LEN_PER_GPU=6144 PROJECT_NAME=verl_grpo_example_geo3k) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,15 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='qwen2_5_vl_7b_function_rm'
+  export PPO_MAX_TOKEN_LEN_PER_GPU='6144'
+  export PROJECT_NAME='verl_grpo_example_geo3k'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='qwen2_5_vl_7b_function_rm'
+export PPO_MAX_TOKEN_LEN_PER_GPU='6144'
+export PROJECT_NAME='verl_grpo_example_geo3k'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl_7b_npu.sh -> examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen2_5_vl_7b_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=98948ada0d496896a0a5dd63cb6cb7877db177156d2f50d67d36e62366c4a483
+# verl-migrate-shim: sha256=e31dbb195cc3a4de135910b074019efad0d7feab876112b7b3c7e9b994d2cada
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl_7b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen2_5_vl_7b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh (run with DEVICE=npu EXPERIMENT_NAME=qwen2_5_vl_7b_function_rm PPO_MINI_BATCH_SIZE=32 PROJECT_NAME=verl_grpo_example_geo3k ROLLOUT_TP=4 SAVE_FREQ=-1 TEST_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -48,10 +48,22 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   verl_migrate_stub || return
   unset -f verl_migrate_stub
   export DEVICE='npu'
+  export EXPERIMENT_NAME='qwen2_5_vl_7b_function_rm'
+  export PPO_MINI_BATCH_SIZE='32'
+  export PROJECT_NAME='verl_grpo_example_geo3k'
+  export ROLLOUT_TP='4'
+  export SAVE_FREQ='-1'
+  export TEST_FREQ='-1'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
 export DEVICE='npu'
+export EXPERIMENT_NAME='qwen2_5_vl_7b_function_rm'
+export PPO_MINI_BATCH_SIZE='32'
+export PROJECT_NAME='verl_grpo_example_geo3k'
+export ROLLOUT_TP='4'
+export SAVE_FREQ='-1'
+export TEST_FREQ='-1'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh -> examples/grpo_trainer/run_qwen3_235b_a22b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=eb58ec7860391ae7befc3c389bae809f9920a022e3a7e202024fa815b45e0a4d
+# verl-migrate-shim: sha256=db8e45877325570c892495684d4ee3e47c69236ff365cb9fb01f1473dbdfe0df
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_235b_a22b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_235b_a22b_megatron.sh (run with MAX_PROMPT_LENGTH=2048 MAX_RESPONSE_LENGTH=9632 NNODES=4 PPO_MINI_BATCH_SIZE=16 PROJECT_NAME=verl-qwen3 ROLLOUT_GPU_MEM_UTIL=0.85 ROLLOUT_MAX_NUM_BATCHED_TOKENS=11680 ROLLOUT_N=8 TEST_FREQ=10 TOTAL_EPOCHS=10 TRAIN_BATCH_SIZE=32) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,31 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export MAX_PROMPT_LENGTH='2048'
+  export MAX_RESPONSE_LENGTH='9632'
+  export NNODES='4'
+  export PPO_MINI_BATCH_SIZE='16'
+  export PROJECT_NAME='verl-qwen3'
+  export ROLLOUT_GPU_MEM_UTIL='0.85'
+  export ROLLOUT_MAX_NUM_BATCHED_TOKENS='11680'
+  export ROLLOUT_N='8'
+  export TEST_FREQ='10'
+  export TOTAL_EPOCHS='10'
+  export TRAIN_BATCH_SIZE='32'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export MAX_PROMPT_LENGTH='2048'
+export MAX_RESPONSE_LENGTH='9632'
+export NNODES='4'
+export PPO_MINI_BATCH_SIZE='16'
+export PROJECT_NAME='verl-qwen3'
+export ROLLOUT_GPU_MEM_UTIL='0.85'
+export ROLLOUT_MAX_NUM_BATCHED_TOKENS='11680'
+export ROLLOUT_N='8'
+export TEST_FREQ='10'
+export TOTAL_EPOCHS='10'
+export TRAIN_BATCH_SIZE='32'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

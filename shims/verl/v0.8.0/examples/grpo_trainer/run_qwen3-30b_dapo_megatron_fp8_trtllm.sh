@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3-30b_dapo_megatron_fp8_trtllm.sh -> examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3-30b_dapo_megatron_fp8_trtllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=3ba87da68b9dbfba8013b614fbed020876b6d13c9fd4f0fe6fb4c1c3901a4706
+# verl-migrate-shim: sha256=885ac900e3663cbde2407845c4190a728c5224c7c6f4ded3d54972322b1e8b5a
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3-30b_dapo_megatron_fp8_trtllm.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=trtllm ROLLOUT_QUANTIZATION=fp8) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3-30b_dapo_megatron_fp8_trtllm.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=trtllm ROLLOUT_QUANTIZATION=fp8 EXPERIMENT_NAME=qwen3-30b-dapo-megatron-fp8-trtllm-n4-tp4-moe-tp2-moe-ep2 NGPUS_PER_NODE=4 NNODES=4 PROJECT_NAME=Qwen3-30B-A3B-DAPO-GB200 SAVE_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -49,6 +49,11 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   unset -f verl_migrate_stub
   export INFER_BACKEND='trtllm'
   export ROLLOUT_QUANTIZATION='fp8'
+  export EXPERIMENT_NAME='qwen3-30b-dapo-megatron-fp8-trtllm-n4-tp4-moe-tp2-moe-ep2'
+  export NGPUS_PER_NODE='4'
+  export NNODES='4'
+  export PROJECT_NAME='Qwen3-30B-A3B-DAPO-GB200'
+  export SAVE_FREQ='-1'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
@@ -56,4 +61,9 @@ fi
 verl_migrate_stub || exit
 export INFER_BACKEND='trtllm'
 export ROLLOUT_QUANTIZATION='fp8'
+export EXPERIMENT_NAME='qwen3-30b-dapo-megatron-fp8-trtllm-n4-tp4-moe-tp2-moe-ep2'
+export NGPUS_PER_NODE='4'
+export NNODES='4'
+export PROJECT_NAME='Qwen3-30B-A3B-DAPO-GB200'
+export SAVE_FREQ='-1'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

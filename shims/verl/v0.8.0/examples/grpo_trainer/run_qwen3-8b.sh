@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3-8b.sh -> examples/grpo_trainer/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3-8b.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=b8f73654ae88c50f2c29ab174aeab4991559b880d9eaf37502ce972b9cc70b09
+# verl-migrate-shim: sha256=2e8e32b9e7ccb2a9c53bec53b4e9a587c0bef4578d82ffd101281bef198ea195
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3-8b.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3-8b.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with EXPERIMENT_NAME=qwen3_8b_function_rm MAX_PROMPT_LENGTH=512 MAX_RESPONSE_LENGTH=1024 PROJECT_NAME=verl_grpo_example_gsm8k) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,17 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='qwen3_8b_function_rm'
+  export MAX_PROMPT_LENGTH='512'
+  export MAX_RESPONSE_LENGTH='1024'
+  export PROJECT_NAME='verl_grpo_example_gsm8k'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='qwen3_8b_function_rm'
+export MAX_PROMPT_LENGTH='512'
+export MAX_RESPONSE_LENGTH='1024'
+export PROJECT_NAME='verl_grpo_example_gsm8k'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3-8b_gb200.sh -> examples/grpo_trainer/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3-8b_gb200.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=9213a52fe042a68e58172a12e87ba0effc3ff4a68bba9d39cb075e0ce027a6d5
+# verl-migrate-shim: sha256=4493ac42ce298b8052bc23d00ee7c30e6b5159c37b07fee31f5327fa5c5adc09
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3-8b_gb200.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with MACHINE=gb200) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3-8b_gb200.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with MACHINE=gb200 EXPERIMENT_NAME=qwen3_8b_function_rm_gb200 INFER_BACKEND=sglang MAX_PROMPT_LENGTH=512 MAX_RESPONSE_LENGTH=1024 PROJECT_NAME=verl_grpo_example_gsm8k ROLLOUT_GPU_MEM_UTIL=0.7 ROLLOUT_TP=4) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -48,10 +48,24 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   verl_migrate_stub || return
   unset -f verl_migrate_stub
   export MACHINE='gb200'
+  export EXPERIMENT_NAME='qwen3_8b_function_rm_gb200'
+  export INFER_BACKEND='sglang'
+  export MAX_PROMPT_LENGTH='512'
+  export MAX_RESPONSE_LENGTH='1024'
+  export PROJECT_NAME='verl_grpo_example_gsm8k'
+  export ROLLOUT_GPU_MEM_UTIL='0.7'
+  export ROLLOUT_TP='4'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
 export MACHINE='gb200'
+export EXPERIMENT_NAME='qwen3_8b_function_rm_gb200'
+export INFER_BACKEND='sglang'
+export MAX_PROMPT_LENGTH='512'
+export MAX_RESPONSE_LENGTH='1024'
+export PROJECT_NAME='verl_grpo_example_gsm8k'
+export ROLLOUT_GPU_MEM_UTIL='0.7'
+export ROLLOUT_TP='4'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

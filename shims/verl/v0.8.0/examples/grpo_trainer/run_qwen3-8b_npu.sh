@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3-8b_npu.sh -> examples/grpo_trainer/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3-8b_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=30302cca2ed602e42f31539bf4bd12d1da42e9b85bdd260057a9e2ed7ce61667
+# verl-migrate-shim: sha256=d8e2f8cbaea3b57998f1718c401b538d4e83dcf93a670eb8b0fd13f6cc85cc53
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3-8b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3-8b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu EXPERIMENT_NAME=GRPO-Qwen3-8B-npu MAX_PROMPT_LENGTH=512 MAX_RESPONSE_LENGTH=1024 PPO_MINI_BATCH_SIZE=64 PROJECT_NAME=GRPO-Qwen3 ROLLOUT_GPU_MEM_UTIL=0.6 ROLLOUT_TP=2 SAVE_FREQ=5 TRAIN_BATCH_SIZE=256) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -48,10 +48,28 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   verl_migrate_stub || return
   unset -f verl_migrate_stub
   export DEVICE='npu'
+  export EXPERIMENT_NAME='GRPO-Qwen3-8B-npu'
+  export MAX_PROMPT_LENGTH='512'
+  export MAX_RESPONSE_LENGTH='1024'
+  export PPO_MINI_BATCH_SIZE='64'
+  export PROJECT_NAME='GRPO-Qwen3'
+  export ROLLOUT_GPU_MEM_UTIL='0.6'
+  export ROLLOUT_TP='2'
+  export SAVE_FREQ='5'
+  export TRAIN_BATCH_SIZE='256'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
 export DEVICE='npu'
+export EXPERIMENT_NAME='GRPO-Qwen3-8B-npu'
+export MAX_PROMPT_LENGTH='512'
+export MAX_RESPONSE_LENGTH='1024'
+export PPO_MINI_BATCH_SIZE='64'
+export PROJECT_NAME='GRPO-Qwen3'
+export ROLLOUT_GPU_MEM_UTIL='0.6'
+export ROLLOUT_TP='2'
+export SAVE_FREQ='5'
+export TRAIN_BATCH_SIZE='256'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

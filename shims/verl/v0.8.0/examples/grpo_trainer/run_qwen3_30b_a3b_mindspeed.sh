@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh -> examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6285
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=374f7ac950fb990af5da7e2cd1f1dd39975be4cc6005d7a929b1a95dc46b6c7c
+# verl-migrate-shim: sha256=6bfa376ef07955fa1a85afd5b33855ee311aec574cfdd459b57a2715c6f84251
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh is deprecated: it moved to examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh is deprecated: it moved to examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh (run with NPUS_PER_NODE=8) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,11 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export NPUS_PER_NODE='8'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export NPUS_PER_NODE='8'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_4b_grpo_vllm_1k_npu.sh -> examples/grpo_trainer/run_qwen3_4b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_4b_grpo_vllm_1k_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6285
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=bbde01c3a719f575a70ad340a17371fe638fdcf241881b909318d4599b3b3c88
+# verl-migrate-shim: sha256=d1e678aa13089f7fe5d6ddd29456272261424c1c81606f9172e3684215bb10fc
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3_4b_grpo_vllm_1k_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_4b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3_4b_grpo_vllm_1k_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_4b_fsdp.sh (run with DEVICE=npu ACTOR_LR=5e-7 ENTROPY_COEFF=0.001 PROJECT_NAME=verl_grpo_example_gsm8k SAVE_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6285) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -48,10 +48,18 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   verl_migrate_stub || return
   unset -f verl_migrate_stub
   export DEVICE='npu'
+  export ACTOR_LR='5e-7'
+  export ENTROPY_COEFF='0.001'
+  export PROJECT_NAME='verl_grpo_example_gsm8k'
+  export SAVE_FREQ='-1'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
 export DEVICE='npu'
+export ACTOR_LR='5e-7'
+export ENTROPY_COEFF='0.001'
+export PROJECT_NAME='verl_grpo_example_gsm8k'
+export SAVE_FREQ='-1'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_8b_grpo_sglang_1k_spmd_npu.sh -> examples/grpo_trainer/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_8b_grpo_sglang_1k_spmd_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=0528ac03dfd99788ea4ad2d1c8e64fcb5ebe6e69e75bf6b9636e47588cd4e9d9
+# verl-migrate-shim: sha256=7bac4e520adfa7ebb86f55e538d242ca974cdf0d80efc0512642eef53a116ccd
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3_8b_grpo_sglang_1k_spmd_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu INFER_BACKEND=sglang) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3_8b_grpo_sglang_1k_spmd_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu INFER_BACKEND=sglang EXPERIMENT_NAME=qwen3_8b_function_rm MAX_PROMPT_LENGTH=512 MAX_RESPONSE_LENGTH=1024 MODEL_PATH=/models/Qwen3-8B NGPUS_PER_NODE=4 PROJECT_NAME=verl_grpo_example_512_1024_gsm8k SAVE_FREQ=1000 TEST_FREQ=10000 TOTAL_EPOCHS=5) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -49,6 +49,15 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   unset -f verl_migrate_stub
   export DEVICE='npu'
   export INFER_BACKEND='sglang'
+  export EXPERIMENT_NAME='qwen3_8b_function_rm'
+  export MAX_PROMPT_LENGTH='512'
+  export MAX_RESPONSE_LENGTH='1024'
+  export MODEL_PATH='/models/Qwen3-8B'
+  export NGPUS_PER_NODE='4'
+  export PROJECT_NAME='verl_grpo_example_512_1024_gsm8k'
+  export SAVE_FREQ='1000'
+  export TEST_FREQ='10000'
+  export TOTAL_EPOCHS='5'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
@@ -56,4 +65,13 @@ fi
 verl_migrate_stub || exit
 export DEVICE='npu'
 export INFER_BACKEND='sglang'
+export EXPERIMENT_NAME='qwen3_8b_function_rm'
+export MAX_PROMPT_LENGTH='512'
+export MAX_RESPONSE_LENGTH='1024'
+export MODEL_PATH='/models/Qwen3-8B'
+export NGPUS_PER_NODE='4'
+export PROJECT_NAME='verl_grpo_example_512_1024_gsm8k'
+export SAVE_FREQ='1000'
+export TEST_FREQ='10000'
+export TOTAL_EPOCHS='5'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_vl-8b-megatron.sh -> examples/grpo_trainer/run_qwen3_vl_8b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_vl-8b-megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=98d0b51a2b4a367351771b4d9957ad7614bd54ffa02d6e8cf2e4e480db3672e0
+# verl-migrate-shim: sha256=d68ed9792f0d73d307985227851e1c22fe1604b768b2cc13f93e248f60470b4c
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3_vl-8b-megatron.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_8b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3_vl-8b-megatron.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_8b_megatron.sh (run with EXPERIMENT_NAME=qwen3_vl_8b_megatron MODEL_PATH=/models/Qwen3-VL-8B-Instruct PPO_MAX_TOKEN_LEN_PER_GPU=4096 PROJECT_NAME=verl_grpo_example_geo3k ROLLOUT_GPU_MEM_UTIL=0.7 ROLLOUT_TP=4) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,21 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='qwen3_vl_8b_megatron'
+  export MODEL_PATH='/models/Qwen3-VL-8B-Instruct'
+  export PPO_MAX_TOKEN_LEN_PER_GPU='4096'
+  export PROJECT_NAME='verl_grpo_example_geo3k'
+  export ROLLOUT_GPU_MEM_UTIL='0.7'
+  export ROLLOUT_TP='4'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='qwen3_vl_8b_megatron'
+export MODEL_PATH='/models/Qwen3-VL-8B-Instruct'
+export PPO_MAX_TOKEN_LEN_PER_GPU='4096'
+export PROJECT_NAME='verl_grpo_example_geo3k'
+export ROLLOUT_GPU_MEM_UTIL='0.7'
+export ROLLOUT_TP='4'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

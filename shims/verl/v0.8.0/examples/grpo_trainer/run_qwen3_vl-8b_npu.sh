@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_vl-8b_npu.sh -> examples/grpo_trainer/run_qwen3_vl_8b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_vl-8b_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=2857fe4c12347f2819d1ef1e34a1405af9cd0ff2d919d49419e66934d7392f6d
+# verl-migrate-shim: sha256=0922e24f3e060fa889dd83dbbabbcbceccb67c58a4e98e1ebe0fe47c9092a1dc
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3_vl-8b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_8b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3_vl-8b_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_8b_fsdp.sh (run with DEVICE=npu NNODES=4 PROJECT_NAME=GRPO-Qwen3_vl ROLLOUT_GPU_MEM_UTIL=0.8 ROLLOUT_TP=1 SAVE_FREQ=5) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -48,10 +48,20 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   verl_migrate_stub || return
   unset -f verl_migrate_stub
   export DEVICE='npu'
+  export NNODES='4'
+  export PROJECT_NAME='GRPO-Qwen3_vl'
+  export ROLLOUT_GPU_MEM_UTIL='0.8'
+  export ROLLOUT_TP='1'
+  export SAVE_FREQ='5'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
 export DEVICE='npu'
+export NNODES='4'
+export PROJECT_NAME='GRPO-Qwen3_vl'
+export ROLLOUT_GPU_MEM_UTIL='0.8'
+export ROLLOUT_TP='1'
+export SAVE_FREQ='5'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

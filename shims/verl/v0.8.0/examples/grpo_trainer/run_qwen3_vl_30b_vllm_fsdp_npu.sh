@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_vl_30b_vllm_fsdp_npu.sh -> examples/grpo_trainer/run_qwen3_vl_30b_a3b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_vl_30b_vllm_fsdp_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=3b7a88a68d0a3d3a6a2252b8b63594f2a5bfb25214eee6d67160ec1fd7a8734b
+# verl-migrate-shim: sha256=8afd9ba9bd8b5d3c09084322ed6c51679d151fe5e937db3a0ab4c8f156659542
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3_vl_30b_vllm_fsdp_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_30b_a3b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3_vl_30b_vllm_fsdp_npu.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_vl_30b_a3b_fsdp.sh (run with DEVICE=npu INFER_BACKEND=vllm EXPERIMENT_NAME=GRPO-Qwen3_vl-30B-npu FSDP_SIZE=32 NDEVICES_PER_NODE=16 PROJECT_NAME=GRPO-Qwen3_vl) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -48,10 +48,20 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   verl_migrate_stub || return
   unset -f verl_migrate_stub
   export DEVICE='npu'
+  export INFER_BACKEND='vllm'
+  export EXPERIMENT_NAME='GRPO-Qwen3_vl-30B-npu'
+  export FSDP_SIZE='32'
+  export NDEVICES_PER_NODE='16'
+  export PROJECT_NAME='GRPO-Qwen3_vl'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
 export DEVICE='npu'
+export INFER_BACKEND='vllm'
+export EXPERIMENT_NAME='GRPO-Qwen3_vl-30B-npu'
+export FSDP_SIZE='32'
+export NDEVICES_PER_NODE='16'
+export PROJECT_NAME='GRPO-Qwen3_vl'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh -> examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=331046321d9e59b92efd83cb9094032ddecd6610758e1b0805d6d5bd3a8dfc58
+# verl-migrate-shim: sha256=5abd22117eb58ef6f01448c568ac57817ac0ea08f1c7cbd267ff89753c881114
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_30b_a3b_megatron.sh (run with ACTOR_EP=8 ACTOR_LR=1e-6 ACTOR_PP=1 ACTOR_TP=1 EXPERIMENT_NAME=DAPO-Qwen3-30b-MATH-megatron PPO_MAX_TOKEN_LEN_PER_GPU=10240 PPO_MINI_BATCH_SIZE=128 PROJECT_NAME=DAPO-Qwen3-30b-MATH REF_EP=8 REF_LOG_PROB_MAX_TOKEN_LEN_PER_GPU=10240 REF_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU=2 REF_PP=1 REF_TP=1 ROLLOUT_GPU_MEM_UTIL=0.7 ROLLOUT_LOG_PROB_MAX_TOKEN_LEN_PER_GPU=10240 ROLLOUT_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU=2 ROLLOUT_N=16 SAVE_FREQ=100 TEST_FREQ=10 TOTAL_EPOCHS=10) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,49 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export ACTOR_EP='8'
+  export ACTOR_LR='1e-6'
+  export ACTOR_PP='1'
+  export ACTOR_TP='1'
+  export EXPERIMENT_NAME='DAPO-Qwen3-30b-MATH-megatron'
+  export PPO_MAX_TOKEN_LEN_PER_GPU='10240'
+  export PPO_MINI_BATCH_SIZE='128'
+  export PROJECT_NAME='DAPO-Qwen3-30b-MATH'
+  export REF_EP='8'
+  export REF_LOG_PROB_MAX_TOKEN_LEN_PER_GPU='10240'
+  export REF_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU='2'
+  export REF_PP='1'
+  export REF_TP='1'
+  export ROLLOUT_GPU_MEM_UTIL='0.7'
+  export ROLLOUT_LOG_PROB_MAX_TOKEN_LEN_PER_GPU='10240'
+  export ROLLOUT_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU='2'
+  export ROLLOUT_N='16'
+  export SAVE_FREQ='100'
+  export TEST_FREQ='10'
+  export TOTAL_EPOCHS='10'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export ACTOR_EP='8'
+export ACTOR_LR='1e-6'
+export ACTOR_PP='1'
+export ACTOR_TP='1'
+export EXPERIMENT_NAME='DAPO-Qwen3-30b-MATH-megatron'
+export PPO_MAX_TOKEN_LEN_PER_GPU='10240'
+export PPO_MINI_BATCH_SIZE='128'
+export PROJECT_NAME='DAPO-Qwen3-30b-MATH'
+export REF_EP='8'
+export REF_LOG_PROB_MAX_TOKEN_LEN_PER_GPU='10240'
+export REF_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU='2'
+export REF_PP='1'
+export REF_TP='1'
+export ROLLOUT_GPU_MEM_UTIL='0.7'
+export ROLLOUT_LOG_PROB_MAX_TOKEN_LEN_PER_GPU='10240'
+export ROLLOUT_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU='2'
+export ROLLOUT_N='16'
+export SAVE_FREQ='100'
+export TEST_FREQ='10'
+export TOTAL_EPOCHS='10'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

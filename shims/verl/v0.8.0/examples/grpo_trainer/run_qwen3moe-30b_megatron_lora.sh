@@ -3,7 +3,7 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3moe-30b_megatron_lora.sh -> examples/tuning/lora/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3moe-30b_megatron_lora.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=ff024927c7e3d1a91beabb2235f3d1cab01608f4bafd960ec4f8ecb7e7bdbb3c
+# verl-migrate-shim: sha256=129f97ae66a6d21c1c35a1d3034c62d1d66d09a76da0129b2a411c316adad9fc
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/grpo_trainer/run_qwen3moe-30b_megatron_lora.sh is deprecated: it moved to examples/tuning/lora/run_qwen3_30b_a3b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/grpo_trainer/run_qwen3moe-30b_megatron_lora.sh is deprecated: it moved to examples/tuning/lora/run_qwen3_30b_a3b_megatron.sh (run with EXPERIMENT_NAME=qwen3_30b_a3b_megatron_lora PROJECT_NAME=verl_grpo_example_gsm8k_math) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,13 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='qwen3_30b_a3b_megatron_lora'
+  export PROJECT_NAME='verl_grpo_example_gsm8k_math'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='qwen3_30b_a3b_megatron_lora'
+export PROJECT_NAME='verl_grpo_example_gsm8k_math'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/gspo_trainer/run_qwen30b_gspo.sh -> examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/gspo_trainer/run_qwen30b_gspo.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=9e25e94d5b3e634d815fb5ff06c70ba9be971e4c254ed02822180abfb2917b38
+# verl-migrate-shim: sha256=7541ba166282ec05cc94e4a628b452145445025aa1bcbb421fd7e6276e3a12e9
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/gspo_trainer/run_qwen30b_gspo.sh is deprecated: it moved to examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/gspo_trainer/run_qwen30b_gspo.sh is deprecated: it moved to examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh (run with EXPERIMENT_NAME=qwen3-30B-base-grpo-megatron PROJECT_NAME=wuxibin_gspo SAVE_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,15 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='qwen3-30B-base-grpo-megatron'
+  export PROJECT_NAME='wuxibin_gspo'
+  export SAVE_FREQ='-1'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='qwen3-30B-base-grpo-megatron'
+export PROJECT_NAME='wuxibin_gspo'
+export SAVE_FREQ='-1'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

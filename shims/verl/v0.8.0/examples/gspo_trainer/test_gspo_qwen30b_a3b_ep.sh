@@ -3,7 +3,7 @@
 # Deprecation stub: examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh -> examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=2abfacc77df93fe92f192bd649b7354572bdf04d9e8c73946e8c659d7f49ce7e
+# verl-migrate-shim: sha256=d085b72b6613e69d6228a0be9388c6078d5e53d4a2cecec753a57409182b4e84
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh is deprecated: it moved to examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh is deprecated: it moved to examples/gspo_trainer/run_qwen3_30b_a3b_megatron.sh (run with ACTOR_EP=4 ACTOR_TP=4 EXPERIMENT_NAME=GSPO-Qwen3-30B-A3B-Base-MATH-tp1-ep4 NNODES=2 PPO_MAX_TOKEN_LEN_PER_GPU=10240 PROJECT_NAME=DAPO ROLLOUT_TP=1 SAVE_FREQ=30) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,25 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export ACTOR_EP='4'
+  export ACTOR_TP='4'
+  export EXPERIMENT_NAME='GSPO-Qwen3-30B-A3B-Base-MATH-tp1-ep4'
+  export NNODES='2'
+  export PPO_MAX_TOKEN_LEN_PER_GPU='10240'
+  export PROJECT_NAME='DAPO'
+  export ROLLOUT_TP='1'
+  export SAVE_FREQ='30'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export ACTOR_EP='4'
+export ACTOR_TP='4'
+export EXPERIMENT_NAME='GSPO-Qwen3-30B-A3B-Base-MATH-tp1-ep4'
+export NNODES='2'
+export PPO_MAX_TOKEN_LEN_PER_GPU='10240'
+export PROJECT_NAME='DAPO'
+export ROLLOUT_TP='1'
+export SAVE_FREQ='30'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

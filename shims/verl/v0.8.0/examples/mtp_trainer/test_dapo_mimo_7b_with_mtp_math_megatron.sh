@@ -3,7 +3,7 @@
 # Deprecation stub: examples/mtp_trainer/test_dapo_mimo_7b_with_mtp_math_megatron.sh -> examples/mtp_trainer/run_mimo_7b_mtp_megatron.sh
 # From table entry: path-move examples/mtp_trainer/test_dapo_mimo_7b_with_mtp_math_megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=100946f25f99817955a48954335ae4c80b6e0a565c560f7565c51480da35b233
+# verl-migrate-shim: sha256=60ba96bf7a443b672b65b36dc5136285081aab6e4009eda26d3a93a2f3dfad51
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/mtp_trainer/test_dapo_mimo_7b_with_mtp_math_megatron.sh is deprecated: it moved to examples/mtp_trainer/run_mimo_7b_mtp_megatron.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/mtp_trainer/test_dapo_mimo_7b_with_mtp_math_megatron.sh is deprecated: it moved to examples/mtp_trainer/run_mimo_7b_mtp_megatron.sh (run with EXPERIMENT_NAME=DAPO-mimo-7b-rl-megatron NNODES=16 PROJECT_NAME=DAPO) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,15 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='DAPO-mimo-7b-rl-megatron'
+  export NNODES='16'
+  export PROJECT_NAME='DAPO'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='DAPO-mimo-7b-rl-megatron'
+export NNODES='16'
+export PROJECT_NAME='DAPO'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

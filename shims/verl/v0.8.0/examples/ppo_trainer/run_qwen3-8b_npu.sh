@@ -3,7 +3,7 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen3-8b_npu.sh -> examples/ppo_trainer/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/ppo_trainer/run_qwen3-8b_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=4c9ecff5c8c554716c1e3a9bee1b56455a0b987d0188ba6632529fed11d5d44f
+# verl-migrate-shim: sha256=f9a62f7cad2f6c3d48e694ba43e73d7f0b39df386c3d815ce46b95887ecea523
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/ppo_trainer/run_qwen3-8b_npu.sh is deprecated: it moved to examples/ppo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/ppo_trainer/run_qwen3-8b_npu.sh is deprecated: it moved to examples/ppo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu EXPERIMENT_NAME=qwen3_8b_fsdp MAX_PROMPT_LENGTH=2000 MAX_RESPONSE_LENGTH=12000 PPO_MINI_BATCH_SIZE=64 PROJECT_NAME=verl_example_dapo_math_17k ROLLOUT_GPU_MEM_UTIL=0.9 ROLLOUT_TP=1 TEST_FREQ=-1 TRAIN_BATCH_SIZE=256) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -48,10 +48,28 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   verl_migrate_stub || return
   unset -f verl_migrate_stub
   export DEVICE='npu'
+  export EXPERIMENT_NAME='qwen3_8b_fsdp'
+  export MAX_PROMPT_LENGTH='2000'
+  export MAX_RESPONSE_LENGTH='12000'
+  export PPO_MINI_BATCH_SIZE='64'
+  export PROJECT_NAME='verl_example_dapo_math_17k'
+  export ROLLOUT_GPU_MEM_UTIL='0.9'
+  export ROLLOUT_TP='1'
+  export TEST_FREQ='-1'
+  export TRAIN_BATCH_SIZE='256'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
 export DEVICE='npu'
+export EXPERIMENT_NAME='qwen3_8b_fsdp'
+export MAX_PROMPT_LENGTH='2000'
+export MAX_RESPONSE_LENGTH='12000'
+export PPO_MINI_BATCH_SIZE='64'
+export PROJECT_NAME='verl_example_dapo_math_17k'
+export ROLLOUT_GPU_MEM_UTIL='0.9'
+export ROLLOUT_TP='1'
+export TEST_FREQ='-1'
+export TRAIN_BATCH_SIZE='256'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/prefix_grouper/run_qwen3_prefix_grouper.sh -> examples/prefix_grouper/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/prefix_grouper/run_qwen3_prefix_grouper.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=9b3558f994cdd22d57c712e8fc06339a582acafad0d60526b8233f0085697026
+# verl-migrate-shim: sha256=9aab81fcf5f6cd2f5c97e8dd74c1a65d0b77f85cd396c88099b24c86d9744724
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/prefix_grouper/run_qwen3_prefix_grouper.sh is deprecated: it moved to examples/prefix_grouper/run_qwen3_8b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/prefix_grouper/run_qwen3_prefix_grouper.sh is deprecated: it moved to examples/prefix_grouper/run_qwen3_8b_fsdp.sh (run with EXPERIMENT_NAME=qwen3_function_rm_pg PROJECT_NAME=verl_grpo_example_gsm8k) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,13 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='qwen3_function_rm_pg'
+  export PROJECT_NAME='verl_grpo_example_gsm8k'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='qwen3_function_rm_pg'
+export PROJECT_NAME='verl_grpo_example_gsm8k'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,7 @@
 # Deprecation stub: examples/router_replay/run_qwen30_a3b_megatron_sglang.sh -> examples/router_replay/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/router_replay/run_qwen30_a3b_megatron_sglang.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=58f7085dbb127d3098c779629abe6d245001bf8bb47a01861782a93a450bd2df
+# verl-migrate-shim: sha256=c950c4fee667cb4787bfd8ac67a660052cc465f297ff1deac8feb82a0fd20a97
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/router_replay/run_qwen30_a3b_megatron_sglang.sh is deprecated: it moved to examples/router_replay/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=sglang) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/router_replay/run_qwen30_a3b_megatron_sglang.sh is deprecated: it moved to examples/router_replay/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=sglang EXPERIMENT_NAME=Node6_bs3_6181_4_minbs3_micro_bs3 PROJECT_NAME=verl_grpo_example_gsm8k_math) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -48,10 +48,14 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   verl_migrate_stub || return
   unset -f verl_migrate_stub
   export INFER_BACKEND='sglang'
+  export EXPERIMENT_NAME='Node6_bs3_6181_4_minbs3_micro_bs3'
+  export PROJECT_NAME='verl_grpo_example_gsm8k_math'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
 export INFER_BACKEND='sglang'
+export EXPERIMENT_NAME='Node6_bs3_6181_4_minbs3_micro_bs3'
+export PROJECT_NAME='verl_grpo_example_gsm8k_math'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

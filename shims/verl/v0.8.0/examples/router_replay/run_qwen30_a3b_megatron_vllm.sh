@@ -3,7 +3,7 @@
 # Deprecation stub: examples/router_replay/run_qwen30_a3b_megatron_vllm.sh -> examples/router_replay/run_qwen3_30b_a3b_megatron.sh
 # From table entry: path-move examples/router_replay/run_qwen30_a3b_megatron_vllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=3abe69bfed124052c814572eb9a1fed42ffabc8b89a08cf8ac41d8199f70a521
+# verl-migrate-shim: sha256=6afe3312709be99d986d60ed4b65300cb035fe37750a157178b3b89fccb44435
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/router_replay/run_qwen30_a3b_megatron_vllm.sh is deprecated: it moved to examples/router_replay/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=vllm) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/router_replay/run_qwen30_a3b_megatron_vllm.sh is deprecated: it moved to examples/router_replay/run_qwen3_30b_a3b_megatron.sh (run with INFER_BACKEND=vllm ACTOR_PP=1 ACTOR_TP=2 EXPERIMENT_NAME=Node1_bs8_1281_2_minbs8_micro_bs3 MAX_PROMPT_LENGTH=1024 MAX_RESPONSE_LENGTH=1024 NNODES=1 PPO_MAX_TOKEN_LEN_PER_GPU=4096 PPO_MINI_BATCH_SIZE=8 PROJECT_NAME=verl_grpo_example_gsm8k_math ROLLOUT_TP=2 TRAIN_BATCH_SIZE=8) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -48,10 +48,32 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   verl_migrate_stub || return
   unset -f verl_migrate_stub
   export INFER_BACKEND='vllm'
+  export ACTOR_PP='1'
+  export ACTOR_TP='2'
+  export EXPERIMENT_NAME='Node1_bs8_1281_2_minbs8_micro_bs3'
+  export MAX_PROMPT_LENGTH='1024'
+  export MAX_RESPONSE_LENGTH='1024'
+  export NNODES='1'
+  export PPO_MAX_TOKEN_LEN_PER_GPU='4096'
+  export PPO_MINI_BATCH_SIZE='8'
+  export PROJECT_NAME='verl_grpo_example_gsm8k_math'
+  export ROLLOUT_TP='2'
+  export TRAIN_BATCH_SIZE='8'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
 export INFER_BACKEND='vllm'
+export ACTOR_PP='1'
+export ACTOR_TP='2'
+export EXPERIMENT_NAME='Node1_bs8_1281_2_minbs8_micro_bs3'
+export MAX_PROMPT_LENGTH='1024'
+export MAX_RESPONSE_LENGTH='1024'
+export NNODES='1'
+export PPO_MAX_TOKEN_LEN_PER_GPU='4096'
+export PPO_MINI_BATCH_SIZE='8'
+export PROJECT_NAME='verl_grpo_example_gsm8k_math'
+export ROLLOUT_TP='2'
+export TRAIN_BATCH_SIZE='8'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

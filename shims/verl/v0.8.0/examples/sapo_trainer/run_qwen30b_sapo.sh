@@ -3,7 +3,7 @@
 # Deprecation stub: examples/sapo_trainer/run_qwen30b_sapo.sh -> examples/sapo_trainer/run_qwen3_30b_a3b_fsdp.sh
 # From table entry: path-move examples/sapo_trainer/run_qwen30b_sapo.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=f2833d3b2c5ca4ad09aec6c6a468eb63f83ed7f123b902c7d4a0abd546fbf45d
+# verl-migrate-shim: sha256=9eeac53b6f3bd98d138a4994cf00177eed60739cdc34dcd96f58d6e067277dbe
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/sapo_trainer/run_qwen30b_sapo.sh is deprecated: it moved to examples/sapo_trainer/run_qwen3_30b_a3b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/sapo_trainer/run_qwen30b_sapo.sh is deprecated: it moved to examples/sapo_trainer/run_qwen3_30b_a3b_fsdp.sh (run with EXPERIMENT_NAME=qwen3-30B-base-vanilla-fsdp PPO_MAX_TOKEN_LEN_PER_GPU=30720 PROJECT_NAME=RL4LLM SAVE_FREQ=-1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,9 +47,17 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='qwen3-30B-base-vanilla-fsdp'
+  export PPO_MAX_TOKEN_LEN_PER_GPU='30720'
+  export PROJECT_NAME='RL4LLM'
+  export SAVE_FREQ='-1'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='qwen3-30B-base-vanilla-fsdp'
+export PPO_MAX_TOKEN_LEN_PER_GPU='30720'
+export PROJECT_NAME='RL4LLM'
+export SAVE_FREQ='-1'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,9 +3,9 @@
 # Deprecation stub: recipe/gkd/run_moonlight_dsv3_training.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/gkd/run_moonlight_dsv3_training.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=ea77b7587e69a344a7790d07c99a9ad3e7b51c92d70ec997225d339b562ce8b4
+# verl-migrate-shim: sha256=042703bfb9f05cf40391a137fda231471fbcf7d0a4b8ecfdc3e913fc646269c4
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-printf 'error: %s\n' 'verl-migrate: recipe/gkd/run_moonlight_dsv3_training.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+printf 'error: %s\n' 'verl-migrate: recipe/gkd/run_moonlight_dsv3_training.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe; the script is at recipe/gkd/megatron/run_moonlight_dsv3_training.sh (verl-recipe PR 8 moved the GKD recipe under megatron/); run: verl-migrate --to v0.8.0 <your scripts>' >&2
 # Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
 (return 0 2>/dev/null) && return 2
 exit 2

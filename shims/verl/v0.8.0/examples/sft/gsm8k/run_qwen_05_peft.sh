@@ -3,7 +3,7 @@
 # Deprecation stub: examples/sft/gsm8k/run_qwen_05_peft.sh -> examples/sft/gsm8k/run_qwen2_5_0_5b_fsdp.sh
 # From table entry: path-move examples/sft/gsm8k/run_qwen_05_peft.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=66a38f11a673af5261472dacb4d24dcc5e0de231a87bbd67141b18d230555d00
+# verl-migrate-shim: sha256=18e4845c3588b0a194c070b85fa708d142a4db0993a222dc2a14701825fb0148
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/sft/gsm8k/run_qwen_05_peft.sh is deprecated: it moved to examples/sft/gsm8k/run_qwen2_5_0_5b_fsdp.sh (run with USE_PEFT=1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/sft/gsm8k/run_qwen_05_peft.sh is deprecated: it moved to examples/sft/gsm8k/run_qwen2_5_0_5b_fsdp.sh (run with EXPERIMENT_NAME=gsm8k-sft-qwen-2.5-0.5b-instruct USE_PEFT=1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,11 +47,13 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='gsm8k-sft-qwen-2.5-0.5b-instruct'
   export USE_PEFT='1'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='gsm8k-sft-qwen-2.5-0.5b-instruct'
 export USE_PEFT='1'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

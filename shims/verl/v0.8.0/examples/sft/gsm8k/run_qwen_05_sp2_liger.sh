@@ -3,7 +3,7 @@
 # Deprecation stub: examples/sft/gsm8k/run_qwen_05_sp2_liger.sh -> examples/sft/gsm8k/run_qwen2_5_0_5b_fsdp.sh
 # From table entry: path-move examples/sft/gsm8k/run_qwen_05_sp2_liger.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=f4cd7c6066d2d7cb70c2666d0d73097fe58cb8199f82afd1e96a7f4b82d6f82d
+# verl-migrate-shim: sha256=fecf289a431b5cf51df9580e3826402e42bb5debf562cffbf2855ed67c3537db
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/sft/gsm8k/run_qwen_05_sp2_liger.sh is deprecated: it moved to examples/sft/gsm8k/run_qwen2_5_0_5b_fsdp.sh (run with SP_SIZE=2 USE_LIGER=1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/sft/gsm8k/run_qwen_05_sp2_liger.sh is deprecated: it moved to examples/sft/gsm8k/run_qwen2_5_0_5b_fsdp.sh (run with EXPERIMENT_NAME=gsm8k-sft-qwen-2.5-0.5b-instruct-sp2-liger SP_SIZE=2 USE_LIGER=1) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,6 +47,7 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='gsm8k-sft-qwen-2.5-0.5b-instruct-sp2-liger'
   export SP_SIZE='2'
   export USE_LIGER='1'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
@@ -54,6 +55,7 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='gsm8k-sft-qwen-2.5-0.5b-instruct-sp2-liger'
 export SP_SIZE='2'
 export USE_LIGER='1'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

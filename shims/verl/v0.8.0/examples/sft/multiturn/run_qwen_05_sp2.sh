@@ -3,7 +3,7 @@
 # Deprecation stub: examples/sft/multiturn/run_qwen_05_sp2.sh -> examples/sft/multiturn/run_qwen2_5_0_5b_fsdp.sh
 # From table entry: path-move examples/sft/multiturn/run_qwen_05_sp2.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=32ee9faa9b0225e248d8293c7df130c14179b228c9dccd95b2619743421e6775
+# verl-migrate-shim: sha256=6589a33ef982ea391e588de015d21f2462a17da3830115a46c9bb6c213cc2b87
 # Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
 # a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
@@ -11,7 +11,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 verl_migrate_stub() {
   local message self link here root target
   # shellcheck disable=SC2016  # table text is printed literally, never expanded
-  message='verl-migrate: examples/sft/multiturn/run_qwen_05_sp2.sh is deprecated: it moved to examples/sft/multiturn/run_qwen2_5_0_5b_fsdp.sh (run with SP_SIZE=2) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  message='verl-migrate: examples/sft/multiturn/run_qwen_05_sp2.sh is deprecated: it moved to examples/sft/multiturn/run_qwen2_5_0_5b_fsdp.sh (run with EXPERIMENT_NAME=multiturn-sft-qwen-2.5-0.5b-instruct-sp2 SP_SIZE=2) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
   case ${VERL_MIGRATE_SHIM:-} in
     error) printf 'error: %s\n' "$message" >&2; return 2 ;;
     quiet) ;;
@@ -47,11 +47,13 @@ if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
   # sourcing the old one did (an `exec` would end the caller's shell).
   verl_migrate_stub || return
   unset -f verl_migrate_stub
+  export EXPERIMENT_NAME='multiturn-sft-qwen-2.5-0.5b-instruct-sp2'
   export SP_SIZE='2'
   # shellcheck disable=SC1090  # the new script's path is known only at run time
   . "$verl_migrate_target" "$@"
   return
 fi
 verl_migrate_stub || exit
+export EXPERIMENT_NAME='multiturn-sft-qwen-2.5-0.5b-instruct-sp2'
 export SP_SIZE='2'
 exec "${BASH:-bash}" "$verl_migrate_target" "$@"

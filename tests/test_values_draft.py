@@ -1,0 +1,68 @@
+"""mappings/verl/drafts/values.yaml follows the proposed value-entry format (docs/table-format.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+VERL = Path(__file__).resolve().parent.parent / "mappings" / "verl"
+RELEASES = yaml.safe_load((VERL / "releases.yaml").read_text())["releases"]
+DRAFT = yaml.safe_load((VERL / "drafts" / "values.yaml").read_text())
+COMMON = {"kind", "pr", "commit", "release"}
+FIELDS = {  # kind: (required beyond COMMON, optional)
+    "value-rename": ({"key", "new"}, {"old", "old-pattern", "args", "optional", "file", "note"}),
+    "value-removal": ({"key", "hint"}, {"old", "old-pattern", "action", "file", "note"}),
+    "value-map": ({"old-key", "new-key"}, {"map", "template", "companion", "file", "note"}),
+    "value-default": ({"key", "old-default", "new-default", "action"}, {"file", "note"}),
+    "target-move": ({"old", "new"}, {"key", "when", "file", "note"}),
+}
+KEY_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*|--config-name)$")
+CLASS_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+ENTRIES = [(rel, e) for rel, group in DRAFT["releases"].items() for e in group]
+
+
+def test_groups_are_releases_in_order():
+    groups = list(DRAFT["releases"])
+    assert all(g in RELEASES[1:] for g in groups)
+    assert groups == sorted(groups, key=RELEASES.index)
+
+
+@pytest.mark.parametrize("item", ENTRIES, ids=lambda it: f"{it[0]}:{it[1]['kind']}:{it[1].get('old', it[1].get('old-key'))}")
+def test_entry_fields(item):
+    rel, entry = item
+    required, optional = FIELDS[entry["kind"]]
+    assert COMMON | required <= set(entry), f"missing {sorted(COMMON | required - set(entry))}"
+    assert not set(entry) - COMMON - required - optional, f"unknown {sorted(set(entry) - COMMON - required - optional)}"
+    assert entry["release"] == rel and isinstance(entry["pr"], int) and re.fullmatch(r"[0-9a-f]{7,12}", entry["commit"])
+    for field in ("key", "old-key", "new-key"):
+        if field in entry:
+            assert KEY_RE.match(entry[field]), entry[field]
+    if entry["kind"] in ("value-rename", "value-removal"):
+        assert ("old" in entry) != ("old-pattern" in entry), "exactly one of old and old-pattern"
+    if "old-pattern" in entry:
+        pattern = re.compile(entry["old-pattern"])
+        assert not pattern.fullmatch(""), "a pattern must not match an empty value"
+    if entry["kind"] == "target-move":
+        assert CLASS_RE.match(entry["old"]) and CLASS_RE.match(entry["new"]) and entry["old"] != entry["new"]
+    if entry["kind"] == "value-map":
+        assert ("map" in entry) != ("template" in entry), "exactly one of map and template"
+    if entry.get("action") is not None:
+        assert entry["action"] in {"remove", "insert"}
+
+
+def test_patterns_match_the_values_they_describe():
+    by_key = {(e.get("key"), e.get("old-pattern")): e for _, e in ENTRIES if "old-pattern" in e}
+    math = re.compile(by_key[("custom_reward_function.path", r"(.*/)?verl/utils/reward_score/math\.py")]["old-pattern"])
+    assert math.fullmatch("/home/u/verl/verl/utils/reward_score/math.py")
+    assert not math.fullmatch("/home/u/verl/verl/utils/reward_score/math_reward.py")
+    dummy = re.compile(by_key[("actor_rollout_ref.rollout.load_format", "dummy_(dtensor|hf|megatron)")]["old-pattern"])
+    assert dummy.fullmatch("dummy_dtensor") and not dummy.fullmatch("dummy")
+
+
+def test_a_bool_to_level_map_never_copies_the_boolean():
+    (entry,) = [e for _, e in ENTRIES if e.get("old-key") == "algorithm.rollout_is"]
+    assert entry["map"][False] is None
+    assert entry["map"][True] not in (True, False, "true", "false", "True", "False")
