@@ -35,8 +35,8 @@ def test_cli_migrates_python_yaml_docs_and_notebooks_exactly(tmp_path):
     for rel, source in PROJECT.items():
         golden = source.with_name(source.name.replace(".in.", ".out."))
         assert (project / rel).read_bytes() == golden.read_bytes(), rel
-    # Findings that need a person are printed as file:line:col.
-    assert "launch.py:23:10: actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel" in proc.stdout
+    # Findings that need a person are printed as file:line:col, on stderr (stdout is for diffs and JSON).
+    assert "launch.py:23:10: actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel" in proc.stderr
     assert "4 changed" in proc.stderr or "changed" in proc.stderr
 
     again = migrate("--to", "v0.9.0", "--table", str(table), "--check", str(project), cwd=tmp_path)
