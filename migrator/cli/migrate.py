@@ -51,6 +51,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     if show_diff and output_format == "github":
         click.echo("error: --diff and --output-format github both print on stdout; pick one", err=True)
         sys.exit(EXIT_USAGE)
+    fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet)
     mappings, prefilter = load_composed(from_release, to_release, tables)
     dry = check or show_diff
     as_json = output_format == "json"
@@ -88,12 +89,18 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     except (GitGuardError, LockHeld) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+    if fit is not None and mappings.from_release in fit.releases:
+        by_path = {r.path: r for r in results}
+        for finding in fit.too_old_for(mappings.from_release):
+            if finding.path in by_path:
+                by_path[finding.path].findings.append(finding)
     select_codes(results, shown)
     summary = RunSummary.of(results)
     releases = f"{mappings.from_release} -> {mappings.to_release}"
     if as_json:
         mode = "check" if check else "diff" if show_diff else "write"
-        click.echo(json_report(results, summary, mappings.from_release, mappings.to_release, mode, show_diff))
+        click.echo(json_report(results, summary, mappings.from_release, mappings.to_release, mode, show_diff,
+                               written_for=fit.as_dict() if fit is not None else None))
     else:
         print_findings(results, output_format, Style.for_stream(color, sys.stderr), dry, quiet, verbose, shown)
         if not quiet:
@@ -103,6 +110,26 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     if check and summary.changed:
         sys.exit(EXIT_WORK_FOUND)
     sys.exit(EXIT_OK)
+
+
+def release_fit(paths, exclude, from_release, to_release, quiet):
+    """(what the files fit, the --from to use). `--from auto`: the oldest release of the run's range,
+    said once; an explicit --from is checked against the files (VM301); the default is not."""
+    if from_release is None or (from_release != "auto" and from_release == to_release):
+        return None, from_release
+    from migrator.written_for import fit_paths
+
+    fit = fit_paths(list(paths), tuple(exclude))
+    if from_release != "auto":
+        return fit, from_release
+    releases = fit.releases
+    chosen = fit.oldest() or releases[0]
+    to = to_release if to_release in releases else releases[-1]
+    if releases.index(chosen) > releases.index(to):
+        chosen = to
+    if not quiet:
+        click.echo(f"note: {fit.describe()}; migrating from {chosen}", err=True)
+    return fit, chosen
 
 
 def code_filter(select, ignore):
