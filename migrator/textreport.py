@@ -13,6 +13,7 @@ from itertools import groupby
 
 from migrator.codes import PR_URL, RULES
 from migrator.fileprocess import FileResult, ReportedFinding
+from migrator.ghactions import github_command
 from migrator.rewrite import spec_for
 
 # Sections in the order they print: (severity, heading). "info" findings show only with -v.
@@ -120,7 +121,7 @@ def outcomes_text(results: list[FileResult], style: Style, verbose: bool = False
     return [style.paint(f"files not migrated ({len(rows)}):", SEVERITY_SGR["error"])] + rows
 
 
-def changes_text(results: list[FileResult], dry: bool) -> list[str]:
+def changes_text(results: list[FileResult], dry: bool, style: Style = Style()) -> list[str]:
     """-v: every file that changed (after the write: a file that could not be written is not here)
     and its edits."""
     verb = "would change" if dry else "changed"
@@ -131,7 +132,7 @@ def changes_text(results: list[FileResult], dry: bool) -> list[str]:
         lines.append(f"{verb} {r.path}")
         for edit in r.edits:
             where = " (comment)" if edit.in_comment else ""
-            prs = "".join(f" [verl#{pr}]" for pr in edit.prs)
+            prs = "".join(f" ({style.pr(pr)})" for pr in edit.prs)
             lines.append(f"  {r.path}:{edit.line}: {edit.kind}{where}: {edit.message}{prs}")
     return lines
 
@@ -154,16 +155,3 @@ def github_annotations(results: list[FileResult], verbose: bool = False, notes: 
         severity = "error" if r.status == "failed" else "warning"
         lines.append(github_command(severity, r.path, None, None, code, f"{r.status}: {r.reason}"))
     return lines
-
-
-def github_command(level: str, path: str, line: int | None, col: int | None, title: str, body: str) -> str:
-    where = f"file={_gh_property(path)}" + (f",line={line}" if line else "") + (f",col={col}" if col else "")
-    return f"::{level} {where},title={_gh_property(title)}::{_gh_data(body)}"
-
-
-def _gh_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _gh_property(text: str) -> str:
-    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -155,3 +155,13 @@ def test_pyproject_sets_the_target_release(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "migrator", "lint", "run.sh"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=120)
     assert "does not exist in verl v0.7.1" in proc.stdout, proc.stderr
+
+
+def test_select_and_ignore_take_prefixes_in_the_shared_code_space(scripts):
+    every = run_lint("--select", "VM0", ".", cwd=scripts)
+    assert sorted({line.split(" ")[1] for line in every.stdout.splitlines()}) == ["VM002", "VM005"]
+    ignored = run_lint("--ignore", "VM002", ".", cwd=scripts)
+    assert [line.split(" ")[1] for line in ignored.stdout.splitlines()] == ["VM005"]
+    # A rewrite code is a known code (one code space): it selects no lint check, and is no error.
+    rewrite_only = run_lint("--select", "VM1", ".", cwd=scripts)
+    assert (rewrite_only.returncode, rewrite_only.stdout) == (0, "")
