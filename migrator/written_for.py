@@ -31,6 +31,11 @@ class Fit:
     evidence: dict[str, frozenset[int]]  # name -> the releases it was live in
     where: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (line, col) of its first use
 
+    @property
+    def mixed(self) -> bool:
+        """No single release had every name: the file mixes releases (partly migrated by hand, say)."""
+        return not frozenset.intersection(*self.evidence.values())
+
     def span(self, names: tuple[str, ...]) -> str:
         lo, hi = min(self.releases), max(self.releases)
         return names[lo] if lo == hi else f"{names[lo]}–{names[hi]}"
@@ -123,6 +128,9 @@ class RunFit:
             return "could not tell which verl release the scripts were written for (no keys or paths verl had)"
         fitting = sum(bool(f.releases & overall.releases) for f in self.files.values())
         others = "" if fitting == len(self.files) else f" ({fitting} of {len(self.files)} files fit it)"
+        mixed = sum(f.mixed for f in self.files.values())
+        if mixed:
+            others += f" ({mixed} of {len(self.files)} files mix keys and paths of different releases)"
         return f"scripts look written for verl {overall.span(self.releases)}{others}"
 
     def too_old_for(self, from_release: str) -> list[ReportedFinding]:
