@@ -127,11 +127,10 @@ class RunFit:
         if overall is None:
             return "could not tell which verl release the scripts were written for (no keys or paths verl had)"
         fitting = sum(bool(f.releases & overall.releases) for f in self.files.values())
-        others = "" if fitting == len(self.files) else f" ({fitting} of {len(self.files)} files fit it)"
         mixed = sum(f.mixed for f in self.files.values())
-        if mixed:
-            others += f" ({mixed} of {len(self.files)} files mix keys and paths of different releases)"
-        return f"scripts look written for verl {overall.span(self.releases)}{others}"
+        notes = ([f"{fitting} of {len(self.files)} files fit it"] if fitting < len(self.files) else []) + (
+            [f"{mixed} of {len(self.files)} files mix keys and paths of different releases"] if mixed else [])
+        return f"scripts look written for verl {overall.span(self.releases)}" + (f" ({'; '.join(notes)})" if notes else "")
 
     def too_old_for(self, from_release: str) -> list[ReportedFinding]:
         """A warning (VM301) for every file that uses names gone before `from_release`: the changes
