@@ -100,10 +100,8 @@ def result_as_dict(result: FileResult, with_diff: bool) -> dict:
 
 
 def json_report(results: list[FileResult], summary: RunSummary, from_release: str, to_release: str,
-                mode: str, with_diff: bool, run_findings: list[ReportedFinding] = (),
-                written_for: dict | None = None) -> str:
-    """`run_findings`: findings about the run, not one place (a --from newer than the files);
-    `written_for`: what `--from auto` inferred."""
+                mode: str, with_diff: bool, written_for: dict | None = None) -> str:
+    """`written_for`: the releases the files fit (`--from auto`, or a checked explicit --from)."""
     interesting = [r for r in results if r.status != "unchanged" or r.findings]
     document = {
         "version": 1,
@@ -112,7 +110,6 @@ def json_report(results: list[FileResult], summary: RunSummary, from_release: st
         "mode": mode,
         "summary": summary.as_dict(),
         "files": [result_as_dict(r, with_diff) for r in interesting],
-        "run_findings": [finding_as_dict(f) for f in run_findings],
     }
     if written_for is not None:
         document["written_for"] = written_for

@@ -65,11 +65,10 @@ class Style:
         return b"".join(out)
 
 
-def findings_text(results: list[FileResult], style: Style, verbose: bool = False, quiet: bool = False,
-                  notes: list[ReportedFinding] = ()) -> list[str]:
+def findings_text(results: list[FileResult], style: Style, verbose: bool = False, quiet: bool = False) -> list[str]:
     """The findings, grouped: a section per severity, a heading per rule code, the hint and PRs once
     per distinct hint, then every place as `path:line:col: message`."""
-    findings = list(notes) + [f for r in results for f in r.findings]
+    findings = [f for r in results for f in r.findings]
     wanted = {"manual"} if quiet else {"manual", "warning", "info"} if verbose else {"manual", "warning"}
     lines: list[str] = []
     for severity, heading in SECTIONS:
@@ -137,13 +136,12 @@ def changes_text(results: list[FileResult], dry: bool, style: Style = Style()) -
     return lines
 
 
-def github_annotations(results: list[FileResult], verbose: bool = False, notes: list[ReportedFinding] = (),
-                       shown=lambda code: True) -> list[str]:
+def github_annotations(results: list[FileResult], verbose: bool = False, shown=lambda code: True) -> list[str]:
     """GitHub Actions workflow commands: `::error` for manual actions and failed files, `::warning`
     for warnings and skipped files, `::notice` for what the tool did (with -v)."""
     level = {"manual": "error", "error": "error", "warning": "warning", "info": "notice"}
     lines = []
-    for f in list(notes) + [f for r in results for f in r.findings]:
+    for f in (f for r in results for f in r.findings):
         if f.severity == "info" and not verbose:
             continue
         body = f.message + (f" ({f.hint})" if f.hint else "") + "".join(f" {PR_URL.format(pr=pr)}" for pr in f.prs)
