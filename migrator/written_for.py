@@ -32,6 +32,12 @@ class Fit:
     where: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (line, col) of its first use
 
     @property
+    def newest_start(self) -> int:
+        """The newest release a migration may start from and still see every name change: a name last
+        live in release L changes after L."""
+        return min(max(live) for live in self.evidence.values())
+
+    @property
     def mixed(self) -> bool:
         """No single release had every name: the file mixes releases (partly migrated by hand, say)."""
         return not frozenset.intersection(*self.evidence.values())
@@ -118,9 +124,12 @@ class RunFit:
         return Fit(best_releases((f.releases for f in self.files.values()), len(self.releases)), {})
 
     def oldest(self) -> str | None:
-        """What `--from auto` migrates from: the oldest release of the run's range."""
+        """What `--from auto` migrates from: the oldest release of the run's range, or older when a file
+        uses a name last live before it (so its change is applied too; older changes find nothing)."""
         overall = self.overall
-        return self.releases[min(overall.releases)] if overall else None
+        if overall is None:
+            return None
+        return self.releases[min([min(overall.releases)] + [f.newest_start for f in self.files.values()])]
 
     def describe(self) -> str:
         overall = self.overall

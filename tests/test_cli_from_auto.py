@@ -62,3 +62,17 @@ def test_from_auto_says_when_a_file_mixes_releases(tmp_path):
     assert proc.stderr.splitlines()[0] == ("note: scripts look written for verl v0.5.0–v0.8.0 (1 of 1 files mix keys "
                                            "and paths of different releases); migrating from v0.5.0")
     assert "(1 key-rename, 1 path-move)" in proc.stderr  # both changes applied from the oldest
+
+
+def test_from_auto_starts_early_enough_for_a_file_older_than_the_rest(tmp_path):
+    for name in ("a.sh", "b.sh"):
+        (tmp_path / name).write_text(V07_SCRIPT)
+    # Live in v0.4.0..v0.5.0 only: this file fits v0.4.0-v0.5.0, the other two v0.6.0-v0.7.1.
+    (tmp_path / "old.sh").write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.profile.use_profile=True "
+                                     "trainer.device=cuda\n")
+    proc = run_cli("--from", "auto", "--to", "v0.9.0", "--check", tmp_path)
+    assert proc.stderr.splitlines()[0] == (
+        "note: scripts look written for verl v0.6.0–v0.7.1 (2 of 3 files fit it); migrating from v0.5.0 "
+        "(older, so that the files that use older keys and paths are migrated too)")
+    assert proc.stderr.splitlines()[-1].startswith("v0.5.0 -> v0.9.0: ")
+    assert "VM301" not in proc.stderr

@@ -128,7 +128,9 @@ def release_fit(paths, exclude, from_release, to_release, quiet):
     if releases.index(chosen) > releases.index(to):
         chosen = to
     if not quiet:
-        click.echo(f"note: {fit.describe()}; migrating from {chosen}", err=True)
+        lowered = fit.overall is not None and releases.index(chosen) < min(fit.overall.releases)
+        why = " (older, so that the files that use older keys and paths are migrated too)" if lowered else ""
+        click.echo(f"note: {fit.describe()}; migrating from {chosen}{why}", err=True)
     return fit, chosen
 
 
