@@ -32,6 +32,8 @@ def test_codes_follow_from_kind_severity_and_reason():
     assert outcome_code("skipped", "binary file") == "VM202"
     assert outcome_code("skipped", "bash -n: syntax error") == "VM203"
     assert outcome_code("failed", "could not write: the file is read-only") == "VM205"
+    assert outcome_code("failed", "left untouched: the edited file does not pass `bash -n`") == "VM204"
+    assert outcome_code("skipped", "cannot read directory: Permission denied") == "VM201"
     assert outcome_code("changed", None) is None
 
 

@@ -165,3 +165,9 @@ def test_select_and_ignore_take_prefixes_in_the_shared_code_space(scripts):
     # A rewrite code is a known code (one code space): it selects no lint check, and is no error.
     rewrite_only = run_lint("--select", "VM1", ".", cwd=scripts)
     assert (rewrite_only.returncode, rewrite_only.stdout) == (0, "")
+
+
+def test_from_auto_in_a_shared_config_is_the_oldest_release_for_the_lint(scripts):
+    plain = run_lint(".", cwd=scripts)
+    auto = run_lint("--from", "auto", ".", cwd=scripts)
+    assert (auto.returncode, auto.stdout) == (plain.returncode, plain.stdout)

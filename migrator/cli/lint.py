@@ -35,6 +35,8 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     # The same [tool.verl-migrate] table as the rewrite: to, from, table, exclude.
     to_release, from_release, tables, exclude = with_config(project_config(paths), to_release, from_release,
                                                             tables, exclude)
+    if from_release == "auto":  # a shared `from = "auto"`: the lint knows every change, as from the oldest
+        from_release = None
     mappings = load_mappings(from_release, to_release, tables)
     try:
         facts = load_facts(facts_dir)
