@@ -28,6 +28,7 @@ class Finding:
     hint: str | None = None
     prs: tuple[int, ...] = ()
     severity: str = "manual"  # "manual" (needs a human) | "warning" (warn-only entry) | "info"
+    code: str | None = None  # set only where kind and severity do not say it (migrator/codes.py)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
+from migrator.codes import BACKED_OUT_EDIT_CODE, finding_code, outcome_code
 from migrator.edits import Edit, Finding, SourceNotParsed
 from migrator.mapping import MappingSet
 from migrator.rewrite import load_rewriter, spec_for
@@ -22,7 +23,7 @@ BINARY_SNIFF = 8192
 
 @dataclass(frozen=True)
 class ReportedFinding:
-    """A finding placed in its file: what `file:line:col: message (hint) [verl#PR]` prints."""
+    """A finding placed in its file, with its rule code (migrator/codes.py)."""
 
     path: str
     line: int
@@ -32,8 +33,10 @@ class ReportedFinding:
     hint: str | None
     prs: tuple[int, ...]
     severity: str
+    code: str
 
     def format(self) -> str:
+        """One line, `path:line:col: message (hint) [verl#PR]` (the golden tests' form; the CLI groups)."""
         hint = f" ({self.hint})" if self.hint else ""
         prs = "".join(f" [verl#{pr}]" for pr in self.prs)
         return f"{self.path}:{self.line}:{self.col}: {self.message}{hint}{prs}"
@@ -58,6 +61,11 @@ class FileResult:
     findings: list[ReportedFinding] = field(default_factory=list)
     before: bytes | None = field(default=None, repr=False)
     after: bytes | None = field(default=None, repr=False)
+
+    @property
+    def code(self) -> str | None:
+        """The rule code of a skipped or failed file (None when it was processed)."""
+        return outcome_code(self.status, self.reason)
 
     @property
     def edit_counts(self) -> Counter:
@@ -169,8 +177,9 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     new, applied, rejected = apply_edits(data, edits)
     for edit in rejected:
         findings.append(Finding(edit.start, edit.kind, f"overlapping edit not applied: {edit.message}",
-                                None, edit.prs))
-    reported = [ReportedFinding(display, *lines.line_col(f.offset), f.kind, f.message, f.hint, f.prs, f.severity)
+                                None, edit.prs, code=BACKED_OUT_EDIT_CODE))
+    reported = [ReportedFinding(display, *lines.line_col(f.offset), f.kind, f.message, f.hint, f.prs, f.severity,
+                                finding_code(f.kind, f.severity, f.code))
                 for f in sorted(findings, key=lambda f: f.offset)]
     applied_report = [AppliedEdit(lines.line(e.start), e.kind, e.message, e.prs, e.in_comment)
                       for e in applied]

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
-from migrator.fileprocess import FileResult
+from migrator.fileprocess import FileResult, ReportedFinding
 
 
 @dataclass
@@ -70,16 +70,29 @@ def unified_diff(result: FileResult) -> bytes:
     return b"".join(out)
 
 
+def finding_as_dict(f: ReportedFinding) -> dict:
+    """The lint's finding object (path, line, col, code, message, hint, severity) plus the entry kind
+    and verl PRs: one schema for both commands (docs/codes.md)."""
+    return {"path": f.path, "line": f.line, "col": f.col, "code": f.code, "message": f.message, "hint": f.hint,
+            "severity": f.severity, "kind": f.kind, "prs": list(f.prs)}
+
+
+def select_codes(results: list[FileResult], shown) -> None:
+    """Drop the findings whose code `--select`/`--ignore` left out, before anything counts them."""
+    for result in results:
+        result.findings = [f for f in result.findings if shown(f.code)]
+
+
 def result_as_dict(result: FileResult, with_diff: bool) -> dict:
     data = {
         "path": result.path,
         "status": result.status,
         "kind": result.kind,
         "reason": result.reason,
+        "code": result.code,
         "edits": [{"line": e.line, "kind": e.kind, "message": e.message, "prs": list(e.prs),
                    "in_comment": e.in_comment} for e in result.edits],
-        "findings": [{"line": f.line, "col": f.col, "kind": f.kind, "severity": f.severity,
-                      "message": f.message, "hint": f.hint, "prs": list(f.prs)} for f in result.findings],
+        "findings": [finding_as_dict(f) for f in result.findings],
     }
     if with_diff and result.status == "changed":
         data["diff"] = unified_diff(result).decode("utf-8", "replace")
@@ -87,13 +100,17 @@ def result_as_dict(result: FileResult, with_diff: bool) -> dict:
 
 
 def json_report(results: list[FileResult], summary: RunSummary, from_release: str, to_release: str,
-                mode: str, with_diff: bool) -> str:
+                mode: str, with_diff: bool, written_for: dict | None = None) -> str:
+    """`written_for`: the releases the files fit (`--from auto`, or a checked explicit --from)."""
     interesting = [r for r in results if r.status != "unchanged" or r.findings]
-    return json.dumps({
+    document = {
         "version": 1,
         "from": from_release,
         "to": to_release,
         "mode": mode,
         "summary": summary.as_dict(),
         "files": [result_as_dict(r, with_diff) for r in interesting],
-    }, indent=2, ensure_ascii=False)
+    }
+    if written_for is not None:
+        document["written_for"] = written_for
+    return json.dumps(document, indent=2, ensure_ascii=False)

@@ -97,10 +97,17 @@ def test_json_output(scripts):
     assert proc.stderr == ""
 
 
-def test_findings_are_file_line_hint_pr(scripts):
+def test_findings_are_grouped_under_their_rule_with_hint_and_pr_url(scripts):
     proc = run_cli(*CORE, "--check", scripts / "paths.sh")
-    assert (f"{scripts / 'paths.sh'}:15:6: examples/ppo_trainer/run_deepseek_megatron.sh was removed "
-            "(use examples/ppo_trainer/run_qwen2_5_7b_megatron.sh) [verl#6126]") in proc.stdout.splitlines()
+    lines = proc.stderr.splitlines()
+    place = (f"    {scripts / 'paths.sh'}:15:6: examples/ppo_trainer/run_deepseek_megatron.sh was removed")
+    at = lines.index(place)
+    assert lines[at - 1] == ("  hint: use examples/ppo_trainer/run_qwen2_5_7b_megatron.sh "
+                             "(https://github.com/verl-project/verl/pull/6126)")
+    assert lines[at - 2].startswith("VM101 ")
+    heading = [n for n, line in enumerate(lines) if line.startswith("manual actions (need a person) (")]
+    assert heading and heading[0] < at - 2
+    assert proc.stdout == ""  # findings and summary on stderr; stdout is for the diff or JSON only
 
 
 def test_migrate_subcommand_spelling(scripts):

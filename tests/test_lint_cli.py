@@ -157,3 +157,19 @@ def test_pyproject_sets_the_target_release(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "migrator", "lint", "run.sh"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=120)
     assert "does not exist in verl v0.7.1" in proc.stdout, proc.stderr
+
+
+def test_select_and_ignore_take_prefixes_in_the_shared_code_space(scripts):
+    every = run_lint("--select", "VM0", ".", cwd=scripts)
+    assert sorted({line.split(" ")[1] for line in every.stdout.splitlines()}) == ["VM002", "VM005"]
+    ignored = run_lint("--ignore", "VM002", ".", cwd=scripts)
+    assert [line.split(" ")[1] for line in ignored.stdout.splitlines()] == ["VM005"]
+    # A rewrite code is a known code (one code space): it selects no lint check, and is no error.
+    rewrite_only = run_lint("--select", "VM1", ".", cwd=scripts)
+    assert (rewrite_only.returncode, rewrite_only.stdout) == (0, "")
+
+
+def test_from_auto_in_a_shared_config_is_the_oldest_release_for_the_lint(scripts):
+    plain = run_lint(".", cwd=scripts)
+    auto = run_lint("--from", "auto", ".", cwd=scripts)
+    assert (auto.returncode, auto.stdout) == (plain.returncode, plain.stdout)

@@ -52,9 +52,9 @@ def test_cli_migrates_python_yaml_docs_and_notebooks_exactly(tmp_path):
             expected = expected.replace(before, after)
         assert (project / rel).read_bytes() == expected, rel
     # In Markdown prose the presets have no place: the move is reported for a person instead.
-    assert "run it as `NPUS_PER_NODE=8 bash examples/ascend_extras/" in proc.stdout
-    # Findings that need a person are printed as file:line:col.
-    assert "launch.py:23:10: actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel" in proc.stdout
+    assert "run it as `NPUS_PER_NODE=8 bash examples/ascend_extras/" in proc.stderr
+    # Findings that need a person are printed as file:line:col, on stderr (stdout is for diffs and JSON).
+    assert "launch.py:23:10: actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel" in proc.stderr
     assert "4 changed" in proc.stderr or "changed" in proc.stderr
 
     again = migrate("--to", "v0.9.0", "--table", str(table), "--check", str(project), cwd=tmp_path)

@@ -89,6 +89,7 @@ def release_options(f=None, *, to_help: str = MIGRATE_TO_HELP):
     f = click.option("--table", "tables", multiple=True, type=click.Path(dir_okay=False),
                      help="An extra mapping table (repeatable); see docs/table-format.md.")(f)
     f = click.option("--from", "from_release", metavar="REV",
-                     help="The verl release the files were written for (default: the oldest, v0.1).")(f)
+                     help="The verl release the files were written for (default: the oldest, v0.1); the rewrite also "
+                     "takes auto: read it off the keys and paths the files use.")(f)
     f = click.option("--to", "to_release", metavar="REV", help=to_help)(f)
     return f

@@ -20,12 +20,14 @@ from migrator.cli.common import (EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mapp
 @release_options(to_help="The verl release to check against (default: main).")
 @click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text",
               help="text (path:line:col: CODE message), json (a list of findings) or github (annotations).")
-@click.option("--select", metavar="CODES", help="Only these codes, comma-separated (e.g. VM001,VM002).")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Only codes starting with these, comma-separated (e.g. VM001,VM00); see docs/codes.md.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Not the codes starting with these.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
 @click.option("-v", "--verbose", is_flag=True, help="Also say which files were skipped and which checks stayed silent, and why.")
 @click.option("--facts", "facts_dir", type=click.Path(file_okay=False), hidden=True,
               help="A facts directory (config-keys/, trees/) instead of the shipped one (for tests).")
-def lint(paths, to_release, from_release, tables, output_format, select, exclude, verbose, facts_dir):
+def lint(paths, to_release, from_release, tables, output_format, select, ignore, exclude, verbose, facts_dir):
     """Check verl launch scripts for bugs that otherwise surface on the cluster (see docs/lint.md)."""
     from migrator.lint import load_checks
     from migrator.lint.facts import FactsError, load_facts
@@ -35,6 +37,8 @@ def lint(paths, to_release, from_release, tables, output_format, select, exclude
     # The same [tool.verl-migrate] table as the rewrite: to, from, table, exclude.
     to_release, from_release, tables, exclude = with_config(project_config(paths), to_release, from_release,
                                                             tables, exclude)
+    if from_release == "auto":  # a shared `from = "auto"`: the lint knows every change, as from the oldest
+        from_release = None
     mappings = load_mappings(from_release, to_release, tables)
     try:
         facts = load_facts(facts_dir)
@@ -42,13 +46,16 @@ def lint(paths, to_release, from_release, tables, output_format, select, exclude
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     codes = None
-    if select:
-        codes = frozenset(c.strip().upper() for c in select.split(",") if c.strip())
-        unknown = codes - set(load_checks())
-        if unknown:
-            click.echo(f"error: unknown code(s) {', '.join(sorted(unknown))} (known: {', '.join(load_checks())})",
-                       err=True)
+    if select or ignore:  # one code space with the rewrite's codes (migrator/codes.py), ruff's prefix rule
+        from migrator.codes import RULES, CodeFilter, CodeSelectionError, parse_codes
+
+        known = set(load_checks()) | set(RULES)
+        try:
+            shown = CodeFilter(parse_codes(select, known), parse_codes(ignore, known))
+        except CodeSelectionError as exc:
+            click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
+        codes = frozenset(code for code in load_checks() if shown(code))
     rev = mappings.to_release
     findings, files = [], 0
     for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes):

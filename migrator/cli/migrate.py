@@ -20,17 +20,22 @@ from migrator.cli.common import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOU
 @release_options
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff on stdout; write nothing.")
-@click.option("--output-format", type=click.Choice(["text", "json"]), default=None,
-              help="text (default) or json on stdout.")
-@click.option("-q", "--quiet", is_flag=True, help="Print only findings that need a person, and errors.")
-@click.option("-v", "--verbose", is_flag=True, help="Print every edit and every skipped file.")
+@click.option("--output-format", type=click.Choice(["text", "json", "github"]), default=None,
+              help="text (default, on stderr), json (on stdout) or github (Actions annotations on stdout).")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Report only codes starting with these, comma-separated (e.g. VM1,VM204); see docs/codes.md.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Do not report codes starting with these.")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto",
+              help="Colour diffs and findings: auto (on a terminal, unless NO_COLOR is set), always, never.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only manual actions and errors; no summary.")
+@click.option("-v", "--verbose", is_flag=True, help="Also print every edit, what the tool did, and every skipped file.")
 @click.option("--allow-dirty", is_flag=True, default=None, help="Write files that have uncommitted git changes.")
 @click.option("--allow-staged", is_flag=True,
               help="Write files whose uncommitted changes are all staged (the pre-commit hook; see README).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers.")
-def migrate(paths, to_release, from_release, tables, check, show_diff, output_format, quiet, verbose,
-            allow_dirty, allow_staged, exclude, jobs):
+def migrate(paths, to_release, from_release, tables, check, show_diff, output_format, select, ignore, color, quiet,
+            verbose, allow_dirty, allow_staged, exclude, jobs):
     """Rewrite files and directories from old verl paths and keys to new ones (the default command)."""
     from migrator.discover import discover
     from migrator.engine import DirtyFilesError, RunOptions, run
@@ -39,60 +44,46 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     from migrator.parallel import default_jobs
     from migrator.progress import Progress
     from migrator.progress import wanted as progress_wanted
-    from migrator.report import RunSummary, json_report, unified_diff
+    from migrator.report import RunSummary, json_report, select_codes, unified_diff
+    from migrator.textreport import Style
 
     require_paths(paths)
     config = project_config(paths)
     to_release, from_release, tables, exclude = with_config(config, to_release, from_release, tables, exclude)
     output_format = output_format or config.get("output-format", "text")
     allow_dirty = allow_dirty if allow_dirty is not None else config.get("allow-dirty", False)
+    shown = code_filter(select, ignore)
+    if show_diff and output_format == "github":
+        click.echo("error: --diff and --output-format github both print on stdout; pick one", err=True)
+        sys.exit(EXIT_USAGE)
+    fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet)
     mappings, prefilter = load_composed(from_release, to_release, tables)
     dry = check or show_diff
     as_json = output_format == "json"
-    finding_stream_err = show_diff  # stdout carries the diff
+    diff_style = Style.for_stream(color, sys.stdout)
 
-    progress = Progress(sys.stderr, progress_wanted(sys.stderr, quiet, as_json), "would change" if dry else "changed")
+    # People's text (findings, notes, summary) goes to stderr; stdout carries only the diff or JSON.
+    progress = Progress(sys.stderr, progress_wanted(sys.stderr, quiet, output_format != "text"),
+                        "would change" if dry else "changed")
     progress.count_in_background(lambda: discover(list(paths), exclude))
 
-    def echo(message, err=False):
+    def echo(message):
         progress.clear()
-        click.echo(message, err=err)
+        click.echo(message, err=True)
 
     def on_result(result):
-        report(result)
-        progress.update(result)
-
-    def report(result):
-        if as_json:
-            return
-        if show_diff and result.status == "changed":
+        if show_diff and not as_json and result.status == "changed":
             progress.clear()
-            sys.stdout.buffer.write(unified_diff(result))
+            sys.stdout.buffer.write(diff_style.diff(unified_diff(result)))
             sys.stdout.flush()
-        for finding in result.findings:
-            if finding.severity == "info" and not verbose:
-                continue
-            if quiet and finding.severity == "info":
-                continue
-            echo(finding.format(), err=finding_stream_err)
-        if result.status == "failed":
-            echo(f"error: {result.path}: {result.reason}", err=True)
-        elif result.status == "skipped" and (verbose or (result.kind is not None and not quiet)):
-            echo(f"skipped {result.path}: {result.reason}", err=True)
-        elif verbose and result.status == "changed":
-            verb = "would change" if dry else "changed"
-            echo(f"{verb} {result.path}", err=True)
-            for edit in result.edits:
-                where = " (comment)" if edit.in_comment else ""
-                prs = "".join(f" [verl#{pr}]" for pr in edit.prs)
-                echo(f"  {result.path}:{edit.line}: {edit.kind}{where}: {edit.message}{prs}", err=True)
+        progress.update(result)
 
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
                          allow_staged=allow_staged, jobs=jobs or config.get("jobs") or default_jobs())
     try:
         try:
             results = run(options, mappings, on_result=on_result, prefilter=prefilter,
-                          on_note=lambda note: echo(note, err=True))
+                          on_note=echo)
         finally:
             progress.clear()
     except DirtyFilesError as exc:
@@ -105,15 +96,72 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     except (GitGuardError, LockHeld) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+    if fit is not None and mappings.from_release in fit.releases:
+        by_path = {r.path: r for r in results}
+        for finding in fit.too_old_for(mappings.from_release):
+            if finding.path in by_path:
+                by_path[finding.path].findings.append(finding)
+    select_codes(results, shown)
     summary = RunSummary.of(results)
     releases = f"{mappings.from_release} -> {mappings.to_release}"
     if as_json:
         mode = "check" if check else "diff" if show_diff else "write"
-        click.echo(json_report(results, summary, mappings.from_release, mappings.to_release, mode, show_diff))
-    elif not quiet:
-        click.echo(summary.line(dry, releases), err=True)
+        click.echo(json_report(results, summary, mappings.from_release, mappings.to_release, mode, show_diff,
+                               written_for=fit.as_dict() if fit is not None else None))
+    else:
+        print_findings(results, output_format, Style.for_stream(color, sys.stderr), dry, quiet, verbose, shown)
+        if not quiet:
+            click.echo(summary.line(dry, releases), err=True)
     if summary.failed:
         sys.exit(EXIT_FAILED)
     if check and summary.changed:
         sys.exit(EXIT_WORK_FOUND)
     sys.exit(EXIT_OK)
+
+
+def release_fit(paths, exclude, from_release, to_release, quiet):
+    """(what the files fit, the --from to use). `--from auto`: the oldest release of the run's range,
+    said once; an explicit --from is checked against the files (VM301); the default is not."""
+    if from_release is None or (from_release != "auto" and from_release == to_release):
+        return None, from_release
+    from migrator.written_for import fit_paths
+
+    fit = fit_paths(list(paths), tuple(exclude))
+    if from_release != "auto":
+        return fit, from_release
+    releases = fit.releases
+    chosen = fit.oldest() or releases[0]
+    to = to_release if to_release in releases else releases[-1]
+    if releases.index(chosen) > releases.index(to):
+        chosen = to
+    if not quiet:
+        lowered = fit.overall is not None and releases.index(chosen) < min(fit.overall.releases)
+        why = " (older, so that the files that use older keys and paths are migrated too)" if lowered else ""
+        click.echo(f"note: {fit.describe()}; migrating from {chosen}{why}", err=True)
+    return fit, chosen
+
+
+def code_filter(select, ignore):
+    """--select/--ignore as a predicate on codes; an unknown code exits 2 (docs/codes.md)."""
+    from migrator.codes import RULES, CodeFilter, CodeSelectionError, parse_codes
+
+    try:
+        return CodeFilter(parse_codes(select, RULES), parse_codes(ignore, RULES))
+    except CodeSelectionError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def print_findings(results, output_format, style, dry, quiet, verbose, shown) -> None:
+    """After the run (and its writes): a file reported as changed was written."""
+    from migrator.textreport import changes_text, findings_text, github_annotations, outcomes_text
+
+    if output_format == "github":
+        for line in github_annotations(results, verbose, shown=shown):
+            click.echo(line)
+        return
+    lines = changes_text(results, dry, style) if verbose else []
+    lines += findings_text(results, style, verbose, quiet)
+    lines += outcomes_text(results, style, verbose, quiet, shown)
+    for line in lines:
+        click.echo(line, err=True, color=style.colour)  # click strips colour off a pipe unless told

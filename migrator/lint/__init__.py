@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from migrator.ghactions import github_command
 from migrator.lint.registry import CHECKS, Check
 
 # The check modules, in code order; importing one registers its check.
@@ -34,20 +35,11 @@ class LintFinding:
     def github(self) -> str:
         level = "error" if self.severity == "error" else "warning"
         body = self.message + (f" ({self.hint})" if self.hint else "")
-        return (f"::{level} file={_gh_property(self.path)},line={self.line},col={self.col},"
-                f"title={self.code}::{_gh_data(body)}")
+        return github_command(level, self.path, self.line, self.col, self.code, body)
 
     def as_dict(self) -> dict:
         return {"path": self.path, "line": self.line, "col": self.col, "code": self.code,
                 "message": self.message, "hint": self.hint, "severity": self.severity}
-
-
-def _gh_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _gh_property(text: str) -> str:
-    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def load_checks() -> dict[str, Check]:

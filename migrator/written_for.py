@@ -1,0 +1,190 @@
+"""Which verl releases a set of scripts was written for, read off the keys and paths they use.
+
+A Hydra override `a.b.c=...` or a repository path `examples/.../run.sh` that the shipped facts know
+(`mappings/verl/facts/`: config keys and file trees per release, scripts that lived between two
+releases) was live in some releases; a file fits the releases where every such name it uses was live.
+`--from auto` migrates from the oldest release the run fits; an explicit `--from` that is newer than a
+file fits gets a warning (`VM301`), since the changes between them would be missed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from migrator.codes import FROM_TOO_NEW_CODE
+from migrator.fileprocess import ReportedFinding, line_col
+from migrator.mapping.facts import OPEN_TYPES
+
+# `key.sub=value` (not `+key=`, which adds a key, nor `$x.y=`); paths the verl repository has.
+OVERRIDE_RE = re.compile(rb"(?<![\w.$/+-])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)=")
+PATH_RE = re.compile(rb"(?<![\w./-])((?:examples|recipe|verl|scripts)/[A-Za-z0-9_./+-]+\.(?:sh|py|yaml))\b")
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The releases a file (or a run) fits, as indices into the release list, and the names that said so."""
+
+    releases: frozenset[int]
+    evidence: dict[str, frozenset[int]]  # name -> the releases it was live in
+    where: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (line, col) of its first use
+
+    @property
+    def newest_start(self) -> int:
+        """The newest release a migration may start from and still see every name change: a name last
+        live in release L changes after L."""
+        return min(max(live) for live in self.evidence.values())
+
+    @property
+    def mixed(self) -> bool:
+        """No single release had every name: the file mixes releases (partly migrated by hand, say)."""
+        return not frozenset.intersection(*self.evidence.values())
+
+    def span(self, names: tuple[str, ...]) -> str:
+        lo, hi = min(self.releases), max(self.releases)
+        return names[lo] if lo == hi else f"{names[lo]}–{names[hi]}"
+
+
+class ReleaseHistory:
+    """The shipped facts, asked one name at a time: in which releases was it live?"""
+
+    def __init__(self):
+        import yaml
+
+        from migrator.mapping.facts import ReleaseFacts
+        from migrator.mapping.load import builtin_mappings_dir
+
+        verl = builtin_mappings_dir() / "verl"
+        with open(verl / "releases.yaml", encoding="utf-8") as fh:
+            self.releases: tuple[str, ...] = tuple(yaml.safe_load(fh)["releases"])
+        self.facts = ReleaseFacts(verl / "facts")
+        between = verl / "facts" / "between-releases.yaml"
+        self.between: dict[str, str] = {}
+        if between.is_file():
+            with open(between, encoding="utf-8") as fh:
+                for row in (yaml.safe_load(fh) or {}).get("paths", ()):
+                    self.between[row["path"]] = row["release"]
+
+    @lru_cache(maxsize=None)
+    def key_live(self, key: str) -> frozenset[int]:
+        """Releases with `key` as a leaf, or under a node that takes any sub-key (`engine_kwargs.sglang`)."""
+        parents = [key[:n] for n in range(len(key)) if key[n] == "."]
+        return frozenset(i for i, r in enumerate(self.releases)
+                         if key in self.facts.keys(r) or any(p in self._open_nodes(r) for p in parents))
+
+    @lru_cache(maxsize=None)
+    def _open_nodes(self, release: str) -> frozenset[str]:
+        return frozenset(k for k, kind in self.facts.key_types(release).items() if kind in OPEN_TYPES)
+
+    @lru_cache(maxsize=None)
+    def path_live(self, path: str) -> frozenset[int]:
+        live = {i for i, r in enumerate(self.releases) if path in self.facts.paths(r)}
+        if path in self.between:  # added after that release and gone before the next: written against it
+            live.add(self.releases.index(self.between[path]))
+        return frozenset(live)
+
+    def fit(self, data: bytes) -> Fit | None:
+        """The releases this text fits; None when it names nothing the facts know."""
+        evidence: dict[str, frozenset[int]] = {}
+        first: dict[str, int] = {}
+        for pattern, live in ((OVERRIDE_RE, self.key_live), (PATH_RE, self.path_live)):
+            for m in pattern.finditer(data):
+                name = m.group(1).decode("ascii")
+                if name not in evidence:
+                    evidence[name], first[name] = live(name), m.start(1)
+        evidence = {name: live for name, live in evidence.items() if live}
+        if not evidence:
+            return None
+        where = {name: line_col(data, first[name]) for name in evidence}
+        return Fit(best_releases(evidence.values(), len(self.releases)), evidence, where)
+
+
+def best_releases(lives, count: int) -> frozenset[int]:
+    """The releases where every name was live; when none is, those where the most were."""
+    lives = list(lives)
+    score = [sum(i in live for live in lives) for i in range(count)]
+    top = max(score)
+    return frozenset(i for i, s in enumerate(score) if s == top)
+
+
+@dataclass
+class RunFit:
+    """What `--from auto` and the explicit-`--from` check tell the run."""
+
+    releases: tuple[str, ...]
+    files: dict[str, Fit]  # display path -> its fit
+
+    @property
+    def overall(self) -> Fit | None:
+        """The releases every file fits; when there are none, those the most files fit."""
+        if not self.files:
+            return None
+        return Fit(best_releases((f.releases for f in self.files.values()), len(self.releases)), {})
+
+    def oldest(self) -> str | None:
+        """What `--from auto` migrates from: the oldest release of the run's range, or older when a file
+        uses a name last live before it (so its change is applied too; older changes find nothing)."""
+        overall = self.overall
+        if overall is None:
+            return None
+        return self.releases[min([min(overall.releases)] + [f.newest_start for f in self.files.values()])]
+
+    def describe(self) -> str:
+        overall = self.overall
+        if overall is None:
+            return "could not tell which verl release the scripts were written for (no keys or paths verl had)"
+        fitting = sum(bool(f.releases & overall.releases) for f in self.files.values())
+        mixed = sum(f.mixed for f in self.files.values())
+        notes = ([f"{fitting} of {len(self.files)} files fit it"] if fitting < len(self.files) else []) + (
+            [f"{mixed} of {len(self.files)} files mix keys and paths of different releases"] if mixed else [])
+        return f"scripts look written for verl {overall.span(self.releases)}" + (f" ({'; '.join(notes)})" if notes else "")
+
+    def too_old_for(self, from_release: str) -> list[ReportedFinding]:
+        """A warning (VM301) for every file that uses names gone before `from_release`: the changes
+        between the release it fits and `from_release` would not be applied to it."""
+        rank = self.releases.index(from_release)
+        out = []
+        for path, fit in self.files.items():
+            if max(fit.releases) >= rank:
+                continue
+            gone = [name for name, live in fit.evidence.items() if max(live) < rank]
+            if not gone:
+                continue
+            last = self.releases[max(fit.evidence[gone[0]])]
+            more = f" (and {len(gone) - 1} more)" if len(gone) > 1 else ""
+            out.append(ReportedFinding(
+                path, *fit.where[gone[0]], "release", f"`{gone[0]}`{more} was gone before verl {from_release} "
+                f"(last in {last})", f"this file looks written for verl {fit.span(self.releases)}: pass "
+                f"--from {self.releases[min(fit.releases)]} (or --from auto) and migrate it separately",
+                (), "warning", FROM_TOO_NEW_CODE))
+        return out
+
+    def as_dict(self) -> dict:
+        overall = self.overall
+        return {"releases": [self.releases[i] for i in sorted(overall.releases)] if overall else [],
+                "files": {p: [self.releases[i] for i in sorted(f.releases)] for p, f in self.files.items()}}
+
+
+def fit_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> RunFit:
+    """Read every file the run would process and fit it; unreadable and unknown files say nothing."""
+    from migrator.discover import discover
+    from migrator.rewrite import spec_for
+
+    history = ReleaseHistory()
+    files: dict[str, Fit] = {}
+    for candidate in discover(paths, exclude):
+        if candidate.skip_reason:
+            continue
+        try:
+            with open(candidate.path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if spec_for(os.path.basename(candidate.path), data[:200]) is None:
+            continue
+        fit = history.fit(data)
+        if fit is not None:
+            files[candidate.display] = fit
+    return RunFit(history.releases, files)
