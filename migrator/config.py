@@ -18,9 +18,10 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 KNOWN = {"to": str, "from": str, "exclude": list, "table": list, "allow-dirty": bool, "output-format": str,
-         "jobs": int}
+         "jobs": int, "select": list, "ignore": list, "color": str}
 TYPE_NAMES = {str: "a string", list: "a list of strings", bool: "a boolean (true or false)", int: "an integer"}
-OUTPUT_FORMATS = ("text", "json")  # the rewrite's; lint's `github` is a flag only
+OUTPUT_FORMATS = ("text", "json", "github")
+COLOR_CHOICES = ("auto", "always", "never")
 SECTION_HEADER = re.compile(r"""\s*\[\s*tool\s*\.\s*(?:verl-migrate|"verl-migrate"|'verl-migrate')\s*\]\s*(?:#.*)?$""")
 KEY_LINE = re.compile(r"""\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*=""")
 
@@ -105,7 +106,7 @@ def section_problems(section: dict, base: Path) -> list[tuple[str, str]]:
 def _value_problem(key: str, value, base: Path) -> str | None:
     if key in ("to", "from"):
         known = known_releases()
-        if known and value not in known:
+        if known and value not in known and not (key == "from" and value == "auto"):
             from migrator.mapping.compose import unknown_release_message
 
             return unknown_release_message(value, known)
@@ -113,6 +114,8 @@ def _value_problem(key: str, value, base: Path) -> str | None:
         return f"must be at least 1, not {value}"
     elif key == "output-format" and value not in OUTPUT_FORMATS:
         return f"must be one of {', '.join(map(repr, OUTPUT_FORMATS))}, not {value!r}"
+    elif key == "color" and value not in COLOR_CHOICES:
+        return f"must be one of {', '.join(map(repr, COLOR_CHOICES))}, not {value!r}"
     elif key == "table":
         missing = [t for t in value if not (base / t).is_file()]
         if missing:

@@ -15,7 +15,7 @@ name = "demo"
 [tool.verl-migrate]
 to = "v9.9"
 jobs = -3
-"output-format" = "github"
+"output-format" = "sarif"
 exclude = ["vendor", 3]
 allow-dirty = "yes"
 colour = "blue"
@@ -34,11 +34,11 @@ def test_every_config_problem_is_reported_with_file_and_line(tmp_path):
             f"{where}:5: [tool.verl-migrate] to: unknown release 'v9.9' (known: v0.1, v0.2.0.post2, v0.3.0.post1, "
             "v0.4.0, v0.4.1, v0.5.0, v0.6.0, v0.6.1, v0.7.0, v0.7.1, v0.8.0, v0.9.0, main); did you mean 'v0.9.0'?",
             f"{where}:6: [tool.verl-migrate] jobs: must be at least 1, not -3",
-            f"{where}:7: [tool.verl-migrate] output-format: must be one of 'text', 'json', not 'github'",
+            f"{where}:7: [tool.verl-migrate] output-format: must be one of 'text', 'json', 'github', not 'sarif'",
             f"{where}:8: [tool.verl-migrate] exclude: every item must be a string (not #2 3)",
             f"{where}:9: [tool.verl-migrate] allow-dirty: must be a boolean (true or false), not 'yes'",
-            f"{where}:10: [tool.verl-migrate]: unknown option 'colour' (known: allow-dirty, exclude, from, jobs, "
-            "output-format, table, to)",
+            f"{where}:10: [tool.verl-migrate]: unknown option 'colour' (known: allow-dirty, color, exclude, from, "
+            "ignore, jobs, output-format, select, table, to); did you mean 'color'?",
         ], proc.stderr
     assert (tmp_path / "run.sh").read_bytes() == OLD_SCRIPT.read_bytes()
 
@@ -49,6 +49,8 @@ def test_every_config_problem_is_reported_with_file_and_line(tmp_path):
     ('from = "0.8.0"', "did you mean 'v0.8.0'?"),
     ('table = ["missing.yaml"]', "table: no such table file: missing.yaml"),
     ('exclude = "vendor"', "exclude: must be a list of strings, not 'vendor'"),
+    ('color = "rainbow"', "color: must be one of 'auto', 'always', 'never', not 'rainbow'"),
+    ('from = "automatic"', "unknown release 'automatic'"),
 ])
 def test_single_config_problems(tmp_path, toml, problem):
     (tmp_path / "pyproject.toml").write_text(f'[tool."verl-migrate"]\n{toml}\n')
@@ -127,3 +129,20 @@ def test_lint_exclude_is_relative_to_the_current_directory(project):
     for pattern in ("tree/vendor", "./tree/vendor", "**/vendor", str(project / "tree" / "vendor")):
         proc = run_cli("lint", "--select", "VM001", "--exclude", pattern, "tree", cwd=project)
         assert proc.returncode == 0, (pattern, proc.stdout)
+
+
+def test_config_sets_from_auto_output_format_colour_and_code_selection(tmp_path):
+    """`from = "auto"`, `output-format = "github"`, `color` and `select`/`ignore` are read like their flags."""
+    (tmp_path / "run.sh").write_text("python3 -m verl.trainer.main_ppo \\\n"
+                                     "    actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel=True \\\n"
+                                     "    actor_rollout_ref.rollout.update_weights_bucket_megabytes=512\n")
+    plain = run_cli("--check", "--to", "v0.9.0", tmp_path / "run.sh", cwd=tmp_path)
+    assert "VM112" in plain.stderr  # a warn-only key: a finding to ignore
+    (tmp_path / "pyproject.toml").write_text('[tool.verl-migrate]\nfrom = "auto"\n"output-format" = "github"\n'
+                                             'color = "never"\nignore = ["VM1"]\n')
+    proc = run_cli("--check", "--to", "v0.9.0", tmp_path / "run.sh", cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "note: scripts look written for verl" in proc.stderr
+    assert "\x1b[" not in proc.stdout + proc.stderr
+    annotations = [line for line in proc.stdout.splitlines() if line.startswith("::")]
+    assert not [line for line in annotations if "title=VM1" in line]

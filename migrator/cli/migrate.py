@@ -25,7 +25,7 @@ from migrator.cli.common import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOU
 @click.option("--select", multiple=True, metavar="CODES",
               help="Report only codes starting with these, comma-separated (e.g. VM1,VM204); see docs/codes.md.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Do not report codes starting with these.")
-@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto",
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default=None,
               help="Colour diffs and findings: auto (on a terminal, unless NO_COLOR is set), always, never.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only manual actions and errors; no summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print every edit, what the tool did, and every skipped file.")
@@ -52,7 +52,9 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     to_release, from_release, tables, exclude = with_config(config, to_release, from_release, tables, exclude)
     output_format = output_format or config.get("output-format", "text")
     allow_dirty = allow_dirty if allow_dirty is not None else config.get("allow-dirty", False)
-    shown = code_filter(select, ignore)
+    # Flags replace `[tool.verl-migrate]` values; select/ignore lists from both add up, as --exclude does.
+    shown = code_filter(tuple(select) + tuple(config.get("select", ())), tuple(ignore) + tuple(config.get("ignore", ())))
+    color = color or config.get("color", "auto")
     if show_diff and output_format == "github":
         click.echo("error: --diff and --output-format github both print on stdout; pick one", err=True)
         sys.exit(EXIT_USAGE)
