@@ -1,0 +1,47 @@
+"""Reliability round two, shell: each test pins a defect found by review, failing before its fix."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from migrator.cli import load_mappings
+from migrator.engine import process_file
+
+MAPPINGS = load_mappings(None, "v0.8.0", ())
+SGLANG = b"examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh"
+SGLANG_NEW = b"examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh"
+
+
+def run(source: bytes):
+    return process_file("run.sh", "run.sh", MAPPINGS, data=source)
+
+
+# -- 8: env presets and the `time` keyword -------------------------------------------------------------
+@pytest.mark.parametrize("source, expected", [
+    (b"time bash " + SGLANG + b"\n", b"time INFER_BACKEND=sglang bash " + SGLANG_NEW + b"\n"),
+    (b"time -p bash " + SGLANG + b" x=1\n", b"time -p INFER_BACKEND=sglang bash " + SGLANG_NEW + b" x=1\n"),
+    (b"time -p -- bash " + SGLANG + b"\n", b"time -p -- INFER_BACKEND=sglang bash " + SGLANG_NEW + b"\n"),
+    (b"time nohup bash " + SGLANG + b" &\n", b"time INFER_BACKEND=sglang nohup bash " + SGLANG_NEW + b" &\n"),
+    # `nohup`, `exec`, `srun` are commands that pass their environment on: a prefix stays valid.
+    (b"nohup bash " + SGLANG + b" &\n", b"INFER_BACKEND=sglang nohup bash " + SGLANG_NEW + b" &\n"),
+    (b"exec bash " + SGLANG + b"\n", b"INFER_BACKEND=sglang exec bash " + SGLANG_NEW + b"\n"),
+    (b"srun bash " + SGLANG + b"\n", b"INFER_BACKEND=sglang srun bash " + SGLANG_NEW + b"\n"),
+])
+def test_env_presets_go_after_the_time_keyword(source, expected):
+    result = run(source)
+    assert result.after == expected
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("runner", [b"time", b"time -p", b"nohup", b"exec", b"source", b"."])
+def test_env_presets_reach_the_script_under_each_runner(tmp_path, runner):
+    script = tmp_path / SGLANG.decode()
+    script.parent.mkdir(parents=True)
+    (tmp_path / SGLANG_NEW.decode()).write_bytes(b'echo "backend=$INFER_BACKEND"\n')
+    runs = b"" if runner in (b"source", b".") else b"bash "
+    result = run(runner + b" " + runs + SGLANG + b"\n")
+    proc = subprocess.run(["bash", "-c", result.after.decode()], cwd=tmp_path, capture_output=True, timeout=30)
+    assert b"backend=sglang" in proc.stdout, (result.after, proc.stderr)
