@@ -45,3 +45,25 @@ def test_env_presets_reach_the_script_under_each_runner(tmp_path, runner):
     result = run(runner + b" " + runs + SGLANG + b"\n")
     proc = subprocess.run(["bash", "-c", result.after.decode()], cwd=tmp_path, capture_output=True, timeout=30)
     assert b"backend=sglang" in proc.stdout, (result.after, proc.stderr)
+
+
+# -- 5: a removed key whose word a `\\` continuation splits ------------------------------------------------
+@pytest.mark.parametrize("source", [
+    b"python3 -m verl.trainer.main_ppo trainer.use_legacy_worker_impl=\\\nauto data.x=1\n",
+    b"python3 -m verl.trainer.main_ppo trainer.use_legacy_worker_impl=\\\n\\\nauto data.x=1\n",
+    b"python3 -m verl.trainer.main_ppo trainer.use_legacy_worker_impl=\\\r\nauto data.x=1\r\n",
+    b"python3 -m verl.trainer.main_ppo a.b=1 trainer.use_legacy_worker_impl=\\\nauto\n",
+    # glued in front: bash reads `e~trainer...` as one word
+    b"python3 -m verl.trainer.main_ppo e\\\n~trainer.use_legacy_worker_impl k=1\n",
+    b"ARGS=(a.b=1 trainer.use_legacy_worker_impl=\\\nauto)\n",
+])
+def test_a_removed_key_split_by_a_continuation_is_a_manual_step(source):
+    result = run(source)
+    assert result.status == "unchanged", result.after
+    assert any("trainer.use_legacy_worker_impl was removed; delete it by hand" in f.message
+               for f in result.findings), result.findings
+
+
+def test_a_removed_key_before_a_continuation_that_ends_the_word_is_removed():
+    source = b"python3 -m verl.trainer.main_ppo \\\n  trainer.use_legacy_worker_impl=auto \\\n  data.x=1\n"
+    assert run(source).after == b"python3 -m verl.trainer.main_ppo \\\n  data.x=1\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from migrator.edits import Edit, Finding
 from migrator.mapping import MappingSet
 from migrator.rewrite.shell.removal_spans import _argument_removal_span
+from migrator.rewrite.shell.syntax import _glued_by_continuation
 
 
 class KeyEdits:
@@ -27,7 +28,8 @@ class KeyEdits:
         elif change.action == "warn":
             self.findings.append(Finding(start, "key-warn", f"{key}: {_first_note(change)}", change.hint,
                                          change.prs, severity="warning"))
-        elif container is not None:
+        elif container is not None and not _glued_by_continuation(
+                self.src, container[0][container[1]].start_byte, container[0][container[1]].end_byte):
             siblings, index = container
             self.removals.setdefault(siblings[0].start_byte, (siblings, []))[1].append((index, key, change))
             if change.hint:

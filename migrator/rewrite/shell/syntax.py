@@ -6,6 +6,7 @@ planners make is a byte span of the original source.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from migrator.rewrite import scan
@@ -29,6 +30,28 @@ def _parser():
 
 def parse(source: bytes):
     return _parser().parse(source)
+
+
+_CONTINUATION = re.compile(rb"\\\r?\n")
+# Bytes that end a shell word on either side (a `\r` only before its `\n`).
+_WORD_ENDS = b" \t\r\n;&|()<>"
+
+
+def _glued_by_continuation(src: bytes, start: int, end: int) -> bool:
+    """Does bash read src[start:end] as part of a longer word, joined across `\\`+newline
+    continuations (`key=\\<newline>auto` is the one word `key=auto`)? tree-sitter splits it there."""
+    at = end
+    while (m := _CONTINUATION.match(src, at)):
+        at = m.end()
+    if at != end and at < len(src) and src[at] not in _WORD_ENDS:
+        return True
+    at = start
+    while at >= 2 and src[at - 1] == 0x0A:
+        backslash = at - 3 if src[at - 2] == 0x0D else at - 2
+        if backslash < 0 or src[backslash] != 0x5C or (backslash and src[backslash - 1] == 0x5C):
+            break
+        at = backslash
+    return at != start and at > 0 and src[at - 1] not in _WORD_ENDS
 
 
 def _is_override_word(word: bytes) -> bool:
