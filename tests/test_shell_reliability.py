@@ -67,3 +67,63 @@ def test_a_removed_key_split_by_a_continuation_is_a_manual_step(source):
 def test_a_removed_key_before_a_continuation_that_ends_the_word_is_removed():
     source = b"python3 -m verl.trainer.main_ppo \\\n  trainer.use_legacy_worker_impl=auto \\\n  data.x=1\n"
     assert run(source).after == b"python3 -m verl.trainer.main_ppo \\\n  data.x=1\n"
+
+
+# -- 10: a moved path with something glued after it ----------------------------------------------------
+OLD = b"examples/grpo_trainer/run_qwen3-8b.sh"
+NEW = b"examples/grpo_trainer/run_qwen3_8b_fsdp.sh"
+
+
+@pytest.mark.parametrize("source", [
+    b'bash "' + OLD + b"\"'.orig'\n",
+    b"bash " + OLD + b"$EXT\n",
+    b'bash "' + OLD + b'${EXT}"\n',
+    b"bash " + OLD + b'"$EXT"\n',
+    b"bash " + OLD + b"\\\n.orig\n",
+    b"bash " + OLD + b"\\.orig\n",
+    b"bash '" + OLD + b"$EXT'\n",
+    b"cp " + OLD + b"$(date +%s) /tmp\n",
+    b"S=" + OLD + b"$EXT\n",
+    b"S=\"" + OLD + b"\"$EXT\n",
+])
+def test_a_path_with_text_glued_after_it_is_reported_not_moved(source):
+    result = run(source)
+    assert result.status == "unchanged", result.after
+    assert any(f.kind == "path-move" for f in result.findings), result.findings
+
+
+@pytest.mark.parametrize("source", [
+    b'bash "' + OLD + b'" x\n',
+    b"bash " + OLD + b"\\\n  x=1\n",
+    b"S=\"" + OLD + b" --flag\"\n",
+    b"bash '" + OLD + b"';\n",
+])
+def test_a_path_that_is_the_whole_word_is_moved(source):
+    result = run(source)
+    assert result.after == source.replace(OLD, NEW)
+
+
+@pytest.mark.parametrize("source", [
+    b'PATH_ = "' + OLD + b'\\x2eorig"\n',
+    b'PATH_ = "' + OLD + b'\\056orig"\n',
+    b'PATH_ = "' + OLD + b'" ".orig"\n',
+    b'PATH_ = ("' + OLD + b'"\n         ".orig")\n',
+    b'PATH_ = f"' + OLD + b'{ext}"\n',
+    b'PATH_ = "' + OLD + b'" f"{ext}"\n',
+    b'PATH_ = "' + OLD + b'\\\n.orig"\n',
+])
+def test_python_path_with_text_glued_after_it_is_reported_not_moved(source):
+    result = process_file("train.py", "train.py", MAPPINGS, data=source)
+    assert result.status == "unchanged", result.after
+    assert any(f.kind == "path-move" for f in result.findings), result.findings
+
+
+@pytest.mark.parametrize("source", [
+    b'PATH_ = "' + OLD + b'"\n',
+    b'CMD = "bash ' + OLD + b'\\n"\n',
+    b'CMD = "bash " "' + OLD + b'" " x=1"\n',
+    b'CMD = f"bash ' + OLD + b' {args}"\n',
+])
+def test_python_path_that_is_the_whole_word_is_moved(source):
+    result = process_file("train.py", "train.py", MAPPINGS, data=source)
+    assert result.after == source.replace(OLD, NEW)

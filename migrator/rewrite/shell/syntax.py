@@ -54,6 +54,28 @@ def _glued_by_continuation(src: bytes, start: int, end: int) -> bool:
     return at != start and at > 0 and src[at - 1] not in _WORD_ENDS
 
 
+def _text_glued_after(piece, at: int, src: bytes) -> bool:
+    """Does bash read more of the same word after `at`, a position inside the literal `piece`
+    (`x.sh'.orig'`, `x.sh$EXT`, `"x.sh${EXT}"`, `x.sh\\.orig`, `x.sh\\<newline>.orig`)?"""
+    content_end = _literal_span(piece, src)[1]
+    if at < content_end:
+        # Inside the piece the caller's scan already stopped at a boundary; an escape or an expansion
+        # the parser left in the text (`x.sh\\.orig`, `'x.sh$EXT'`, a heredoc's `x.sh$EXT`) is not one.
+        return src[at:at + 1] in (b"\\", b"$", b"`") and not _CONTINUATION.match(src, at)
+    node = piece
+    if piece.type == "string_content":
+        node = piece.parent
+        if node is None or piece.end_byte != node.end_byte - 1:
+            return True  # the string goes on with an expansion: "x.sh${EXT}"
+    elif piece.type == "heredoc_body":
+        return False
+    while node.parent is not None and node.parent.type in ("concatenation", "string"):
+        if node.parent.children[-1].start_byte != node.start_byte:
+            return True  # x.sh"$EXT", "x.sh"'.orig'
+        node = node.parent
+    return _glued_by_continuation(src, node.end_byte, node.end_byte)
+
+
 def _is_override_word(word: bytes) -> bool:
     m = scan.OVERRIDE_AT_START.match(word.lstrip(b"\"'"))
     return m is not None and scan.is_override(m)
