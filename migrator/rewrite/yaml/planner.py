@@ -16,6 +16,7 @@ from migrator.rewrite.yaml.document import (
     Key,
     Lines,
     compose_all,
+    duplicate_key,
     has_anchors,
     is_block_mapping,
     is_empty_null,
@@ -37,6 +38,9 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
         anchors = has_anchors(text)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SourceNotParsed(f"not parsable as YAML: {str(exc).splitlines()[0]}") from None
+    duplicate = duplicate_key(documents)
+    if duplicate is not None:
+        raise SourceNotParsed(duplicate)
     planner = Planner(source, Lines(source, base), mappings)
     for document in documents:
         if document is not None:
