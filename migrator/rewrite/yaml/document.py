@@ -31,7 +31,10 @@ class Lines:
             self.raw.append(b"")
             self.text.append("")
             self.starts.append(cursor)
-        self.newline = b"\r\n" if b"\r\n" in source else b"\n"
+        # Inserted lines end like most of the file's lines (CR-only files exist).
+        crlf = source.count(b"\r\n")
+        counts = {b"\r\n": crlf, b"\r": source.count(b"\r") - crlf, b"\n": source.count(b"\n") - crlf}
+        self.newline = max((b"\n", b"\r\n", b"\r"), key=lambda ending: counts[ending])
 
     def byte(self, mark) -> int:
         line = min(mark.line, len(self.text) - 1)

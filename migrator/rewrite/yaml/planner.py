@@ -168,8 +168,12 @@ class Planner:
                 self.ops.append(("prune", key.raw, key.path))
             if not any(self._inside(key, other) for other in self.cuts.values() if other is not key):
                 kind, message, prs = self.cut_info.get(id(key), ("key-rename", f"{'.'.join(key.path)} left empty", ()))
-                self.edits.append(Edit(self.lines.starts[key.first_line], self.lines.after(key.last_line), b"",
-                                       kind, message, prs))
+                start, end = self.lines.starts[key.first_line], self.lines.after(key.last_line)
+                if end == len(self.src) and not self.src.endswith((b"\n", b"\r")) and key.first_line:
+                    # The file's last line has no newline: cut the one before it, so the file still ends without.
+                    previous = self.lines.raw[key.first_line - 1]
+                    start -= len(previous) - len(previous.rstrip(b"\r\n"))
+                self.edits.append(Edit(start, end, b"", kind, message, prs))
 
     def _owns_its_line(self, key: Key) -> bool:
         line = key.key.start_mark.line
@@ -352,7 +356,7 @@ class Planner:
             group.sort(key=lambda insert: -len(insert.path))
             text = b"".join(insert.render(self.lines.newline) for insert in group)
             if offset == len(self.src) and not self.src.endswith((b"\n", b"\r")):
-                text = self.lines.newline + text
+                text = self.lines.newline + text[:-len(self.lines.newline)]  # and still no final newline
             moved = [change for insert in group for _, change in insert.moved]
             self.edits.append(Edit(offset, offset, text, "key-rename", "; ".join(f"{c.old} -> {c.new}" for c in moved),
                                    tuple(dict.fromkeys(pr for c in moved for pr in c.prs))))
