@@ -52,3 +52,49 @@ def test_moving_or_removing_the_last_key_keeps_the_missing_final_newline(newline
     source = newline.join(["trainer:", "  x: 1", "  use_legacy_worker_impl: auto"])
     result = run(source, "c.yaml")
     assert result.after.decode() == newline.join(["trainer:", "  x: 1"])
+
+
+# -- 9: relative interpolations ------------------------------------------------------------------------
+@pytest.mark.parametrize("before, after", [
+    # the value stays, the key it names moves
+    (f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\n    b: ${{.{BUCKET}}}\n",
+     f"actor_rollout_ref:\n  rollout:\n    b: ${{.checkpoint_engine.{BUCKET}}}\n    checkpoint_engine:\n"
+     f"      {BUCKET}: 1\n"),
+    (f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\n  b: ${{.rollout.{BUCKET}}}\n",
+     f"actor_rollout_ref:\n  rollout:\n    checkpoint_engine:\n      {BUCKET}: 1\n"
+     f"  b: ${{.rollout.checkpoint_engine.{BUCKET}}}\n"),
+    (f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\n    x:\n      c: ${{oc.select:..{BUCKET},7}}\n",
+     f"actor_rollout_ref:\n  rollout:\n    x:\n      c: ${{oc.select:..checkpoint_engine.{BUCKET},7}}\n"
+     f"    checkpoint_engine:\n      {BUCKET}: 1\n"),
+    # the value moves, the key it names stays
+    (f"actor_rollout_ref:\n  rollout:\n    name: vllm\n    {BUCKET}: ${{.name}}\n",
+     f"actor_rollout_ref:\n  rollout:\n    name: vllm\n    checkpoint_engine:\n      {BUCKET}: ${{..name}}\n"),
+    (f"actor_rollout_ref:\n  rollout:\n    name: vllm\n    {BUCKET}: size_${{..rollout.name}}\n",
+     f"actor_rollout_ref:\n  rollout:\n    name: vllm\n    checkpoint_engine:\n"
+     f"      {BUCKET}: size_${{..name}}\n"),
+    # a whole subtree moves: references inside it keep their text
+    ("critic:\n  model:\n    fsdp_config:\n      a: 1\n      b: ${.a}\n    path: x\n",
+     "critic:\n  model:\n    path: x\n  fsdp:\n    a: 1\n    b: ${.a}\n"),
+    ("critic:\n  model:\n    fsdp_config:\n      a: 1\n      b: ${..path}\n    path: x\n",
+     "critic:\n  model:\n    path: x\n  fsdp:\n    a: 1\n    b: ${..model.path}\n"),
+])
+def test_relative_interpolations_follow_moves(before, after):
+    result = run(before, "c.yaml")
+    assert result.status == "changed", (result.status, result.reason, result.findings)
+    assert result.after.decode() == after
+    assert run(result.after, "c.yaml").status == "unchanged"
+
+
+def test_relative_interpolation_of_a_removed_key_is_reported():
+    source = "trainer:\n  use_legacy_worker_impl: auto\n  x: ${.use_legacy_worker_impl}\n"
+    result = run(source, "c.yaml")
+    assert any("removed" in f.message and f.line == 3 for f in result.findings), result.findings
+
+
+def test_relative_reference_is_the_shortest_path_up_then_down():
+    from migrator.rewrite.yaml.relative import relative_reference
+    assert relative_reference(("a", "b"), ("a", "b", "c")) == ".c"
+    assert relative_reference(("a", "b", "c"), ("a", "b", "d")) == "..d"
+    assert relative_reference(("a", "b"), ("a", "x", "y")) == "..x.y"
+    assert relative_reference(("a", "b"), ("a", "b")) == "..b"
+    assert relative_reference((), ("a",)) == ".a"

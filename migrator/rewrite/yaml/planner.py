@@ -23,6 +23,7 @@ from migrator.rewrite.yaml.document import (
     node_last_line,
     package_prefix,
 )
+from migrator.rewrite.yaml import relative
 from migrator.rewrite.yaml.insert import Insert
 
 
@@ -153,7 +154,9 @@ class Planner:
         self.visit(self.root)
         self.moves = self.feasible_moves()
         self.prune()
+        relocated = relative.relocate_references(self)
         self.place_moves()
+        relative.drop_relocations_of_moves_not_made(self, relocated)
         ranges = [(self.lines.starts[k.first_line], self.lines.after(k.last_line)) for k in self.cuts.values()]
         # Edits inside cut lines are dropped (a moved block carries them); inserts at a cut's edge stay.
         self.edits = [e for e in self.edits
@@ -311,7 +314,7 @@ class Planner:
         changed = True
         while changed:
             changed = False
-            for mapping in self._mappings(self.root):
+            for mapping in self.block_mappings(self.root):
                 owner = mapping.owner
                 if owner is None or id(owner) in leaving or not mapping.keys:
                     continue
@@ -322,11 +325,11 @@ class Planner:
                     self.cuts[id(owner)] = owner
                     changed = True
 
-    def _mappings(self, mapping: BlockMapping):
+    def block_mappings(self, mapping: BlockMapping):
         yield mapping
         for key in mapping.keys:
             if key.children is not None:
-                yield from self._mappings(key.children)
+                yield from self.block_mappings(key.children)
 
     def place_moves(self) -> None:
         inserts: dict[tuple, Insert] = {}  # (offset, parent path) -> what goes there
