@@ -127,3 +127,58 @@ def test_python_path_with_text_glued_after_it_is_reported_not_moved(source):
 def test_python_path_that_is_the_whole_word_is_moved(source):
     result = process_file("train.py", "train.py", MAPPINGS, data=source)
     assert result.after == source.replace(OLD, NEW)
+
+
+# -- 7: a variable rename is all or nothing ------------------------------------------------------------------
+EVERY_FORM = b"""# mindspeed
+read -r train_etp
+read -r -p prompt -a train_etp
+[[ train_etp -gt 1 ]] && echo big
+echo ${arr[train_etp]} ${!train_etp} "$train_etp"
+arr[train_etp]=3
+printf -v train_etp '%s' 2
+let train_etp=train_etp+1 "train_etp += 2"
+declare -n ref=train_etp
+unset train_etp
+unset -v train_etp
+export train_etp
+f() { local train_etp=1; }
+echo $(( train_etp + 1 ))
+(( train_etp++ ))
+for train_etp in 1 2; do :; done
+mapfile -t train_etp < /dev/null
+getopts ab train_etp
+"""
+
+
+def test_every_use_of_a_renamed_variable_is_renamed():
+    result = run(EVERY_FORM)
+    assert result.status == "changed", (result.status, result.reason, result.findings)
+    assert result.after == EVERY_FORM.replace(b"train_etp", b"actor_etp")
+    assert not result.findings
+
+
+@pytest.mark.parametrize("use", [
+    b"echo train_etp\n",
+    b"eval 'train_etp=3'\n",
+    b"[ train_etp -gt 1 ]\n",
+    b"declare -A arr\necho ${arr[train_etp]}\n",
+    b"read -p train_etp x\n",
+    b"unset -f train_etp\n",
+    b"cat <<EOF\ntrain_etp\nEOF\n",
+])
+def test_a_use_that_cannot_be_renamed_makes_the_rename_one_manual_step(use):
+    source = b"# mindspeed\ntrain_etp=2\nread -r train_etp\n" + use + b"echo $train_etp\n"
+    result = run(source)
+    assert result.status == "unchanged", result.after
+    manual = [f for f in result.findings if "train_etp" in f.message]
+    assert len(manual) == 1 and manual[0].severity == "manual", result.findings
+    last = source.count(b"\n")
+    lines = [n + 1 for n, line in enumerate(source.split(b"\n")) if b"train_etp" in line and not line.startswith(b"#")]
+    assert f"lines {', '.join(map(str, lines))}" in manual[0].message, manual[0].message
+    assert lines[-1] == last
+
+
+def test_comments_do_not_block_a_variable_rename():
+    source = b"# mindspeed: train_etp is the expert TP size\ntrain_etp=2\necho $train_etp\n"
+    assert run(source).after == b"# mindspeed: train_etp is the expert TP size\nactor_etp=2\necho $actor_etp\n"

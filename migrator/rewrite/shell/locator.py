@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
+import re
+
 from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import scan
@@ -44,6 +47,9 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
         # Removed arguments per command or array: (siblings, [(index, key, change)]), planned together
         # so that a run of removed arguments at the end of a `\` list leaves no dangling `\`.
         self.removals: dict[int, tuple[list, list]] = {}
+        self.var_renamed: dict[bytes, set[int]] = {}
+        self.comment_spans: list[tuple[int, int]] = []  # in source order
+        self._line_starts: list[int] | None = None
 
     # -- traversal ---------------------------------------------------------------------------
     def visit(self, root) -> None:
@@ -52,6 +58,7 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
             node = stack.pop()
             kind = node.type
             if kind == "comment":
+                self.comment_spans.append((node.start_byte, node.end_byte))
                 self.comment(node)
                 continue
             if kind == "command":
@@ -64,6 +71,18 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
                 self.literal(node)
             stack.extend(reversed(node.children))
         self.plan_removals()
+        if self.var_rules:
+            self.plan_var_renames(root)
+
+    def in_comment(self, offset: int) -> bool:
+        at = bisect.bisect_right(self.comment_spans, (offset, len(self.src) + 1)) - 1
+        return at >= 0 and self.comment_spans[at][0] <= offset < self.comment_spans[at][1]
+
+    def line_of(self, offset: int) -> int:
+        """1-based line of a byte offset, from one index of line starts (no rescan per call)."""
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in re.finditer(rb"\n", self.src)]
+        return bisect.bisect_right(self._line_starts, offset)
 
     # -- node handlers ---------------------------------------------------------------------------
     def command(self, node) -> None:
