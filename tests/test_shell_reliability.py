@@ -182,3 +182,57 @@ def test_a_use_that_cannot_be_renamed_makes_the_rename_one_manual_step(use):
 def test_comments_do_not_block_a_variable_rename():
     source = b"# mindspeed: train_etp is the expert TP size\ntrain_etp=2\necho $train_etp\n"
     assert run(source).after == b"# mindspeed: train_etp is the expert TP size\nactor_etp=2\necho $actor_etp\n"
+
+
+# -- 6: key removals only where Hydra reads overrides ------------------------------------------------------
+LEGACY = b"trainer.use_legacy_worker_impl"
+
+
+@pytest.mark.parametrize("source", [
+    b"grep -q " + LEGACY + b"=auto run.log\n",
+    b"cp a " + LEGACY + b"=x\n",
+    b"my_launcher --override " + LEGACY + b"=v data.x=1\n",
+    b"python3 -m my_pkg.train " + LEGACY + b"=auto\n",
+    b"python3 my_train.py " + LEGACY + b"=auto\n",
+    b"bash my_run.sh " + LEGACY + b"=auto\n",
+    b"echo python3 -m verl.trainer.main_ppo " + LEGACY + b"=auto\n",
+    b"FILES=(a " + LEGACY + b"=auto)\nls \"${FILES[@]}\"\n",
+    b"torchrun --nproc_per_node=8 my_sft.py " + LEGACY + b"=auto\n",
+    # before the entry point: not an override of it
+    b"nohup " + LEGACY + b"=auto python3 -m verl.trainer.main_ppo\n",
+])
+def test_a_removed_key_outside_a_verl_command_is_reported_not_deleted(source):
+    result = run(source)
+    assert result.status == "unchanged", result.after
+    assert [f.message for f in result.findings if f.kind == "key-removal"] == [
+        "trainer.use_legacy_worker_impl was removed; delete it by hand"], result.findings
+
+
+@pytest.mark.parametrize("command", [
+    b"python3 -m verl.trainer.main_ppo",
+    b"python -m recipe.dapo.main_dapo",
+    b"python3 -u -X dev -m verl.trainer.main_ppo",
+    b"python /src/verl/verl/trainer/main_ppo.py",
+    b"python3 recipe/dapo/main_dapo.py",
+    b"torchrun --nproc_per_node=8 -m verl.trainer.fsdp_sft_trainer",
+    b"torchrun --standalone --nnodes=1 verl/trainer/fsdp_sft_trainer.py",
+    b"python -m torch.distributed.run --nproc_per_node 8 -m verl.trainer.fsdp_sft_trainer",
+    b"bash examples/grpo_trainer/run_qwen3_8b_fsdp.sh",
+    b"nohup bash recipe/dapo/run_dapo.sh",
+    b"ray job submit --address=http://x:8265 --runtime-env=r.yaml -- python3 -m verl.trainer.main_ppo",
+    b"PYTHONUNBUFFERED=1 nohup time python3 -m verl.trainer.main_ppo",
+])
+def test_a_removed_key_of_a_verl_entry_point_is_deleted(command):
+    result = run(command + b" data.x=1 " + LEGACY + b"=auto trainer.y=2\n")
+    assert result.after == command + b" data.x=1 trainer.y=2\n", (result.after, result.findings)
+
+
+@pytest.mark.parametrize("source, expected", [
+    # an array expanded into a verl command
+    (b"ARGS=(a " + LEGACY + b"=auto)\npython3 -m verl.trainer.main_ppo \"${ARGS[@]}\"\n",
+     b"ARGS=(a)\npython3 -m verl.trainer.main_ppo \"${ARGS[@]}\"\n"),
+    # an array of nothing but overrides, used elsewhere (or in a function)
+    (b"OVR=(data.x=1 " + LEGACY + b"=auto)\nrun_it \"${OVR[@]}\"\n", b"OVR=(data.x=1)\nrun_it \"${OVR[@]}\"\n"),
+])
+def test_a_removed_key_in_an_override_array_is_deleted(source, expected):
+    assert run(source).after == expected

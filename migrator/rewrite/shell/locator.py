@@ -8,6 +8,7 @@ import re
 from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import scan
+from migrator.rewrite.shell.entry_points import expanded_names, is_override_list, verl_entry_index
 from migrator.rewrite.shell.keys import KeyEdits
 from migrator.rewrite.shell.moves import MoveEdits
 from migrator.rewrite.shell.syntax import (
@@ -48,6 +49,8 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
         # so that a run of removed arguments at the end of a `\` list leaves no dangling `\`.
         self.removals: dict[int, tuple[list, list]] = {}
         self.var_renamed: dict[bytes, set[int]] = {}
+        self.array_scopes: dict[int, tuple[bytes, bool]] = {}
+        self.verl_expanded: set[bytes] = set()
         self.comment_spans: list[tuple[int, int]] = []  # in source order
         self._line_starts: list[int] | None = None
 
@@ -89,6 +92,11 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
         args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
         words = [self.src[a.start_byte:a.end_byte] for a in args]
         script_index = _script_position(words)
+        # Only a verl entry point reads Hydra overrides: elsewhere a removed key is reported, not deleted.
+        entry = verl_entry_index(words)
+        if entry is not None:
+            for word in words[entry + 1:]:
+                self.verl_expanded |= expanded_names(word)
         # A "command" named by an override (`data.x=1 \` after a line that lost its `\`) is not one
         # anyone runs: rename inside it, but removing any word would make another word its name.
         named_by_override = len(args) > 1 and _is_override_word(words[0])
@@ -101,8 +109,9 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
             # Removing the command name or the script a runner runs would promote the next word
             # into its place (`key= A=B` -> `A=B`, `nohup key= x.sh` -> `nohup x.sh`).
             in_command_slot = (i == 0 or i == script_index) and i < len(args) - 1
+            removable = entry is not None and i > entry and not in_command_slot and not named_by_override
             self.argument(target, command=node, runs_script=i == script_index,
-                          container=None if in_command_slot or named_by_override else (args, i))
+                          container=(args, i) if removable else None)
 
     def argument(self, node, command, runs_script: bool, container=None) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
@@ -174,9 +183,14 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
     def assignment(self, node) -> None:
         value = node.child_by_field_name("value")
         if value is not None and value.type == "array":
+            elements = [c for c in value.children if c.type in ARGUMENT_TYPES]
+            if elements:
+                name = node.child_by_field_name("name")
+                self.array_scopes[elements[0].start_byte] = (
+                    self.src[name.start_byte:name.end_byte] if name is not None else b"",
+                    is_override_list([self.src[e.start_byte:e.end_byte] for e in elements]))
             for element in value.children:
                 if element.type in ARGUMENT_TYPES:
-                    elements = [c for c in value.children if c.type in ARGUMENT_TYPES]
                     self.argument(element, command=value, runs_script=False,
                                   container=(elements, elements.index(element)))
         self.env_assignment(node, value)
