@@ -189,8 +189,6 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
                 self.array_scopes[elements[0].start_byte] = (
                     self.src[name.start_byte:name.end_byte] if name is not None else b"",
                     is_override_list([self.src[e.start_byte:e.end_byte] for e in elements]))
-            for element in value.children:
-                if element.type in ARGUMENT_TYPES:
-                    self.argument(element, command=value, runs_script=False,
-                                  container=(elements, elements.index(element)))
+            for index, element in enumerate(elements):
+                self.argument(element, command=value, runs_script=False, container=(elements, index))
         self.env_assignment(node, value)

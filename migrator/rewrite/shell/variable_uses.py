@@ -22,8 +22,9 @@ def name_pattern(name: bytes) -> re.Pattern:
     return re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(name) + rb"(?![A-Za-z0-9_])")
 
 
-def is_variable_use(root, start: int, end: int, src: bytes) -> bool:
-    """Is the name at src[start:end] (not a tree-sitter `variable_name`) a use of the variable?"""
+def is_variable_use(root, start: int, end: int, src: bytes, associative: dict) -> bool:
+    """Is the name at src[start:end] (not a tree-sitter `variable_name`) a use of the variable?
+    `associative` caches, per array name, whether the script declares it associative."""
     node = root.descendant_for_byte_range(start, end)
     if node is None:
         return False
@@ -33,7 +34,12 @@ def is_variable_use(root, start: int, end: int, src: bytes) -> bool:
         return False
     if exact and parent.type == "subscript":  # `${arr[name]}`, `arr[name]=x`: arithmetic for indexed arrays
         array = parent.child_by_field_name("name")
-        return array is not None and not _declared_associative(src, src[array.start_byte:array.end_byte])
+        if array is None:
+            return False
+        name = src[array.start_byte:array.end_byte]
+        if name not in associative:
+            associative[name] = _declared_associative(src, name)
+        return not associative[name]
     if exact and parent.type == "binary_expression" and _inside_double_brackets(parent, src):
         operator = parent.child_by_field_name("operator")
         return operator is not None and src[operator.start_byte:operator.end_byte] in _ARITHMETIC_TEST_OPERATORS

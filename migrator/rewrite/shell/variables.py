@@ -82,13 +82,14 @@ class VariableEdits:
     def plan_var_renames(self, root) -> None:
         """Each shell-variable rename covers every spelling of the name outside comments, or none:
         a name that is neither a `variable_name` nor a use `variable_uses` knows makes it manual."""
+        associative: dict[bytes, bool] = {}
         for name, rule in self.var_rules.items():
             starts = set(self.var_renamed.get(name, ()))
             unsure = []
             for m in name_pattern(name).finditer(self.src):
                 if m.start() in starts or self.in_comment(m.start()):
                     continue
-                if is_variable_use(root, m.start(), m.end(), self.src):
+                if is_variable_use(root, m.start(), m.end(), self.src, associative):
                     starts.add(m.start())
                 else:
                     unsure.append(m.start())

@@ -5,6 +5,8 @@ parent) or removed. Only locates: every change is an `Edit` of the original byte
 
 from __future__ import annotations
 
+import bisect
+
 import yaml
 
 from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
@@ -73,6 +75,7 @@ class Planner:
         self.findings: list[Finding] = []
         self.steps: set[int] = set()
         self.ops: list[tuple] = []  # the structural changes made, as data operations (for validate)
+        self._edit_index: tuple[list[int], list[Edit], int] | None = None
 
     def manual(self, key: Key, message: str, change: KeyChange | None = None) -> None:
         self.findings.append(Finding(self.lines.byte(key.key.start_mark), "key-rename", message,
@@ -157,11 +160,12 @@ class Planner:
         relocated = relative.relocate_references(self)
         self.place_moves()
         relative.drop_relocations_of_moves_not_made(self, relocated)
-        ranges = [(self.lines.starts[k.first_line], self.lines.after(k.last_line)) for k in self.cuts.values()]
         # Edits inside cut lines are dropped (a moved block carries them); inserts at a cut's edge stay.
-        self.edits = [e for e in self.edits
-                      if not any(lo <= e.start and e.end <= hi and (e.start < e.end or lo < e.start < hi)
-                                 for lo, hi in ranges)]
+        dropped = set()
+        for key in self.cuts.values():
+            lo, hi = self.lines.starts[key.first_line], self.lines.after(key.last_line)
+            dropped.update(id(e) for e in self.edits_within(lo, hi) if e.start < e.end or lo < e.start < hi)
+        self.edits = [e for e in self.edits if id(e) not in dropped]
         for key in self.cuts.values():
             if id(key) in self.move_targets:
                 self.ops.append(("move", key.raw, key.path, self.move_targets[id(key)]))
@@ -177,6 +181,16 @@ class Planner:
                     previous = self.lines.raw[key.first_line - 1]
                     start -= len(previous) - len(previous.rstrip(b"\r\n"))
                 self.edits.append(Edit(start, end, b"", kind, message, prs))
+
+    def edits_within(self, start: int, end: int) -> list[Edit]:
+        """The planned edits inside [start, end], by bisection on an index of the edits by start
+        (rebuilt when edits were added): a scan of every edit per cut or move was quadratic."""
+        if self._edit_index is None or self._edit_index[2] != len(self.edits):
+            ordered = sorted(self.edits, key=lambda e: e.start)
+            self._edit_index = ([e.start for e in ordered], ordered, len(self.edits))
+        starts, ordered, _ = self._edit_index
+        return [e for e in ordered[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end)]
+                if e.end <= end]
 
     def _owns_its_line(self, key: Key) -> bool:
         line = key.key.start_mark.line
@@ -398,7 +412,7 @@ class Planner:
         """The key's lines, with the edits inside them applied, re-indented to `indent` and renamed to `name`."""
         start, end = self.lines.starts[key.first_line], self.lines.after(key.last_line)
         name_start, name_end = self._key_text_span(key)
-        inner = [e for e in self.edits if start <= e.start and e.end <= end and e.start < end]
+        inner = [e for e in self.edits_within(start, end) if e.start < end]
         inner.append(Edit(name_start, name_end, name.encode(), "key-rename", ""))
         text, cursor = [], start
         for edit in sorted(inner, key=lambda e: (e.start, e.end)):

@@ -102,11 +102,15 @@ def relocate_references(planner) -> list[tuple[tuple[int, ...], list[Edit], tupl
 
 def drop_relocations_of_moves_not_made(planner, relocated) -> None:
     """A move `place_moves` turned into a manual step leaves its value where it was: so do its references."""
+    dropped_edits, dropped_ops = set(), set()
     for relies_on, edits, op in relocated:
         if all(key_id in planner.move_targets for key_id in relies_on):
             continue
-        planner.ops.remove(op)
+        dropped_ops.add(id(op))
         for edit in edits:
-            planner.edits.remove(edit)
+            dropped_edits.add(id(edit))
             planner.findings.append(Finding(edit.start, "key-rename",
                                             f"{edit.message} if its key moves; fix it by hand with the move"))
+    if dropped_ops:
+        planner.ops = [op for op in planner.ops if id(op) not in dropped_ops]
+        planner.edits = [e for e in planner.edits if id(e) not in dropped_edits]
