@@ -198,6 +198,7 @@ LEGACY = b"trainer.use_legacy_worker_impl"
     b"echo python3 -m verl.trainer.main_ppo " + LEGACY + b"=auto\n",
     b"FILES=(a " + LEGACY + b"=auto)\nls \"${FILES[@]}\"\n",
     b"torchrun --nproc_per_node=8 my_sft.py " + LEGACY + b"=auto\n",
+    b"$RUN -m my_pkg " + LEGACY + b"=auto\n",
     # before the entry point: not an override of it
     b"nohup " + LEGACY + b"=auto python3 -m verl.trainer.main_ppo\n",
 ])
@@ -221,6 +222,8 @@ def test_a_removed_key_outside_a_verl_command_is_reported_not_deleted(source):
     b"nohup bash recipe/dapo/run_dapo.sh",
     b"ray job submit --address=http://x:8265 --runtime-env=r.yaml -- python3 -m verl.trainer.main_ppo",
     b"PYTHONUNBUFFERED=1 nohup time python3 -m verl.trainer.main_ppo",
+    b'"$PYTHON" -m verl.trainer.main_ppo',
+    b"${PY:-python3} verl/trainer/main_ppo.py",
 ])
 def test_a_removed_key_of_a_verl_entry_point_is_deleted(command):
     result = run(command + b" data.x=1 " + LEGACY + b"=auto trainer.y=2\n")

@@ -54,7 +54,11 @@ def is_verl_shell_script(word: bytes) -> bool:
 def verl_entry_index(words: list[bytes]) -> int | None:
     """The index of the word naming the verl entry point a command runs (the overrides follow it),
     or None when the command runs something else."""
-    if not words or _basename(words[0]) not in _LAUNCHERS and not _PYTHON.fullmatch(_basename(words[0])):
+    if not words:
+        return None
+    if _unquoted(words[0]).startswith(b"$"):  # `$PYTHON -m verl...`, `${PY:-python3} verl/.../x.py`
+        return _python_entry(words, 1)
+    if _basename(words[0]) not in _LAUNCHERS and not _PYTHON.fullmatch(_basename(words[0])):
         return None
     script = _script_position(words)
     if script and is_verl_shell_script(words[script]):
