@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from migrator.cli import load_mappings
+from migrator.tablecache import composed
 from migrator.rewrite import shell
 
-MAPPINGS = load_mappings(None, "v0.8.0", ())
+MAPPINGS = composed(None, "v0.8.0", ())[0]
 KEY = b"actor_rollout_ref.rollout.update_weights_bucket_megabytes"
 
 

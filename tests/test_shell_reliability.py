@@ -7,10 +7,13 @@ import subprocess
 
 import pytest
 
-from migrator.cli import load_mappings
-from migrator.engine import process_file
+from migrator.tablecache import composed
+try:
+    from migrator.fileprocess import process_file
+except ImportError:  # before process_file moved out of the engine module
+    from migrator.engine import process_file
 
-MAPPINGS = load_mappings(None, "v0.8.0", ())
+MAPPINGS = composed(None, "v0.8.0", ())[0]
 SGLANG = b"examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh"
 SGLANG_NEW = b"examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh"
 
