@@ -242,3 +242,26 @@ def test_a_removed_key_of_a_verl_entry_point_is_deleted(command):
 ])
 def test_a_removed_key_in_an_override_array_is_deleted(source, expected):
     assert run(source).after == expected
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("form", [
+    b'read -r train_etp <<< 5; echo "$train_etp"',
+    b"printf -v train_etp '%s' 7; echo $train_etp",
+    b'let train_etp=train_etp+1 "train_etp += 2"; echo $train_etp',
+    b"declare -n ref=train_etp; ref=9; echo $train_etp",
+    b"[[ train_etp -gt 1 ]] && echo big",
+    b"arr=(a b c d); echo ${arr[train_etp]}; arr[train_etp]=z; echo ${arr[@]}",
+    b"mapfile -t train_etp < <(printf 'x\\ny\\n'); echo ${train_etp[1]}",
+    b"set -- -b; getopts ab train_etp; echo $train_etp",
+    b'unset train_etp; echo "${train_etp:-unset}"',
+    b"f() { local train_etp=1; echo $train_etp; }; f; echo $train_etp",
+    b"x=2; echo $(( train_etp * x )); (( train_etp++ )); echo ${!train_etp} $train_etp",
+])
+def test_a_renamed_variable_prints_what_the_original_printed(form):
+    source = b"# mindspeed\ntrain_etp=2\n" + form + b"\n"
+    result = run(source)
+    assert result.status == "changed" and b"train_etp" not in result.after.split(b"\n", 1)[1], result.findings
+    outputs = [subprocess.run(["bash", "-c", script], capture_output=True, timeout=30).stdout
+               for script in (source, result.after)]
+    assert outputs[0] == outputs[1] and outputs[0], outputs
