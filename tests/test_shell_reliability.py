@@ -88,6 +88,11 @@ NEW = b"examples/grpo_trainer/run_qwen3_8b_fsdp.sh"
     b"cp " + OLD + b"$(date +%s) /tmp\n",
     b"S=" + OLD + b"$EXT\n",
     b"S=\"" + OLD + b"\"$EXT\n",
+    # glued before it, with no `/` between: another file
+    b'bash "my"' + OLD + b"\n",
+    b"bash ${X}" + OLD + b"\n",
+    b'bash "${X}' + OLD + b'"\n',
+    b"bash x\\\n" + OLD + b"\n",
 ])
 def test_a_path_with_text_glued_after_it_is_reported_not_moved(source):
     result = run(source)
@@ -100,6 +105,12 @@ def test_a_path_with_text_glued_after_it_is_reported_not_moved(source):
     b"bash " + OLD + b"\\\n  x=1\n",
     b"S=\"" + OLD + b" --flag\"\n",
     b"bash '" + OLD + b"';\n",
+    b'bash "$VERL_HOME"/' + OLD + b"\n",
+    b'bash "$VERL_HOME/"' + OLD + b"\n",
+    b"bash ${VERL_HOME}/" + OLD + b"\n",
+    b'bash "${VERL_HOME}/' + OLD + b'"\n',
+    b"bash \\\n  " + OLD + b"\n",
+    b"cat <<EOF\nbash " + OLD + b"\nEOF\n",
 ])
 def test_a_path_that_is_the_whole_word_is_moved(source):
     result = run(source)

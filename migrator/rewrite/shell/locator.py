@@ -21,6 +21,7 @@ from migrator.rewrite.shell.syntax import (
     _literal_span,
     _script_position,
     _text_glued_after,
+    _text_glued_before,
     _word_starts_at,
     parse,
 )
@@ -154,9 +155,10 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
         for m in scan.MODULE_AFTER_DASH_M.finditer(self.src, start, end):
             self.module_span(m.start("module"), m.end("module"))
         for old_start, old_end, change in scan.find_paths(self.src, start, end, self.maps):
-            if change.new is not None and _text_glued_after(piece, old_end, self.src):
+            if change.new is not None and (_text_glued_after(piece, old_end, self.src) or (
+                    old_start == start and _text_glued_before(piece, old_start, self.src))):
                 self.findings.append(Finding(old_start, "path-move", f"{change.old} moved to {change.new}; not "
-                                             "edited: bash reads more text glued after it as one word", None,
+                                             "edited: bash reads more text glued to it as one word", None,
                                              change.prs))
                 continue
             self.path_occurrence(old_start, old_end, change, path_context, in_comment=False)

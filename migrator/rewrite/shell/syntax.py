@@ -76,6 +76,27 @@ def _text_glued_after(piece, at: int, src: bytes) -> bool:
     return _glued_by_continuation(src, node.end_byte, node.end_byte)
 
 
+def _text_glued_before(piece, at: int, src: bytes) -> bool:
+    """Does bash read more of the same word before `at`, the start of the literal `piece`'s text, with
+    no `/` between (`"my"examples/x.sh`, `${X}examples/x.sh`, `x\\<newline>examples/x.sh`)?"""
+    node = piece
+    if piece.type == "string_content":
+        node = piece.parent
+        if node is None or piece.start_byte != node.start_byte + 1:
+            return src[at - 1:at] != b"/"  # "${ROOT}examples/x.sh"
+    elif piece.type == "heredoc_body":
+        return False
+    while node.parent is not None and node.parent.type in ("concatenation", "string"):
+        if node.parent.children[0].start_byte != node.start_byte:
+            before = src[node.start_byte - 1:node.start_byte]
+            if before in (b'"', b"'") and node.prev_sibling is not None and \
+                    node.prev_sibling.type in ("string", "raw_string"):
+                before = src[node.start_byte - 2:node.start_byte - 1]  # the text inside the quotes
+            return before != b"/"
+        node = node.parent
+    return _glued_by_continuation(src, node.start_byte, node.start_byte)
+
+
 def _is_override_word(word: bytes) -> bool:
     m = scan.OVERRIDE_AT_START.match(word.lstrip(b"\"'"))
     return m is not None and scan.is_override(m)
