@@ -77,12 +77,36 @@ def test_moving_or_removing_the_last_key_keeps_the_missing_final_newline(newline
      "critic:\n  model:\n    path: x\n  fsdp:\n    a: 1\n    b: ${.a}\n"),
     ("critic:\n  model:\n    fsdp_config:\n      a: 1\n      b: ${..path}\n    path: x\n",
      "critic:\n  model:\n    path: x\n  fsdp:\n    a: 1\n    b: ${..model.path}\n"),
+    # in a list or a flow mapping, the reference resolves from that node
+    (f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\n    sizes: ['${{..{BUCKET}}}', 2]\n",
+     f"actor_rollout_ref:\n  rollout:\n    sizes: ['${{..checkpoint_engine.{BUCKET}}}', 2]\n    checkpoint_engine:\n"
+     f"      {BUCKET}: 1\n"),
+    (f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\n    sizes:\n      - a: ${{...{BUCKET}}}\n",
+     f"actor_rollout_ref:\n  rollout:\n    sizes:\n      - a: ${{...checkpoint_engine.{BUCKET}}}\n"
+     f"    checkpoint_engine:\n      {BUCKET}: 1\n"),
+    (f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\n    m: {{a: '${{..{BUCKET}}}'}}\n",
+     f"actor_rollout_ref:\n  rollout:\n    m: {{a: '${{..checkpoint_engine.{BUCKET}}}'}}\n    checkpoint_engine:\n"
+     f"      {BUCKET}: 1\n"),
 ])
 def test_relative_interpolations_follow_moves(before, after):
     result = run(before, "c.yaml")
     assert result.status == "changed", (result.status, result.reason, result.findings)
     assert result.after.decode() == after
     assert run(result.after, "c.yaml").status == "unchanged"
+    # OmegaConf (when installed: not a dependency) resolves every reference of the result, to the
+    # values the original resolved to.
+    omegaconf = pytest.importorskip("omegaconf")
+    OmegaConf = omegaconf.OmegaConf  # noqa: N806
+    resolved = [_leaves(OmegaConf.to_container(OmegaConf.create(text), resolve=True)) for text in (before, after)]
+    assert resolved[0] == resolved[1]
+
+
+def _leaves(data) -> list[str]:
+    if isinstance(data, dict):
+        return sorted(leaf for value in data.values() for leaf in _leaves(value))
+    if isinstance(data, list):
+        return sorted(leaf for value in data for leaf in _leaves(value))
+    return [str(data)]
 
 
 def test_relative_interpolation_of_a_removed_key_is_reported():

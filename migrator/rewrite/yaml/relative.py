@@ -70,12 +70,8 @@ def relocate_references(planner) -> list[tuple[tuple[int, ...], list[Edit], tupl
     out = []
     for mapping in planner.block_mappings(planner.root):
         for key in mapping.keys:
-            value = key.value
-            if not isinstance(value, yaml.ScalarNode) or value.tag != STR_TAG:
-                continue
-            start, end = planner.lines.byte(value.start_mark), planner.lines.byte(value.end_mark)
-            if b"${." not in planner.src[start:end] and b":." not in planner.src[start:end]:
-                continue
+            if key.children is not None:
+                continue  # its keys are visited as keys of their own
             relies_on, new_path = [], key.path
             for depth in range(len(key.path), 0, -1):
                 if key.path[:depth] in moved:
@@ -83,21 +79,43 @@ def relocate_references(planner) -> list[tuple[tuple[int, ...], list[Edit], tupl
                     relies_on.append(key_id)
                     new_path = new + key.path[depth:]
                     break
-            edits = []
-            for ref_start, ref_end, new_ref, what in relocations(
-                    planner.src, start, end, key.path[:-1], new_path[:-1], planner.maps):
-                if new_ref is None:
-                    planner.findings.append(Finding(ref_start, "key-removal",
-                                                f"relative interpolation {what}; fix it by hand"))
-                else:
-                    edits.append(Edit(ref_start, ref_end, new_ref, "key-rename",
-                                      f"relative interpolation {what}"))
-            if edits:
-                planner.edits.extend(edits)
-                op = ("relative", key.raw, key.path[:-1], new_path[:-1])
-                planner.ops.append(op)
-                out.append((tuple(i for i in relies_on if i is not None), edits, op))
+            for value, raw, path in _string_scalars(key.value, (), ()):
+                start, end = planner.lines.byte(value.start_mark), planner.lines.byte(value.end_mark)
+                if b"${." not in planner.src[start:end] and b":." not in planner.src[start:end]:
+                    continue
+                # A value's reference resolves from the node holding it: the mapping of its key, or
+                # the list or flow mapping it is an element of.
+                container, new_container = (key.path + path)[:-1], (new_path + path)[:-1]
+                edits = []
+                for ref_start, ref_end, new_ref, what in relocations(
+                        planner.src, start, end, container, new_container, planner.maps):
+                    if new_ref is None:
+                        planner.findings.append(Finding(ref_start, "key-removal",
+                                                        f"relative interpolation {what}; fix it by hand"))
+                    else:
+                        edits.append(Edit(ref_start, ref_end, new_ref, "key-rename",
+                                          f"relative interpolation {what}"))
+                if edits:
+                    planner.edits.extend(edits)
+                    op = ("relative", key.raw + raw, container, new_container)
+                    planner.ops.append(op)
+                    out.append((tuple(i for i in relies_on if i is not None), edits, op))
     return out
+
+
+def _string_scalars(node, raw: tuple, path: tuple):
+    """(string scalar, its raw path below `node` (list indices as ints), its config path) for a key's
+    value, through lists and mappings inside it."""
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag == STR_TAG:
+            yield node, raw, path
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            yield from _string_scalars(item, raw + (index,), path + (str(index),))
+    elif isinstance(node, yaml.MappingNode):
+        for name, value in node.value:
+            if isinstance(name, yaml.ScalarNode):
+                yield from _string_scalars(value, raw + (name.value,), path + (name.value,))
 
 
 def drop_relocations_of_moves_not_made(planner, relocated) -> None:
