@@ -248,6 +248,10 @@ def test_a_removed_key_of_a_verl_entry_point_is_deleted(command):
     # an array expanded into a verl command
     (b"ARGS=(a " + LEGACY + b"=auto)\npython3 -m verl.trainer.main_ppo \"${ARGS[@]}\"\n",
      b"ARGS=(a)\npython3 -m verl.trainer.main_ppo \"${ARGS[@]}\"\n"),
+    (b"ARGS=(a " + LEGACY + b"=auto)\npython3 -m verl.trainer.main_ppo ${ARGS[@]} x.y=1\n",
+     b"ARGS=(a)\npython3 -m verl.trainer.main_ppo ${ARGS[@]} x.y=1\n"),
+    (b"ARGS=(" + LEGACY + b"=auto a)\npython3 -m verl.trainer.main_ppo $ARGS\n",
+     b"ARGS=( a)\npython3 -m verl.trainer.main_ppo $ARGS\n"),
     # an array of nothing but overrides, used elsewhere (or in a function)
     (b"OVR=(data.x=1 " + LEGACY + b"=auto)\nrun_it \"${OVR[@]}\"\n", b"OVR=(data.x=1)\nrun_it \"${OVR[@]}\"\n"),
 ])

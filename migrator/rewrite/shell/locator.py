@@ -95,9 +95,8 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
         script_index = _script_position(words)
         # Only a verl entry point reads Hydra overrides: elsewhere a removed key is reported, not deleted.
         entry = verl_entry_index(words)
-        if entry is not None:
-            for word in words[entry + 1:]:
-                self.verl_expanded |= expanded_names(word)
+        if entry is not None:  # every node after it: `$ARGS` and `${ARGS[@]}` are expansions, not words
+            self.verl_expanded |= expanded_names(self.src[args[entry].end_byte:node.end_byte])
         # A "command" named by an override (`data.x=1 \` after a line that lost its `\`) is not one
         # anyone runs: rename inside it, but removing any word would make another word its name.
         named_by_override = len(args) > 1 and _is_override_word(words[0])
