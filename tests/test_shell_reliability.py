@@ -237,6 +237,8 @@ def test_a_removed_key_outside_a_verl_command_is_reported_not_deleted(source):
     b"ray job submit --address=http://x:8265 --runtime-env=r.yaml -- python3 -m verl.trainer.main_ppo",
     b"PYTHONUNBUFFERED=1 nohup time python3 -m verl.trainer.main_ppo",
     b'"$PYTHON" -m verl.trainer.main_ppo',
+    b"deepspeed --num_gpus 8 verl/trainer/fsdp_sft_trainer.py",
+    b"accelerate launch -m verl.trainer.fsdp_sft_trainer",
     b"${PY:-python3} verl/trainer/main_ppo.py",
 ])
 def test_a_removed_key_of_a_verl_entry_point_is_deleted(command):

@@ -15,8 +15,10 @@ from migrator.rewrite.shell.syntax import _is_override_word, _script_position
 _PYTHON = re.compile(rb"python(?:[0-9][0-9.]*)?")
 # Commands that run the rest of their words as a command line (`nohup python3 -m verl...`,
 # `ray job submit ... -- python3 -m verl...`): a verl interpreter word may follow them.
+# Launchers whose script is `-m module` or the first `.py` operand.
+_SCRIPT_LAUNCHERS = frozenset({b"torchrun", b"deepspeed", b"accelerate"})
 _LAUNCHERS = frozenset({b"nohup", b"time", b"exec", b"env", b"srun", b"mpirun", b"numactl", b"taskset", b"stdbuf",
-                        b"nice", b"timeout", b"ray", b"uv", b"conda", b"torchrun", b"bash", b"sh"})
+                        b"nice", b"timeout", b"ray", b"uv", b"conda", b"bash", b"sh"}) | _SCRIPT_LAUNCHERS
 _TORCH_LAUNCH_MODULES = frozenset({b"torch.distributed.run", b"torch.distributed.launch"})
 # Options of python that take a value in the next word.
 _PYTHON_VALUE_OPTIONS = frozenset({b"-X", b"-W", b"-Q"})
@@ -67,7 +69,7 @@ def verl_entry_index(words: list[bytes]) -> int | None:
         name = _basename(word)
         if _PYTHON.fullmatch(name):
             return _python_entry(words, i + 1)
-        if name == b"torchrun":
+        if name in _SCRIPT_LAUNCHERS:
             return _launcher_entry(words, i + 1)
     return None
 
@@ -86,7 +88,8 @@ def _python_entry(words: list[bytes], i: int) -> int | None:
 
 
 def _launcher_entry(words: list[bytes], i: int) -> int | None:
-    """torchrun's (or torch.distributed.run's) script: `-m module` or the first `.py` operand."""
+    """A launcher's script (torchrun, torch.distributed.run, deepspeed, accelerate launch): `-m module`
+    or the first `.py` operand."""
     while i < len(words):
         if words[i] == b"-m" and i + 1 < len(words):
             return i + 1 if is_verl_module(_unquoted(words[i + 1])) else None
