@@ -18,16 +18,20 @@ def _renames_in_one_array(count: int) -> bytes:
 
 
 def _locate_seconds(source: bytes, count: int) -> float:
-    started = time.perf_counter()
+    """CPU seconds of this process (other processes on a busy machine do not count)."""
+    started = time.process_time()
     located = shell.locate(source, MAPPINGS)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert len(located.edits) == count
     return elapsed
 
 
 def test_twenty_thousand_renames_in_one_file_locate_in_linear_time():
     shell.parse(b"warm up\n")
-    half = _locate_seconds(_renames_in_one_array(10_000), 10_000)
-    full = _locate_seconds(_renames_in_one_array(20_000), 20_000)
+    sources = {count: _renames_in_one_array(count) for count in (10_000, 20_000)}
+    half, full = (_locate_seconds(sources[count], count) for count in sources)
+    if full >= 3 * max(half, 0.05):  # one retry, best of two, against a hiccup
+        half = min(half, _locate_seconds(sources[10_000], 10_000))
+        full = min(full, _locate_seconds(sources[20_000], 20_000))
     assert full < 10, full
     assert full < 3 * max(half, 0.05), (half, full)  # quadratic would be 4x
