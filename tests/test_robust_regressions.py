@@ -16,12 +16,12 @@ REMOVED = b"critic.kl_ctrl.type"
 
 
 @pytest.mark.parametrize("source, expected", [
-    (b"python3 -m x \\\n    ~critic.kl_ctrl.type \\\n    ~critic.kl_ctrl.type\n", b"python3 -m x\n"),
-    (b"python3 -m x \\\n  a.b=1 \\\n  critic.kl_ctrl.type=1 \\\n  critic.kl_ctrl.type=2 \\\n  critic.kl_ctrl.type=3\n"
-     b"echo next\n", b"python3 -m x \\\n  a.b=1\necho next\n"),
-    (b"python3 -m x \\\r\n  a.b=1 \\\r\n  critic.kl_ctrl.type=1 \\\r\n  critic.kl_ctrl.type=2\r\necho next\r\n",
-     b"python3 -m x \\\r\n  a.b=1\r\necho next\r\n"),
-    (b"python3 -m x \\\n  critic.kl_ctrl.type=1 \\\n  critic.kl_ctrl.type=2 \\\n  a.b=1\n", b"python3 -m x \\\n  a.b=1\n"),
+    (b"python3 -m verl.trainer.main_ppo \\\n    ~critic.kl_ctrl.type \\\n    ~critic.kl_ctrl.type\n", b"python3 -m verl.trainer.main_ppo\n"),
+    (b"python3 -m verl.trainer.main_ppo \\\n  a.b=1 \\\n  critic.kl_ctrl.type=1 \\\n  critic.kl_ctrl.type=2 \\\n  critic.kl_ctrl.type=3\n"
+     b"echo next\n", b"python3 -m verl.trainer.main_ppo \\\n  a.b=1\necho next\n"),
+    (b"python3 -m verl.trainer.main_ppo \\\r\n  a.b=1 \\\r\n  critic.kl_ctrl.type=1 \\\r\n  critic.kl_ctrl.type=2\r\necho next\r\n",
+     b"python3 -m verl.trainer.main_ppo \\\r\n  a.b=1\r\necho next\r\n"),
+    (b"python3 -m verl.trainer.main_ppo \\\n  critic.kl_ctrl.type=1 \\\n  critic.kl_ctrl.type=2 \\\n  a.b=1\n", b"python3 -m verl.trainer.main_ppo \\\n  a.b=1\n"),
     (b"ARGS=(\n  critic.kl_ctrl.type=1\n  critic.kl_ctrl.type=2\n)\n", b"ARGS=(\n)\n"),
 ])
 def test_consecutive_removed_arguments_go_in_one_run(source, expected):
@@ -31,7 +31,7 @@ def test_consecutive_removed_arguments_go_in_one_run(source, expected):
 
 
 def test_diff_of_a_file_with_a_lone_cr_applies_with_patch(tmp_path):
-    before = b"echo a\rb\npython3 -m x actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\necho c\n"
+    before = b"echo a\rb\npython3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\necho c\n"
     after = before.replace(b"rollout.update", b"rollout.checkpoint_engine.update")
     diff = unified_diff(FileResult("s.sh", "changed", before=before, after=after))
     assert b"No newline" not in diff
@@ -45,7 +45,7 @@ def test_diff_of_a_file_with_a_lone_cr_applies_with_patch(tmp_path):
 
 def test_bash_syntax_error_reason_names_the_line(tmp_path):
     script = tmp_path / "broken.sh"
-    script.write_bytes(b"#!/bin/bash\n\nif then\npython3 -m x critic.kl_ctrl.type=1\n")
+    script.write_bytes(b"#!/bin/bash\n\nif then\npython3 -m verl.trainer.main_ppo critic.kl_ctrl.type=1\n")
     out = subprocess.run([sys.executable, "-m", "migrator", "--to", "v0.8.0", str(script)], capture_output=True,
                          text=True, timeout=60)
     assert "does not pass `bash -n` before any edit: line 3: syntax error near unexpected token `then'" in out.stderr
@@ -87,10 +87,10 @@ def test_a_key_in_command_position_is_reported_not_removed(source):
 @pytest.mark.parametrize("source, expected", [
     # Found by tests/test_property_shell.py after merging main's planned removals: the trailing run
     # was cut from the last *argument* sibling, deleting an expansion between them.
-    (b"python3 -m x ${EXTRA:-a.b=4} ~critic.kl_ctrl.type\n", b"python3 -m x ${EXTRA:-a.b=4}\n"),
-    (b"python3 -m x keep=1 critic.kl_ctrl.type=1 ${X} critic.kl_ctrl.type=2\n", b"python3 -m x keep=1 ${X}\n"),
-    (b"python3 -m x \\\n  a.b=1 \\\n  $EXTRA \\\n  critic.kl_ctrl.type=1 \\\n  critic.kl_ctrl.type=2\necho next\n",
-     b"python3 -m x \\\n  a.b=1 \\\n  $EXTRA\necho next\n"),
+    (b"python3 -m verl.trainer.main_ppo ${EXTRA:-a.b=4} ~critic.kl_ctrl.type\n", b"python3 -m verl.trainer.main_ppo ${EXTRA:-a.b=4}\n"),
+    (b"python3 -m verl.trainer.main_ppo keep=1 critic.kl_ctrl.type=1 ${X} critic.kl_ctrl.type=2\n", b"python3 -m verl.trainer.main_ppo keep=1 ${X}\n"),
+    (b"python3 -m verl.trainer.main_ppo \\\n  a.b=1 \\\n  $EXTRA \\\n  critic.kl_ctrl.type=1 \\\n  critic.kl_ctrl.type=2\necho next\n",
+     b"python3 -m verl.trainer.main_ppo \\\n  a.b=1 \\\n  $EXTRA\necho next\n"),
     (b"ARGS=(\n  a.b=1\n  # note\n  critic.kl_ctrl.type=1\n)\n", b"ARGS=(\n  a.b=1\n  # note\n)\n"),
 ])
 def test_removing_trailing_arguments_keeps_expansions_and_comments_before_them(source, expected):
@@ -112,7 +112,7 @@ def test_python_file_with_a_bad_coding_cookie_is_skipped_not_an_internal_error(c
     b"(~critic.kl_ctrl.type critic.kl_ctrl.type=)\n",
     b"critic.kl_ctrl.type= critic.kl_ctrl.type=\n",
     # A `\\` list that lost a `\\`: the next line is a new command named by an override.
-    b"python3 -m x \\\n    a.b=1\n    critic.kl_ctrl.type=2 \\\n    critic.kl_ctrl.type=3\n",
+    b"python3 -m verl.trainer.main_ppo \\\n    a.b=1\n    critic.kl_ctrl.type=2 \\\n    critic.kl_ctrl.type=3\n",
 ])
 def test_command_named_by_an_override_is_reported_not_edited(source):
     result = process_file("run.sh", "run.sh", MAPPINGS, data=source)

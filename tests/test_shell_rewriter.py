@@ -111,19 +111,19 @@ def test_path_removal_is_reported_not_edited(core_mappings):
 
 def test_removal_of_middle_argument_deletes_its_line(core_mappings):
     check_transformed(
-        "python3 x.py \\\n    a.b=1 \\\n    actor_rollout_ref.rollout.enable_chunked_prefill_legacy=True \\\n    c.d=2\n",
-        "python3 x.py \\\n    a.b=1 \\\n    c.d=2\n", core_mappings)
+        "python3 verl/trainer/main_ppo.py \\\n    a.b=1 \\\n    actor_rollout_ref.rollout.enable_chunked_prefill_legacy=True \\\n    c.d=2\n",
+        "python3 verl/trainer/main_ppo.py \\\n    a.b=1 \\\n    c.d=2\n", core_mappings)
 
 
 def test_removal_of_last_argument_leaves_no_dangling_backslash(core_mappings):
     check_transformed(
-        "python3 x.py \\\n    a.b=1 \\\n    actor_rollout_ref.rollout.enable_chunked_prefill_legacy=True\necho ok\n",
-        "python3 x.py \\\n    a.b=1\necho ok\n", core_mappings)
+        "python3 verl/trainer/main_ppo.py \\\n    a.b=1 \\\n    actor_rollout_ref.rollout.enable_chunked_prefill_legacy=True\necho ok\n",
+        "python3 verl/trainer/main_ppo.py \\\n    a.b=1\necho ok\n", core_mappings)
 
 
 def test_removal_inside_a_line(core_mappings):
-    check_transformed("python3 x.py a.b=1 actor_rollout_ref.rollout.enable_chunked_prefill_legacy=True c=2\n",
-                      "python3 x.py a.b=1 c=2\n", core_mappings)
+    check_transformed("python3 verl/trainer/main_ppo.py a.b=1 actor_rollout_ref.rollout.enable_chunked_prefill_legacy=True c=2\n",
+                      "python3 verl/trainer/main_ppo.py a.b=1 c=2\n", core_mappings)
 
 
 def test_removal_in_a_string_is_a_manual_step(core_mappings):
@@ -194,9 +194,9 @@ def test_shebang_is_never_touched(core_mappings):
 
 def test_removal_of_several_trailing_arguments(core_mappings):
     old = "actor_rollout_ref.rollout.enable_chunked_prefill_legacy"
-    check_transformed(f"python3 x.py \\\n    a.b=1 \\\n    {old}=1 \\\n    +{old}=2\necho ok\n",
-                      "python3 x.py \\\n    a.b=1\necho ok\n", core_mappings)
-    check_transformed(f"python3 x.py \\\n    {old}=1 \\\n    {old}=2\n", "python3 x.py\n", core_mappings)
+    check_transformed(f"python3 verl/trainer/main_ppo.py \\\n    a.b=1 \\\n    {old}=1 \\\n    +{old}=2\necho ok\n",
+                      "python3 verl/trainer/main_ppo.py \\\n    a.b=1\necho ok\n", core_mappings)
+    check_transformed(f"python3 verl/trainer/main_ppo.py \\\n    {old}=1 \\\n    {old}=2\n", "python3 verl/trainer/main_ppo.py\n", core_mappings)
 
 
 def test_removal_of_every_array_element(core_mappings):

@@ -8,6 +8,7 @@ line does (`key=value` overrides, `-m module`, script paths); this turns the sha
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
@@ -68,8 +69,12 @@ def _overrides(src: bytes, start: int, end: int, span_starts_word: bool, escapes
 
 def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_starts_word: bool = True,
                escapes: bool = False, prose: bool = False, in_comment: bool = False,
-               whole_key: bool = False, interpolations: bool = True) -> tuple[list[Edit], list[Finding]]:
+               whole_key: bool = False, interpolations: bool = True,
+               continues_after: bool = False) -> tuple[list[Edit], list[Finding]]:
     """Overrides at word starts, `-m module`, paths, and (in prose) bare dotted keys in src[start:end].
+
+    `continues_after`: the value goes on after `end` with text that may join a path ending there
+    (`"x.sh" ".orig"`, `f"x.sh{ext}"`): such a path is reported, not moved.
 
     `whole_key`: the span is one value (a string literal); when it is exactly an old key, module or
     subtree root it is renamed (`OmegaConf.select(cfg, "old.key")`, `runpy.run_module("old.mod")`).
@@ -113,6 +118,11 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
             _module_edit(module, m.start("module"), m.end("module"), edits, findings, in_comment)
     for path_start, path_end, change in scan.find_paths(src, start, end, maps):
         old = src[path_start:path_end].decode("ascii")
+        if change.new is not None and not in_comment and (
+                (path_end == end and continues_after) or _escape_joins(src, path_end, end, escapes)):
+            findings.append(Finding(path_start, "path-move", f"{old} moved to {change.new}; not edited: more "
+                                    "text is glued after it in the same string", None, change.prs))
+            continue
         if change.new is None:
             if not in_comment:
                 findings.append(Finding(path_start, "path-removal", f"{old} was removed", change.hint, change.prs))
@@ -127,6 +137,41 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
             edits.append(Edit(path_start, path_end, change.new.encode(), "path-move", f"{old} -> {change.new}",
                               change.prs, in_comment))
     return edits, findings
+
+
+_PATH_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+/-\\")
+_SIMPLE_ESCAPES = frozenset(b"ntrvfab\"'")
+_OCTAL_ESCAPE = re.compile(rb"\\([0-7]{1,3})")
+_HEX_ESCAPE = re.compile(rb"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))")
+_NAMED_ESCAPE = re.compile(rb"\\N\{([^}]*)\}")
+
+
+def _escape_joins(src: bytes, at: int, end: int, escapes: bool) -> bool:
+    """Is src[at], right after a path in a string literal, a backslash that puts a name character
+    there (`x.sh\\x2eorig`, `x.sh\\<newline>.orig`, a raw or unknown `\\`)? Then the path is not the whole name."""
+    joined = False
+    while at < end and src[at] == 0x5C:
+        if not escapes:
+            return True
+        following = src[at + 1:at + 2]
+        if following in (b"\n", b"\r"):  # a continuation inside the literal: the text goes on
+            at += 3 if src[at + 1:at + 3] == b"\r\n" else 2
+            joined = True
+            continue
+        if following and following[0] in _SIMPLE_ESCAPES:
+            return False
+        value = None
+        if (m := _OCTAL_ESCAPE.match(src, at)):
+            value = int(m.group(1), 8)
+        elif (m := _HEX_ESCAPE.match(src, at)):
+            value = int(next(g for g in m.groups() if g), 16)
+        elif (m := _NAMED_ESCAPE.match(src, at)):
+            try:
+                value = ord(unicodedata.lookup(m.group(1).decode("ascii", "replace")))
+            except KeyError:
+                return True
+        return value is None or value in _PATH_CHARS  # an unknown escape keeps its backslash
+    return joined and at < end and src[at] in _PATH_CHARS
 
 
 def _module_edit(change, start: int, end: int, edits: list, findings: list, in_comment: bool) -> None:

@@ -74,6 +74,8 @@ class _AstWalker:
         self.opaque: list[tuple[int, int]] = []  # f-strings and joined strings
         self.imports: list[tuple[int, int]] = []
         self.root_names: set[int] = set()  # starts of expression names and attributes spelling a root
+        self._sorted_spans: dict[int, tuple[list[int], list[int], int]] = {}
+        self._line_comments: dict[int, int | None] = {}
         self.chosen_ranges = [(self.line_starts[span[0] - 1],
                                self.line_starts[span[1]] if span[1] < len(self.line_starts) else len(source))
                               for _, span in sorted(statements.chosen.items())]
@@ -206,7 +208,14 @@ class _AstWalker:
         self.locator.call(func, self.span(node)[0], args)
 
     def within(self, spans: list[tuple[int, int]], offset: int) -> bool:
-        return any(start <= offset < end for start, end in spans)
+        """Is offset in one of `spans` (the walk's lists, complete once it ends)? By bisection on
+        a sorted copy made once per list: one scan per token made a long line quadratic."""
+        index = self._sorted_spans.get(id(spans))
+        if index is None or index[2] != len(spans):
+            ordered = sorted(spans)
+            index = self._sorted_spans[id(spans)] = ([s for s, _ in ordered], _running_max_end(ordered), len(spans))
+        at = bisect.bisect_right(index[0], offset) - 1
+        return at >= 0 and offset < index[1][at]
 
     def in_string(self, offset: int) -> bool:
         """Whether offset lies in a string token, f-string or joined string of the chosen statements
@@ -222,7 +231,7 @@ class _AstWalker:
 
         On a line of a chosen statement, the first `#` outside every string token starts the comment;
         a line outside every statement holds nothing but blanks and a comment (else: Unsure)."""
-        line_start = self.src.rfind(b"\n", 0, offset) + 1
+        line_start = self.line_starts[bisect.bisect_right(self.line_starts, offset) - 1]
         if outside:
             at = line_start
             while self.src[at:at + 1] in (b" ", b"\t", b"\f"):
@@ -230,12 +239,15 @@ class _AstWalker:
             if self.src[at:at + 1] != b"#":
                 raise Unsure
             return at
-        at = self.src.find(b"#", line_start, offset)
-        while at != -1:
-            if not self.in_string(at):
-                return at
-            at = self.src.find(b"#", at + 1, offset)
-        return None
+        if line_start not in self._line_comments:  # the first `#` outside strings, found once per line
+            line_end = self.src.find(b"\n", line_start)
+            line_end = len(self.src) if line_end == -1 else line_end
+            at = self.src.find(b"#", line_start, line_end)
+            while at != -1 and self.in_string(at):
+                at = self.src.find(b"#", at + 1, line_end)
+            self._line_comments[line_start] = None if at == -1 else at
+        at = self._line_comments[line_start]
+        return at if at is not None and at < offset else None
 
     def comments(self) -> None:
         """Every token in a comment goes through the comment's text scan (once per comment); a token
@@ -271,6 +283,15 @@ class _AstWalker:
                             and not self.within(self.strings, at) and self.comment_start(at, False) is None:
                         raise Unsure
                     at = self.src.find(word, at + 1, end)
+
+
+def _running_max_end(ordered: list[tuple[int, int]]) -> list[int]:
+    """For spans sorted by start, the furthest end among each span and those before it."""
+    out, furthest = [], -1
+    for _, end in ordered:
+        furthest = max(furthest, end)
+        out.append(furthest)
+    return out
 
 
 def _dotted(node) -> str | None:

@@ -138,6 +138,7 @@ class _CstVisitor(cst.CSTVisitor):
         self.offsets = offsets
         self.inner_attributes: set[int] = set()
         self.in_import = 0
+        self.continued: set[int] = set()  # ids of string parts an implicitly joined name text follows
 
     def span(self, node) -> tuple[int, int]:
         pos = self.positions[node]
@@ -200,17 +201,28 @@ class _CstVisitor(cst.CSTVisitor):
         self.locator.attribute_chain([p.value for p in parts], lambda i: self.span(parts[i]))
 
     # -- strings, comments and calls -----------------------------------------------------------------
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> None:
+        # `"x.sh" ".orig"` is one value: a string followed by one that starts with a name character
+        # (or an f-string expression) cannot have a path moved at its end.
+        if _starts_with_name_text(node.right):
+            last = node.left
+            while isinstance(last, cst.ConcatenatedString):
+                last = last.right
+            self.continued.add(id(last))
+
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self.locator.string(self.string_literal(node))
+        self.locator.string(self.string_literal(node), continues_after=id(node) in self.continued)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         raw = "r" not in node.prefix.lower()
         previous_is_text = True
-        for part in node.parts:
+        for index, part in enumerate(node.parts):
             if isinstance(part, cst.FormattedStringText):
                 start, end = self.span(part)
+                last = index == len(node.parts) - 1
                 self.locator.add_text(start, end, span_starts_word=previous_is_text, escapes=raw,
-                                      whole_key=len(node.parts) == 1)
+                                      whole_key=len(node.parts) == 1,
+                                      continues_after=not last or id(node) in self.continued)
                 previous_is_text = True
             else:
                 previous_is_text = False
@@ -228,3 +240,27 @@ class _CstVisitor(cst.CSTVisitor):
         args = [CallArgument(a.keyword.value if a.keyword is not None else None, self.string_literal(a.value),
                              isinstance(a.value, cst.Name) and a.value.value == "True") for a in node.args]
         self.locator.call(func, self.span(node)[0], args)
+
+
+def _starts_with_name_text(node) -> bool:
+    """Does an (implicitly joined) string start with a character a file name can hold, or with an
+    f-string expression whose value is unknown?"""
+    while isinstance(node, cst.ConcatenatedString):
+        node = node.left
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - an undecodable literal: assume the worst
+            return True
+        first = value[:1]
+        if isinstance(first, bytes):
+            first = first.decode("latin-1")
+        return bool(first) and (first.isalnum() or first in "_.+/-\\")
+    if isinstance(node, cst.FormattedString):
+        if not node.parts:
+            return False
+        part = node.parts[0]
+        if not isinstance(part, cst.FormattedStringText):
+            return True
+        return bool(part.value) and (part.value[0].isalnum() or part.value[0] in "_.+/-\\")
+    return True

@@ -191,11 +191,12 @@ class Locator:
                 return
 
     # -- strings and calls ---------------------------------------------------------------------------
-    def string(self, literal_: StringLiteral) -> None:
+    def string(self, literal_: StringLiteral, continues_after: bool = False) -> None:
+        """`continues_after`: an implicitly joined string that may go on with a name follows it."""
         if literal_.start in self.shell_strings:
             return
         self.add_text(literal_.start + len(literal_.prefix) + literal_.quote_len, literal_.end - literal_.quote_len,
-                      escapes="r" not in literal_.prefix.lower(), whole_key=True)
+                      escapes="r" not in literal_.prefix.lower(), whole_key=True, continues_after=continues_after)
 
     def call(self, func: str, call_start: int, args: list[CallArgument]) -> None:
         """A call of one of CALLS_OF_INTEREST, before its arguments are visited."""

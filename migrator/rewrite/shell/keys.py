@@ -5,6 +5,7 @@ from __future__ import annotations
 from migrator.edits import Edit, Finding
 from migrator.mapping import MappingSet
 from migrator.rewrite.shell.removal_spans import _argument_removal_span
+from migrator.rewrite.shell.syntax import _glued_by_continuation
 
 
 class KeyEdits:
@@ -15,6 +16,8 @@ class KeyEdits:
     edits: list[Edit]
     findings: list[Finding]
     removals: dict
+    array_scopes: dict  # first element's start -> (array name, every element an override)
+    verl_expanded: set  # names expanded into commands that run a verl entry point
 
     def key_occurrence(self, key: str, start: int, end: int, container) -> None:
         """`container` is (sibling argument nodes, index) when the key's argument can be deleted."""
@@ -27,20 +30,32 @@ class KeyEdits:
         elif change.action == "warn":
             self.findings.append(Finding(start, "key-warn", f"{key}: {_first_note(change)}", change.hint,
                                          change.prs, severity="warning"))
-        elif container is not None:
+        elif container is not None and not _glued_by_continuation(
+                self.src, container[0][container[1]].start_byte, container[0][container[1]].end_byte):
             siblings, index = container
-            self.removals.setdefault(siblings[0].start_byte, (siblings, []))[1].append((index, key, change))
-            if change.hint:
-                self.findings.append(Finding(start, "key-removal", f"removed {key}", change.hint, change.prs,
-                                             severity="info"))
+            self.removals.setdefault(siblings[0].start_byte, (siblings, []))[1].append((index, key, change, start))
         else:
-            self.findings.append(Finding(start, "key-removal", f"{key} was removed; delete it by hand",
-                                         change.hint, change.prs))
+            self.removal_by_hand(key, start, change)
+
+    def removal_by_hand(self, key: str, start: int, change) -> None:
+        self.findings.append(Finding(start, "key-removal", f"{key} was removed; delete it by hand",
+                                     change.hint, change.prs))
 
     def plan_removals(self) -> None:
-        for siblings, removed in self.removals.values():
+        for first, (siblings, removed) in self.removals.items():
+            array = self.array_scopes.get(first)
+            if array is not None and not (array[1] or array[0] in self.verl_expanded):
+                # An array neither expanded into a verl command nor made of overrides alone: its
+                # words may be anything (`FILES=(a.b=1 ...)`), so nothing is deleted from it.
+                for _, key, change, start in removed:
+                    self.removal_by_hand(key, start, change)
+                continue
+            for _, key, change, start in removed:
+                if change.hint:
+                    self.findings.append(Finding(start, "key-removal", f"removed {key}", change.hint, change.prs,
+                                                 severity="info"))
             removed.sort(key=lambda item: item[0])
-            removed_starts = {siblings[i].start_byte for i, _, _ in removed}
+            removed_starts = {siblings[i].start_byte for i, _, _, _ in removed}
             # The run of removed arguments that ends the list, counted over *every* node between them
             # (an expansion like `${EXTRA:-}` or a comment is not an argument sibling, but must stay).
             run_start = None
@@ -53,7 +68,7 @@ class KeyEdits:
                         s.start_byte not in removed_starts for s in siblings):
                     run_start = (first.start_byte, kept_before.end_byte)
             planned: list[tuple[int, int, str, tuple]] = []
-            for index, key, change in removed:
+            for index, key, change, _ in removed:
                 node = siblings[index]
                 if run_start is not None and node.start_byte >= run_start[0]:
                     if index != len(siblings) - 1:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import bisect
+import re
+
 from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import scan
+from migrator.rewrite.shell.entry_points import expanded_names, is_override_list, verl_entry_index
 from migrator.rewrite.shell.keys import KeyEdits
 from migrator.rewrite.shell.moves import MoveEdits
 from migrator.rewrite.shell.syntax import (
@@ -16,6 +20,8 @@ from migrator.rewrite.shell.syntax import (
     _literal_pieces,
     _literal_span,
     _script_position,
+    _text_glued_after,
+    _text_glued_before,
     _word_starts_at,
     parse,
 )
@@ -43,6 +49,11 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
         # Removed arguments per command or array: (siblings, [(index, key, change)]), planned together
         # so that a run of removed arguments at the end of a `\` list leaves no dangling `\`.
         self.removals: dict[int, tuple[list, list]] = {}
+        self.var_renamed: dict[bytes, set[int]] = {}
+        self.array_scopes: dict[int, tuple[bytes, bool]] = {}
+        self.verl_expanded: set[bytes] = set()
+        self.comment_spans: list[tuple[int, int]] = []  # in source order
+        self._line_starts: list[int] | None = None
 
     # -- traversal ---------------------------------------------------------------------------
     def visit(self, root) -> None:
@@ -51,6 +62,7 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
             node = stack.pop()
             kind = node.type
             if kind == "comment":
+                self.comment_spans.append((node.start_byte, node.end_byte))
                 self.comment(node)
                 continue
             if kind == "command":
@@ -63,12 +75,28 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
                 self.literal(node)
             stack.extend(reversed(node.children))
         self.plan_removals()
+        if self.var_rules:
+            self.plan_var_renames(root)
+
+    def in_comment(self, offset: int) -> bool:
+        at = bisect.bisect_right(self.comment_spans, (offset, len(self.src) + 1)) - 1
+        return at >= 0 and self.comment_spans[at][0] <= offset < self.comment_spans[at][1]
+
+    def line_of(self, offset: int) -> int:
+        """1-based line of a byte offset, from one index of line starts (no rescan per call)."""
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in re.finditer(rb"\n", self.src)]
+        return bisect.bisect_right(self._line_starts, offset)
 
     # -- node handlers ---------------------------------------------------------------------------
     def command(self, node) -> None:
         args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
         words = [self.src[a.start_byte:a.end_byte] for a in args]
         script_index = _script_position(words)
+        # Only a verl entry point reads Hydra overrides: elsewhere a removed key is reported, not deleted.
+        entry = verl_entry_index(words)
+        if entry is not None:  # every node after it: `$ARGS` and `${ARGS[@]}` are expansions, not words
+            self.verl_expanded |= expanded_names(self.src[args[entry].end_byte:node.end_byte])
         # A "command" named by an override (`data.x=1 \` after a line that lost its `\`) is not one
         # anyone runs: rename inside it, but removing any word would make another word its name.
         named_by_override = len(args) > 1 and _is_override_word(words[0])
@@ -81,8 +109,9 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
             # Removing the command name or the script a runner runs would promote the next word
             # into its place (`key= A=B` -> `A=B`, `nohup key= x.sh` -> `nohup x.sh`).
             in_command_slot = (i == 0 or i == script_index) and i < len(args) - 1
+            removable = entry is not None and i > entry and not in_command_slot and not named_by_override
             self.argument(target, command=node, runs_script=i == script_index,
-                          container=None if in_command_slot or named_by_override else (args, i))
+                          container=(args, i) if removable else None)
 
     def argument(self, node, command, runs_script: bool, container=None) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
@@ -125,6 +154,12 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
         for m in scan.MODULE_AFTER_DASH_M.finditer(self.src, start, end):
             self.module_span(m.start("module"), m.end("module"))
         for old_start, old_end, change in scan.find_paths(self.src, start, end, self.maps):
+            if change.new is not None and (_text_glued_after(piece, old_end, self.src) or (
+                    old_start == start and _text_glued_before(piece, old_start, self.src))):
+                self.findings.append(Finding(old_start, "path-move", f"{change.old} moved to {change.new}; not "
+                                             "edited: bash reads more text glued to it as one word", None,
+                                             change.prs))
+                continue
             self.path_occurrence(old_start, old_end, change, path_context, in_comment=False)
 
     def comment(self, node) -> None:
@@ -149,9 +184,12 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
     def assignment(self, node) -> None:
         value = node.child_by_field_name("value")
         if value is not None and value.type == "array":
-            for element in value.children:
-                if element.type in ARGUMENT_TYPES:
-                    elements = [c for c in value.children if c.type in ARGUMENT_TYPES]
-                    self.argument(element, command=value, runs_script=False,
-                                  container=(elements, elements.index(element)))
+            elements = [c for c in value.children if c.type in ARGUMENT_TYPES]
+            if elements:
+                name = node.child_by_field_name("name")
+                self.array_scopes[elements[0].start_byte] = (
+                    self.src[name.start_byte:name.end_byte] if name is not None else b"",
+                    is_override_list([self.src[e.start_byte:e.end_byte] for e in elements]))
+            for index, element in enumerate(elements):
+                self.argument(element, command=value, runs_script=False, container=(elements, index))
         self.env_assignment(node, value)

@@ -39,12 +39,25 @@ class MoveEdits:
                     # tree-sitter-bash reads `A=1 B=<newline>bash x.sh` as one command; bash runs
                     # the assignments alone, so the presets belong right before `bash`.
                     at = name.start_byte
+                at = self._after_time_keyword(command, at)
                 self.edits.append(Edit(at, at, prefix, "path-move", f"env presets for {new}", change.prs))
             if change.args:
                 self.edits.append(Edit(node.end_byte, node.end_byte, (" " + " ".join(change.args)).encode(),
                                        "path-move", f"args for {new}", change.prs))
             return
         self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs, in_comment))
+
+    def _after_time_keyword(self, command, at: int) -> int:
+        """Where presets go in a command led by bash's `time` keyword: after it and its options
+        (`DEVICE=npu time bash` would run /usr/bin/time, or nothing). `nohup`, `exec`, `srun` are
+        commands that pass their environment on, so a prefix before them stays right."""
+        words = [c for c in command.children if c.start_byte >= at]
+        if not words or self.src[words[0].start_byte:words[0].end_byte] != b"time":
+            return at
+        rest = words[1:]
+        while rest and self.src[rest[0].start_byte:rest[0].end_byte] in (b"-p", b"--"):
+            rest = rest[1:]
+        return rest[0].start_byte if rest else at
 
     def module_word(self, node) -> None:
         self.module_span(node.start_byte, node.end_byte)

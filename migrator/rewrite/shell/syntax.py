@@ -6,6 +6,7 @@ planners make is a byte span of the original source.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from migrator.rewrite import scan
@@ -29,6 +30,71 @@ def _parser():
 
 def parse(source: bytes):
     return _parser().parse(source)
+
+
+_CONTINUATION = re.compile(rb"\\\r?\n")
+# Bytes that end a shell word on either side (a `\r` only before its `\n`).
+_WORD_ENDS = b" \t\r\n;&|()<>"
+
+
+def _glued_by_continuation(src: bytes, start: int, end: int) -> bool:
+    """Does bash read src[start:end] as part of a longer word, joined across `\\`+newline
+    continuations (`key=\\<newline>auto` is the one word `key=auto`)? tree-sitter splits it there."""
+    at = end
+    while (m := _CONTINUATION.match(src, at)):
+        at = m.end()
+    if at != end and at < len(src) and src[at] not in _WORD_ENDS:
+        return True
+    at = start
+    while at >= 2 and src[at - 1] == 0x0A:
+        backslash = at - 3 if src[at - 2] == 0x0D else at - 2
+        if backslash < 0 or src[backslash] != 0x5C or (backslash and src[backslash - 1] == 0x5C):
+            break
+        at = backslash
+    return at != start and at > 0 and src[at - 1] not in _WORD_ENDS
+
+
+def _text_glued_after(piece, at: int, src: bytes) -> bool:
+    """Does bash read more of the same word after `at`, a position inside the literal `piece`
+    (`x.sh'.orig'`, `x.sh$EXT`, `"x.sh${EXT}"`, `x.sh\\.orig`, `x.sh\\<newline>.orig`)?"""
+    content_end = _literal_span(piece, src)[1]
+    if at < content_end:
+        # Inside the piece the caller's scan already stopped at a boundary; an escape or an expansion
+        # the parser left in the text (`x.sh\\.orig`, `'x.sh$EXT'`, a heredoc's `x.sh$EXT`) is not one.
+        return src[at:at + 1] in (b"\\", b"$", b"`") and not _CONTINUATION.match(src, at)
+    node = piece
+    if piece.type == "string_content":
+        node = piece.parent
+        if node is None or piece.end_byte != node.end_byte - 1:
+            return True  # the string goes on with an expansion: "x.sh${EXT}"
+    elif piece.type == "heredoc_body":
+        return False
+    while node.parent is not None and node.parent.type in ("concatenation", "string"):
+        if node.parent.children[-1].start_byte != node.start_byte:
+            return True  # x.sh"$EXT", "x.sh"'.orig'
+        node = node.parent
+    return _glued_by_continuation(src, node.end_byte, node.end_byte)
+
+
+def _text_glued_before(piece, at: int, src: bytes) -> bool:
+    """Does bash read more of the same word before `at`, the start of the literal `piece`'s text, with
+    no `/` between (`"my"examples/x.sh`, `${X}examples/x.sh`, `x\\<newline>examples/x.sh`)?"""
+    node = piece
+    if piece.type == "string_content":
+        node = piece.parent
+        if node is None or piece.start_byte != node.start_byte + 1:
+            return src[at - 1:at] != b"/"  # "${ROOT}examples/x.sh"
+    elif piece.type == "heredoc_body":
+        return False
+    while node.parent is not None and node.parent.type in ("concatenation", "string"):
+        if node.parent.children[0].start_byte != node.start_byte:
+            before = src[node.start_byte - 1:node.start_byte]
+            if before in (b'"', b"'") and node.prev_sibling is not None and \
+                    node.prev_sibling.type in ("string", "raw_string"):
+                before = src[node.start_byte - 2:node.start_byte - 1]  # the text inside the quotes
+            return before != b"/"
+        node = node.parent
+    return _glued_by_continuation(src, node.start_byte, node.start_byte)
 
 
 def _is_override_word(word: bytes) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from migrator.edits import Edit, Finding
 from migrator.rewrite.shell.removal_spans import _alone_on_its_line
 from migrator.rewrite.shell.syntax import _literal_value
+from migrator.rewrite.shell.variable_uses import is_variable_use, name_pattern, names_a_function
 
 
 class VariableEdits:
@@ -16,6 +17,8 @@ class VariableEdits:
     env_rules: list
     var_rules: dict
     env_ref_renames: dict
+    var_renamed: dict  # name -> starts of its `variable_name` nodes
+    # and the locator's `in_comment(offset)` and `line_of(offset)`
 
     def env_assignment(self, node, value) -> None:
         """`NAME=value` (its `value` node or None) judged by the env rules."""
@@ -67,8 +70,40 @@ class VariableEdits:
 
     def variable_name(self, node) -> None:
         name = self.src[node.start_byte:node.end_byte]
-        rule = self.var_rules.get(name) or self.env_ref_renames.get(name)
+        if name in self.var_rules:
+            if not names_a_function(node, self.src):
+                self.var_renamed.setdefault(name, set()).add(node.start_byte)
+            return
+        rule = self.env_ref_renames.get(name)
         if rule is not None:
-            kind = "var-rename" if name in self.var_rules else "env-rename"
-            self.edits.append(Edit(node.start_byte, node.end_byte, rule.new.encode(), kind,
+            self.edits.append(Edit(node.start_byte, node.end_byte, rule.new.encode(), "env-rename",
                                    f"{rule.old} -> {rule.new}", (rule.entry.pr,)))
+
+    def plan_var_renames(self, root) -> None:
+        """Each shell-variable rename covers every spelling of the name outside comments, or none:
+        a name that is neither a `variable_name` nor a use `variable_uses` knows makes it manual."""
+        associative: dict[bytes, bool] = {}
+        for name, rule in self.var_rules.items():
+            starts = set(self.var_renamed.get(name, ()))
+            unsure = []
+            for m in name_pattern(name).finditer(self.src):
+                if m.start() in starts or self.in_comment(m.start()):
+                    continue
+                if is_variable_use(root, m.start(), m.end(), self.src, associative):
+                    starts.add(m.start())
+                else:
+                    unsure.append(m.start())
+            if not starts and not unsure:
+                continue
+            prs = (rule.entry.pr,)
+            if unsure:
+                lines = sorted({self.line_of(at) for at in starts | set(unsure)})
+                first_unsure = self.line_of(unsure[0])
+                self.findings.append(Finding(
+                    min(starts | set(unsure)), "var-rename",
+                    f"{rule.old} -> {rule.new}: rename every use by hand, on lines {', '.join(map(str, lines))} "
+                    f"(line {first_unsure} spells the name where it may not be the variable)", None, prs))
+                continue
+            for start in sorted(starts):
+                self.edits.append(Edit(start, start + len(name), rule.new.encode(), "var-rename",
+                                       f"{rule.old} -> {rule.new}", prs))

@@ -31,7 +31,10 @@ class Lines:
             self.raw.append(b"")
             self.text.append("")
             self.starts.append(cursor)
-        self.newline = b"\r\n" if b"\r\n" in source else b"\n"
+        # Inserted lines end like most of the file's lines (CR-only files exist).
+        crlf = source.count(b"\r\n")
+        counts = {b"\r\n": crlf, b"\r": source.count(b"\r") - crlf, b"\n": source.count(b"\n") - crlf}
+        self.newline = max((b"\n", b"\r\n", b"\r"), key=lambda ending: counts[ending])
 
     def byte(self, mark) -> int:
         line = min(mark.line, len(self.text) - 1)
@@ -149,6 +152,31 @@ def compose_all(text: str) -> list:
 def _mark_at(index: int, line_starts: list[int]) -> yaml.Mark:
     line = bisect.bisect_right(line_starts, index) - 1
     return yaml.Mark("<unicode string>", index, line, index - line_starts[line], None, None)
+
+
+def duplicate_key(documents: list) -> str | None:
+    """`duplicate key a.b at line N` for the first key a mapping repeats: PyYAML keeps the last value
+    silently (Hydra refuses the file), so no key path of such a file means one thing."""
+    stack = [(d, "") for d in documents if d is not None]
+    seen: set[int] = set()
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            names: set[str] = set()
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else None
+                child = f"{path}.{name}" if path else str(name)
+                if name is not None and name != "<<":
+                    if name in names:
+                        return f"duplicate key {child} at line {key.start_mark.line + 1}"
+                    names.add(name)
+                stack.append((value, child))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, f"{path}[{i}]") for i, item in enumerate(node.value))
+    return None
 
 
 def has_anchors(text: str) -> bool:

@@ -5,6 +5,8 @@ parent) or removed. Only locates: every change is an `Edit` of the original byte
 
 from __future__ import annotations
 
+import bisect
+
 import yaml
 
 from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
@@ -16,12 +18,14 @@ from migrator.rewrite.yaml.document import (
     Key,
     Lines,
     compose_all,
+    duplicate_key,
     has_anchors,
     is_block_mapping,
     is_empty_null,
     node_last_line,
     package_prefix,
 )
+from migrator.rewrite.yaml import relative
 from migrator.rewrite.yaml.insert import Insert
 
 
@@ -37,6 +41,9 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
         anchors = has_anchors(text)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SourceNotParsed(f"not parsable as YAML: {str(exc).splitlines()[0]}") from None
+    duplicate = duplicate_key(documents)
+    if duplicate is not None:
+        raise SourceNotParsed(duplicate)
     planner = Planner(source, Lines(source, base), mappings)
     for document in documents:
         if document is not None:
@@ -68,6 +75,7 @@ class Planner:
         self.findings: list[Finding] = []
         self.steps: set[int] = set()
         self.ops: list[tuple] = []  # the structural changes made, as data operations (for validate)
+        self._edit_index: tuple[list[int], list[Edit], int] | None = None
 
     def manual(self, key: Key, message: str, change: KeyChange | None = None) -> None:
         self.findings.append(Finding(self.lines.byte(key.key.start_mark), "key-rename", message,
@@ -149,12 +157,15 @@ class Planner:
         self.visit(self.root)
         self.moves = self.feasible_moves()
         self.prune()
+        relocated = relative.relocate_references(self)
         self.place_moves()
-        ranges = [(self.lines.starts[k.first_line], self.lines.after(k.last_line)) for k in self.cuts.values()]
+        relative.drop_relocations_of_moves_not_made(self, relocated)
         # Edits inside cut lines are dropped (a moved block carries them); inserts at a cut's edge stay.
-        self.edits = [e for e in self.edits
-                      if not any(lo <= e.start and e.end <= hi and (e.start < e.end or lo < e.start < hi)
-                                 for lo, hi in ranges)]
+        dropped = set()
+        for key in self.cuts.values():
+            lo, hi = self.lines.starts[key.first_line], self.lines.after(key.last_line)
+            dropped.update(id(e) for e in self.edits_within(lo, hi) if e.start < e.end or lo < e.start < hi)
+        self.edits = [e for e in self.edits if id(e) not in dropped]
         for key in self.cuts.values():
             if id(key) in self.move_targets:
                 self.ops.append(("move", key.raw, key.path, self.move_targets[id(key)]))
@@ -164,8 +175,22 @@ class Planner:
                 self.ops.append(("prune", key.raw, key.path))
             if not any(self._inside(key, other) for other in self.cuts.values() if other is not key):
                 kind, message, prs = self.cut_info.get(id(key), ("key-rename", f"{'.'.join(key.path)} left empty", ()))
-                self.edits.append(Edit(self.lines.starts[key.first_line], self.lines.after(key.last_line), b"",
-                                       kind, message, prs))
+                start, end = self.lines.starts[key.first_line], self.lines.after(key.last_line)
+                if end == len(self.src) and not self.src.endswith((b"\n", b"\r")) and key.first_line:
+                    # The file's last line has no newline: cut the one before it, so the file still ends without.
+                    previous = self.lines.raw[key.first_line - 1]
+                    start -= len(previous) - len(previous.rstrip(b"\r\n"))
+                self.edits.append(Edit(start, end, b"", kind, message, prs))
+
+    def edits_within(self, start: int, end: int) -> list[Edit]:
+        """The planned edits inside [start, end], by bisection on an index of the edits by start
+        (rebuilt when edits were added): a scan of every edit per cut or move was quadratic."""
+        if self._edit_index is None or self._edit_index[2] != len(self.edits):
+            ordered = sorted(self.edits, key=lambda e: e.start)
+            self._edit_index = ([e.start for e in ordered], ordered, len(self.edits))
+        starts, ordered, _ = self._edit_index
+        return [e for e in ordered[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end)]
+                if e.end <= end]
 
     def _owns_its_line(self, key: Key) -> bool:
         line = key.key.start_mark.line
@@ -303,7 +328,7 @@ class Planner:
         changed = True
         while changed:
             changed = False
-            for mapping in self._mappings(self.root):
+            for mapping in self.block_mappings(self.root):
                 owner = mapping.owner
                 if owner is None or id(owner) in leaving or not mapping.keys:
                     continue
@@ -314,11 +339,11 @@ class Planner:
                     self.cuts[id(owner)] = owner
                     changed = True
 
-    def _mappings(self, mapping: BlockMapping):
+    def block_mappings(self, mapping: BlockMapping):
         yield mapping
         for key in mapping.keys:
             if key.children is not None:
-                yield from self._mappings(key.children)
+                yield from self.block_mappings(key.children)
 
     def place_moves(self) -> None:
         inserts: dict[tuple, Insert] = {}  # (offset, parent path) -> what goes there
@@ -348,7 +373,7 @@ class Planner:
             group.sort(key=lambda insert: -len(insert.path))
             text = b"".join(insert.render(self.lines.newline) for insert in group)
             if offset == len(self.src) and not self.src.endswith((b"\n", b"\r")):
-                text = self.lines.newline + text
+                text = self.lines.newline + text[:-len(self.lines.newline)]  # and still no final newline
             moved = [change for insert in group for _, change in insert.moved]
             self.edits.append(Edit(offset, offset, text, "key-rename", "; ".join(f"{c.old} -> {c.new}" for c in moved),
                                    tuple(dict.fromkeys(pr for c in moved for pr in c.prs))))
@@ -387,7 +412,7 @@ class Planner:
         """The key's lines, with the edits inside them applied, re-indented to `indent` and renamed to `name`."""
         start, end = self.lines.starts[key.first_line], self.lines.after(key.last_line)
         name_start, name_end = self._key_text_span(key)
-        inner = [e for e in self.edits if start <= e.start and e.end <= end and e.start < end]
+        inner = [e for e in self.edits_within(start, end) if e.start < end]
         inner.append(Edit(name_start, name_end, name.encode(), "key-rename", ""))
         text, cursor = [], start
         for edit in sorted(inner, key=lambda e: (e.start, e.end)):

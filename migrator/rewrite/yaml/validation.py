@@ -12,6 +12,7 @@ from migrator.mapping import MappingSet
 from migrator.rewrite import literal
 from migrator.rewrite.yaml.document import Lines, compose_all, has_anchors, load_all
 from migrator.rewrite.yaml.planner import Planner, Unsafe, plan_keys
+from migrator.rewrite.yaml.relative import relocate_value
 
 
 def validate(before: bytes, after: bytes, mappings: MappingSet | None = None) -> str | None:
@@ -64,6 +65,10 @@ def _apply_ops(root: dict, ops: list[tuple], depth: int, maps: MappingSet) -> No
         if change is None or change.action != action or (new is not None and change.new != ".".join(new)):
             raise Unsafe(f"{'.'.join(path)} changed in a way the table does not say")
 
+    for op in ops:
+        if op[0] == "relative":  # before any key leaves: the value is still at its old raw path
+            holder = container(op[1])
+            holder[op[1][-1]] = relocate_value(holder[op[1][-1]], op[2], op[3], maps)
     moved = []
     for op in ops:
         if op[0] == "remove":
