@@ -28,6 +28,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from migrator.mapping.modulefacts import release_runs  # noqa: E402,F401
+
 ROOT = Path(__file__).resolve().parent.parent
 RELEASES_YAML = ROOT / "mappings" / "verl" / "releases.yaml"
 MAIN_REV = "1dda039b9"
@@ -192,16 +195,6 @@ def bound_names(source, module, is_package):
 def release_revs():
     releases = yaml.safe_load(RELEASES_YAML.read_text())["releases"]
     return [(r, MAIN_REV if r == "main" else r) for r in releases]
-
-
-def release_runs(indices, releases):
-    """'v0.4.0..v0.6.1,main' for sorted release indices."""
-    runs, start = [], indices[0]
-    for prev, cur in zip(indices, indices[1:] + [None]):
-        if cur != prev + 1:
-            runs.append(releases[start] if start == prev else f"{releases[start]}..{releases[prev]}")
-            start = cur
-    return ",".join(runs)
 
 
 def main(argv=None):
