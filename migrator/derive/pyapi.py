@@ -4,7 +4,7 @@ module, names that are gone, and keyword parameters renamed in place.
 Each side's modules are read with `pysource.bound_names` (the same reader as the shipped module facts).
 A module that left without a `module-move` draft becomes a `module-removal` (a whole removed package is
 one entry); a public name a module stops binding becomes a `symbol-move` when exactly one module newly
-defines that name, else a `symbol-removal`; a function whose parameter list lost one name and gained
+defines that name (else exactly one module defines it at all), else a `symbol-removal`; a function whose parameter list lost one name and gained
 one at the same position becomes a `keyword-rename`. Hints are left for the reviewer to write.
 """
 
@@ -61,11 +61,13 @@ def derive_python_api(repo, from_sha: str, to_sha: str, result: Derivation, path
         pr, conf, how = pr_for(module, True)
         result.drafts.append(Draft("module-removal", module, {"hint": HINT_PLACEHOLDER}, pr, conf,
                                    f"module left between the revisions; {how}", (module,)))
+    newly_defined: dict[str, list[str]] = {}
     defined_after: dict[str, list[str]] = {}
     for module, names in after.items():
         for name in names.defined:
+            defined_after.setdefault(name, []).append(module)
             if not before.get(module, ModuleNames()).binds(name):
-                defined_after.setdefault(name, []).append(module)
+                newly_defined.setdefault(name, []).append(module)
     for module, names in sorted(before.items()):
         now = after.get(module) or after.get(moved_to(module) or "")
         for name, params in sorted(names.defined.items()):
@@ -74,7 +76,10 @@ def derive_python_api(repo, from_sha: str, to_sha: str, result: Derivation, path
             if now is not None and now.binds(name):
                 _keyword_renames(module, name, params, now.defined.get(name), result, pr_for)
                 continue
-            homes = [m for m in defined_after.get(name, []) if m != module]
+            # the one module that newly defines the name, else the one module that defines it at all
+            homes = [m for m in newly_defined.get(name, []) if m != module]
+            if len(homes) != 1:
+                homes = [m for m in defined_after.get(name, []) if m != module]
             ref = f"{module}:{name}"
             result.removed_symbols.add(ref)
             if now is None and len(homes) != 1:
