@@ -26,13 +26,14 @@ FACTS = ROOT / "mappings" / "verl" / "facts" / "modules" / "verl.modules"
 RELEASES_YAML = ROOT / "mappings" / "verl" / "releases.yaml"
 
 MODULE_KINDS = {"module-move", "module-removal", "module-no-action"}
-SYMBOL_KINDS = {"symbol-move", "symbol-rename", "keyword-rename"}
+SYMBOL_KINDS = {"symbol-move", "symbol-rename", "symbol-removal", "keyword-rename"}
 FIELDS = {
     "module-move": ({"old", "new"}, set()),
     "module-removal": ({"old", "hint"}, set()),
     "module-no-action": ({"old", "why"}, set()),
     "symbol-move": ({"old", "new"}, {"hint"}),
     "symbol-rename": ({"old", "new"}, {"hint"}),
+    "symbol-removal": ({"old", "hint"}, set()),
     "keyword-rename": ({"old", "keyword", "new"}, set()),
 }
 COMMON_FIELDS = {"kind", "release", "pr", "commit", "note"}
@@ -98,6 +99,10 @@ def check_entry(entry, facts, releases):
         return [f"{old} is not bound before {release}"]
     if kind == "keyword-rename":
         return problems + check_keyword(entry, before, after)
+    if kind == "symbol-removal":
+        if old_module in after and after[old_module].binds(old_name):
+            problems.append(f"{old} is still bound at {release}")
+        return problems
     new_module, new_name = split_symbol(entry["new"])
     if kind == "symbol-rename" and not new_name:
         new_module, new_name = old_module, entry["new"]
@@ -141,7 +146,7 @@ def weak_moves(entries, facts, releases, share=0.5):
     """Module moves whose new module binds less than `share` of the old module's public names (not counting
     names a symbol entry of the same release sends elsewhere): worth a look."""
     result = []
-    sent = {(e["release"], e["old"]) for e in entries if e.get("kind") in SYMBOL_KINDS - {"keyword-rename"}}
+    sent = {(e["release"], e["old"]) for e in entries if e.get("kind") in SYMBOL_KINDS - {"keyword-rename", "symbol-removal"}}
     for e in entries:
         if e.get("kind") != "module-move" or e.get("release") not in releases[1:]:
             continue
