@@ -4,7 +4,8 @@ A change is breaking for verl-migrate when it deletes or moves a script under ex
 removes a key from the generated trainer configs, removes or moves a Python module under verl/ or
 recipe/, or a public name a module defined. Each one must be covered by an entry (in any release's
 table, or a `--table` extra) whose `old` matches it: exactly, as a key subtree, as a directory, as a
-package above the module, or (a name) by a symbol entry or an entry for its module. Uncovered ones are listed with a suggested entry drafted by `derive`'s pairing.
+package above the module, or (a name) by a symbol entry or an entry for its module. Uncovered ones
+are listed with a suggested entry drafted by `derive`'s pairing.
 """
 
 from __future__ import annotations

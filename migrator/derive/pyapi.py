@@ -4,8 +4,8 @@ module, names that are gone, and keyword parameters renamed in place.
 Each side's modules are read with `pysource.bound_names` (the same reader as the shipped module facts).
 A module that left without a `module-move` draft becomes a `module-removal` (a whole removed package is
 one entry); a public name a module stops binding becomes a `symbol-move` when exactly one module newly
-defines that name (else exactly one module defines it at all), else a `symbol-removal`; a function whose parameter list lost one name and gained
-one at the same position becomes a `keyword-rename`. Hints are left for the reviewer to write.
+defines that name (else exactly one module defines it at all), else a `symbol-removal`; a function
+whose parameter list lost one name and gained one at the same position becomes a `keyword-rename`. Hints are left for the reviewer to write.
 """
 
 from __future__ import annotations

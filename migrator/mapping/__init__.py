@@ -5,6 +5,7 @@ from migrator.mapping.compose import (KeyChange, KeywordChange, MappingSet, Modu
 from migrator.mapping.load import TableError, TableSet, builtin_mappings_dir, load_builtin, load_table
 
 __all__ = [
-    "KeyChange", "KeywordChange", "MappingSet", "ModuleChange", "PathChange", "SymbolChange", "TableError", "TableSet", "UnknownRelease",
+    "KeyChange", "KeywordChange", "MappingSet", "ModuleChange", "PathChange", "SymbolChange", "TableError", "TableSet",
+    "UnknownRelease",
     "builtin_mappings_dir", "compose", "load_builtin", "load_table",
 ]

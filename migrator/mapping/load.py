@@ -174,7 +174,8 @@ def _check_entry_shape(entry: Entry, file: str, line: int | None, label: str) ->
     if isinstance(entry, (PathMove,)):
         if entry.old.endswith("/") != entry.new.endswith("/"):
             raise TableError(file, line, "a directory move needs a trailing '/' on both old and new", label)
-    if isinstance(entry, (KeyRename, PathMove, EnvRename, ModuleMove, VarRename, KeywordRename)) and entry.old == entry.new:
+    renames = (KeyRename, PathMove, EnvRename, ModuleMove, VarRename, KeywordRename)
+    if isinstance(entry, renames) and entry.old == entry.new:
         raise TableError(file, line, "old and new are the same", label)
     if isinstance(entry, SymbolMove) and entry.old == entry.target:
         raise TableError(file, line, "old and new are the same", label)
@@ -189,6 +190,11 @@ def _family_match(old: str, candidate: str, family: str) -> bool:
     if family == "module":
         return candidate == old or candidate.startswith(old + ".")
     return candidate == old
+
+
+def _target(entry: Entry) -> str | None:
+    """What a rename renames to (a symbol-rename's bare `new` completed with its module)."""
+    return getattr(entry, "target", None) or getattr(entry, "new", None)
 
 
 def check_table_consistency(table: ReleaseTable) -> None:
@@ -207,7 +213,7 @@ def check_table_consistency(table: ReleaseTable) -> None:
             by_family.setdefault(entry.FAMILY, []).append(entry)
     for family, entries in by_family.items():
         for entry in entries:
-            new = getattr(entry, "target", None) or getattr(entry, "new", None)
+            new = _target(entry)
             if new is None:
                 continue
             probe = new[:-2] if new.endswith(".*") else new
@@ -220,8 +226,7 @@ def check_table_consistency(table: ReleaseTable) -> None:
                     continue
                 if isinstance(other, (KeyRemoval, PathRemoval, EnvRemoval, ModuleRemoval, SymbolRemoval)):
                     problem = "renames into something this table removes"
-                elif _family_match(getattr(entry, "old"),
-                                   (getattr(other, "target", None) or getattr(other, "new")).removesuffix(".*"), family):
+                elif _family_match(getattr(entry, "old"), _target(other).removesuffix(".*"), family):
                     problem = "forms a rename cycle"
                 else:
                     problem = "chains into another rename in the same table (write old -> final new)"
