@@ -1,14 +1,16 @@
 """`verl-migrate audit`: fail verl's CI when a change breaks users' scripts without a table entry.
 
 A change is breaking for verl-migrate when it deletes or moves a script under examples/ or recipe/,
-or removes a key from the generated trainer configs. Each one must be covered by an entry (in any
-release's table, or a `--table` extra) whose `old` matches it: exactly, as a key subtree, or as a
-directory. Uncovered ones are listed with a suggested entry drafted by `derive`'s pairing.
+removes a key from the generated trainer configs, removes or moves a Python module under verl/ or
+recipe/, or a public name a module defined. Each one must be covered by an entry (in any release's
+table, or a `--table` extra) whose `old` matches it: exactly, as a key subtree, as a directory, as a
+package above the module, or (a name) by a symbol entry or an entry for its module. Uncovered ones
+are listed with a suggested entry drafted by `derive`'s pairing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -19,7 +21,7 @@ from migrator.mapping.entries import Entry
 from migrator.mapping.load import _family_match, load_builtin, load_table
 
 # Where a change matters to the audit (uncommitted edits there make an audit of HEAD misleading).
-AUDITED_PREFIXES = ("examples/", "recipe/", "verl/trainer/config/")
+AUDITED_PREFIXES = ("examples/", "recipe/", "verl/")
 PR_PLACEHOLDER = "PR_NUMBER"
 
 
@@ -32,10 +34,14 @@ class AuditResult:
     uncovered_scripts: list[str]
     uncovered_keys: list[str]
     suggestions: list[dict]
+    modules: list[str] = field(default_factory=list)  # removed or moved Python modules
+    symbols: list[str] = field(default_factory=list)  # public names (`pkg.mod:Name`) a module stopped binding
+    uncovered_modules: list[str] = field(default_factory=list)
+    uncovered_symbols: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.uncovered_scripts and not self.uncovered_keys
+        return not (self.uncovered_scripts or self.uncovered_keys or self.uncovered_modules or self.uncovered_symbols)
 
 
 def audited_head(repo) -> str:
@@ -61,6 +67,12 @@ def is_covered(name: str, family: str, entries: list[Entry]) -> bool:
     return any(e.FAMILY == family and _family_match(getattr(e, "old"), name, family) for e in entries)
 
 
+def symbol_covered(ref: str, entries: list[Entry]) -> bool:
+    """A symbol entry for `pkg.mod:Name`, or any entry for its module (or a package above it)."""
+    return any(e.FAMILY == "symbol" and e.old == ref for e in entries) or \
+        is_covered(ref.partition(":")[0], "module", entries)
+
+
 def audit(repo, base: str, head: str, entries: list[Entry], pr: int | None = None) -> AuditResult:
     base_sha, head_sha = history.resolve(repo, base), history.resolve(repo, head)
     fork = history.merge_base(repo, base_sha, head_sha)
@@ -69,27 +81,36 @@ def audit(repo, base: str, head: str, entries: list[Entry], pr: int | None = Non
     keys = sorted(derivation.removed_keys)
     uncovered_scripts = [p for p in scripts if not is_covered(p, "path", entries)]
     uncovered_keys = [k for k in keys if not is_covered(k, "key", entries)]
-    missing = set(uncovered_scripts) | set(uncovered_keys)
+    modules = sorted(derivation.removed_modules)
+    symbols = sorted(derivation.removed_symbols)
+    uncovered_modules = [m for m in modules if not is_covered(m, "module", entries)]
+    uncovered_symbols = [s for s in symbols if not symbol_covered(s, entries)
+                         and s.partition(":")[0] not in uncovered_modules]
+    missing = set(uncovered_scripts) | set(uncovered_keys) | set(uncovered_modules) | set(uncovered_symbols)
     suggestions = []
     for draft in derivation.sorted_drafts():
-        if draft.kind == "module-move" or not missing.intersection(draft.covers):
+        if not missing.intersection(draft.covers):
             continue
         row = draft.as_yaml_dict()
         row["pr"] = pr or draft.pr or PR_PLACEHOLDER
         if pr:
             row["evidence"] = row["evidence"].split("; PR guessed")[0] + "; PR from --pr"
         suggestions.append(row)
-    return AuditResult(base, head, scripts, keys, uncovered_scripts, uncovered_keys, suggestions)
+    return AuditResult(base, head, scripts, keys, uncovered_scripts, uncovered_keys, suggestions, modules, symbols,
+                       uncovered_modules, uncovered_symbols)
 
 
 def format_report(result: AuditResult) -> str:
     span = f"{result.base}..{result.head}"
     if result.ok:
-        return (f"audit: {span} deletes or moves {len(result.scripts)} script(s) and removes "
-                f"{len(result.keys)} config key(s); every one is covered by a mapping table\n")
+        return (f"audit: {span} deletes or moves {len(result.scripts)} script(s), removes "
+                f"{len(result.keys)} config key(s) and removes or moves {len(result.modules)} Python module(s) and "
+                f"{len(result.symbols)} public name(s); every one is covered by a mapping table\n")
     lines = [f"audit: {span} breaks users' scripts without a mapping table entry:"]
     lines += [f"  script deleted or moved: {p}" for p in result.uncovered_scripts]
     lines += [f"  config key removed: {k}" for k in result.uncovered_keys]
+    lines += [f"  Python module removed or moved: {m}" for m in result.uncovered_modules]
+    lines += [f"  public name removed or moved: {s}" for s in result.uncovered_symbols]
     lines.append("")
     lines.append("Add entries like these to mappings/verl/main.yaml in verl-migrate (or pass them with --table),")
     lines.append("after checking each one (see docs/table-format.md):")

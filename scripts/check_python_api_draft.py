@@ -1,9 +1,10 @@
-"""Check the drafted Python API entries against the shipped module facts (maintainer tool).
+"""Check the Python API entries of the release tables against the shipped module facts (maintainer tool).
 
     python scripts/check_python_api_draft.py [DRAFT.yaml] [--facts verl.modules] [-v]
 
-From `mappings/verl/facts/modules/verl.modules` alone it verifies every entry of the draft
-(`mappings/verl/drafts/python-api.yaml`): the old module or symbol exists at the release before the
+From `mappings/verl/facts/modules/verl.modules` alone it verifies every module, symbol and keyword
+entry of the release tables (`mappings/verl/<release>.yaml`), or of a draft file grouped by release
+when one is named: the old module or symbol exists at the release before the
 entry's `release`, it is gone at `release` (a symbol: no longer bound by the old module), and the new
 module or symbol exists at `release`. It then reports coverage: of the modules that disappeared
 between consecutive releases, how many an entry names (itself or a package above it). Exit 1 when an
@@ -13,24 +14,26 @@ entry is inconsistent with the facts.
 import argparse
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from migrator.mapping.modulefacts import ModuleNames, expand_runs, read_module_facts  # noqa: E402,F401
+
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = ROOT / "mappings" / "verl" / "facts" / "modules" / "verl.modules"
-DRAFT = ROOT / "mappings" / "verl" / "drafts" / "python-api.yaml"
 RELEASES_YAML = ROOT / "mappings" / "verl" / "releases.yaml"
 
 MODULE_KINDS = {"module-move", "module-removal", "module-no-action"}
-SYMBOL_KINDS = {"symbol-move", "symbol-rename", "keyword-rename"}
+SYMBOL_KINDS = {"symbol-move", "symbol-rename", "symbol-removal", "keyword-rename"}
 FIELDS = {
     "module-move": ({"old", "new"}, set()),
     "module-removal": ({"old", "hint"}, set()),
     "module-no-action": ({"old", "why"}, set()),
     "symbol-move": ({"old", "new"}, {"hint"}),
     "symbol-rename": ({"old", "new"}, {"hint"}),
+    "symbol-removal": ({"old", "hint"}, set()),
     "keyword-rename": ({"old", "keyword", "new"}, set()),
 }
 COMMON_FIELDS = {"kind", "release", "pr", "commit", "note"}
@@ -38,71 +41,13 @@ DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-@dataclass
-class ModuleNames:
-    """What one module binds at one release: defined names with their parameters, and re-exports."""
-    defined: dict = field(default_factory=dict)  # name -> parameter list, or None when not callable
-    reexported: set = field(default_factory=set)
-
-    def binds(self, name):
-        return name in self.defined or name in self.reexported
-
-
 def release_order():
     return yaml.safe_load(RELEASES_YAML.read_text())["releases"]
 
 
-def parse_token(token):
-    if "(" not in token:
-        return token, None
-    name, params = token[:-1].split("(", 1)
-    return name, [p for p in params.split(",") if p]
-
-
-def expand_runs(runs, releases):
-    result = []
-    for run in runs.split(","):
-        first, _, last = run.partition("..")
-        i, j = releases.index(first), releases.index(last or first)
-        result += releases[i:j + 1]
-    return result
-
-
 def load_module_facts(path=FACTS, releases=None):
     """{release: {module: ModuleNames}} from the shipped facts file."""
-    releases = releases or release_order()
-    facts = {r: {} for r in releases}
-    for line in Path(path).read_text().splitlines():
-        if not line or line.startswith("#"):
-            continue
-        module, runs, defined, reexported = line.split("\t")
-        names = ModuleNames(dict(parse_token(t) for t in defined.split()), set(reexported.split()))
-        for release in expand_runs(runs, releases):
-            facts[release][module] = names
-    return {release: resolve_star_imports(modules) for release, modules in facts.items()}
-
-
-def resolve_star_imports(modules):
-    """Replace each `*verl.x` re-export by the public names verl.x binds (through its own star imports)."""
-    resolved = {}
-
-    def names_of(module, seen=()):
-        if module in resolved:
-            return resolved[module]
-        names = modules.get(module)
-        if names is None or module in seen:
-            return ModuleNames()
-        stars = {n for n in names.reexported if n.startswith("*")}
-        if stars:
-            reexported = names.reexported - stars
-            for star in stars:
-                source = names_of(star[1:], seen + (module,))
-                reexported |= {n for n in set(source.defined) | source.reexported if not n.startswith("_")}
-            names = ModuleNames(names.defined, reexported - set(names.defined))
-        resolved[module] = names
-        return names
-
-    return {module: names_of(module) for module in modules}
+    return read_module_facts(Path(path), releases or release_order())
 
 
 def split_symbol(ref):
@@ -154,6 +99,10 @@ def check_entry(entry, facts, releases):
         return [f"{old} is not bound before {release}"]
     if kind == "keyword-rename":
         return problems + check_keyword(entry, before, after)
+    if kind == "symbol-removal":
+        if old_module in after and after[old_module].binds(old_name):
+            problems.append(f"{old} is still bound at {release}")
+        return problems
     new_module, new_name = split_symbol(entry["new"])
     if kind == "symbol-rename" and not new_name:
         new_module, new_name = old_module, entry["new"]
@@ -197,7 +146,7 @@ def weak_moves(entries, facts, releases, share=0.5):
     """Module moves whose new module binds less than `share` of the old module's public names (not counting
     names a symbol entry of the same release sends elsewhere): worth a look."""
     result = []
-    sent = {(e["release"], e["old"]) for e in entries if e.get("kind") in SYMBOL_KINDS - {"keyword-rename"}}
+    sent = {(e["release"], e["old"]) for e in entries if e.get("kind") in SYMBOL_KINDS - {"keyword-rename", "symbol-removal"}}
     for e in entries:
         if e.get("kind") != "module-move" or e.get("release") not in releases[1:]:
             continue
@@ -211,7 +160,24 @@ def weak_moves(entries, facts, releases, share=0.5):
     return result
 
 
-def load_draft(path=DRAFT):
+def load_tables(directory=RELEASES_YAML.parent):
+    """The Python API entries of the release tables, in the draft's form (keyword-rename: `old` is the
+    function and `keyword` the old keyword), each with its release."""
+    entries = []
+    for release in release_order()[1:]:
+        data = yaml.safe_load((Path(directory) / f"{release}.yaml").read_text()) or {}
+        for entry in data.get("entries") or []:
+            kind = entry.get("kind")
+            if kind == "keyword-rename":
+                entry = {**entry, "old": entry["function"], "keyword": entry["old"]}
+                del entry["function"]
+            elif kind not in MODULE_KINDS | SYMBOL_KINDS:
+                continue
+            entries.append({"release": release, **entry})
+    return entries
+
+
+def load_draft(path):
     """The draft's entries, each with its release (the file groups entries by release)."""
     data = yaml.safe_load(Path(path).read_text())
     entries = []
@@ -254,13 +220,13 @@ def validate(entries, facts, releases):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("draft", nargs="?", default=str(DRAFT))
+    parser.add_argument("draft", nargs="?", help="a draft grouped by release (default: the release tables)")
     parser.add_argument("--facts", default=str(FACTS))
     parser.add_argument("-v", "--verbose", action="store_true", help="list the modules without an entry")
     args = parser.parse_args(argv)
     releases = release_order()
     facts = load_module_facts(args.facts, releases)
-    entries = load_draft(args.draft)
+    entries = load_draft(args.draft) if args.draft else load_tables()
     failures = validate(entries, facts, releases)
     for entry, problems in failures:
         print(f"{entry.get('release')} {entry.get('kind')} {entry.get('old')}: {'; '.join(problems)}")

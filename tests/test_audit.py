@@ -56,9 +56,11 @@ def test_directory_and_subtree_entries_cover(verl, tmp_path):
         {"kind": "key-removal", "old": "actor_rollout_ref.*", "action": "warn", "hint": "x", "pr": 1},
         {"kind": "key-rename", "old": "critic.optim.lr_warmup_steps", "new": "critic.optim.scheduler.lr_warmup_steps",
          "pr": 1},
+        {"kind": "module-no-action", "old": "verl.legacy", "why": "an empty package", "pr": 1},
+        {"kind": "module-move", "old": "verl.utils.tokenizer_utils", "new": "verl.utils.tokenizer.helpers", "pr": 1},
     ])
     proc = run_audit("--repo", str(verl.root), "--base", "v1", "--head", "v2", "--table", str(table))
-    # recipe/ is untouched in this history, so examples/ and the key entries cover everything
+    # recipe/ is untouched in this history, so examples/, the key and the module entries cover everything
     assert proc.returncode == 0, proc.stdout
     assert "every one is covered" in proc.stdout
 

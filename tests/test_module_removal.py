@@ -60,10 +60,12 @@ def test_shell_dash_m_becomes_a_manual_step_and_comments_are_left_alone():
     assert moved.after.count(b"verl.experimental.vla.main_vla") == 2
 
 
-def test_shims_write_no_stub_for_a_removed_module():
+def test_shims_write_a_failing_stub_with_the_hint_for_a_removed_module():
     plan = plan_shims(TO_MAIN, TABLES.releases)
-    assert not [f for f in plan.files if f.old.startswith("recipe.vla")]
-    assert any(note.startswith("module recipe.vla: removed") for note in plan.notes)
+    [stub] = [f for f in plan.files if f.old == "recipe.vla"]
+    assert (stub.relpath, stub.kind, stub.new) == ("recipe/vla/__init__.py", "removed-module-stub", None)
+    assert b"raise ImportError(" in stub.content and b"verl-vla" in stub.content
+    assert not [f for f in plan.files if f.old.startswith("recipe.vla.")]
 
 
 def test_a_table_moving_a_module_into_one_it_removes_is_refused(tmp_path):

@@ -1,5 +1,5 @@
-"""The shipped module facts (mappings/verl/facts/modules/) and the drafted Python API entries agree with
-verl's history on the breaks users hit, and the draft checker accepts the draft and rejects bad entries."""
+"""The shipped module facts (mappings/verl/facts/modules/) and the Python API entries of the release tables
+agree with verl's history on the breaks users hit, and the checker accepts the tables and rejects bad entries."""
 
 import importlib.util
 from pathlib import Path
@@ -13,7 +13,7 @@ _spec.loader.exec_module(checker)
 
 RELEASES = checker.release_order()
 FACTS = checker.load_module_facts(releases=RELEASES)
-DRAFT = checker.load_draft()
+DRAFT = checker.load_tables()
 
 
 def binds(release, module, name):
@@ -38,9 +38,18 @@ def test_facts_file_is_well_formed():
     assert not any(".tests." in m or m.endswith(".tests") for modules in FACTS.values() for m in modules)
 
 
-def test_draft_groups_entries_by_release_in_order():
-    data = checker.yaml.safe_load(checker.DRAFT.read_text())
-    assert [group["release"] for group in data["releases"]] == RELEASES[1:]
+def test_tables_hold_every_python_api_kind():
+    kinds = {e["kind"] for e in DRAFT}
+    assert kinds == checker.MODULE_KINDS | checker.SYMBOL_KINDS
+    assert len(DRAFT) >= 222
+
+
+def test_checker_reads_a_draft_grouped_by_release(tmp_path):
+    draft = tmp_path / "draft.yaml"
+    draft.write_text("releases:\n- release: v0.8.0\n  entries:\n  - kind: module-removal\n"
+                     "    old: verl.interactions\n    hint: gone\n    pr: 6074\n")
+    assert checker.load_draft(draft) == [{"release": "v0.8.0", "kind": "module-removal", "old": "verl.interactions",
+                                          "hint": "gone", "pr": 6074}]
 
 
 @pytest.mark.parametrize("module, last, first_without", [

@@ -65,8 +65,13 @@ def test_noop(source):
     check_noop(source, "launch.py")
 
 
-def test_from_import_split_over_two_new_parents_is_a_manual_step():
-    result = run("from recipe import fully_async_policy, other_recipe\n", "x.py")
+def test_from_import_split_over_two_new_parents():
+    check_transformed("from recipe import fully_async_policy, other_recipe\n",
+                      "from verl.experimental import fully_async_policy\nfrom recipe import other_recipe\n", "x.py")
+
+
+def test_from_import_split_that_would_lose_a_comment_is_a_manual_step():
+    result = run("from recipe import (fully_async_policy,  # the async one\n    other_recipe)\n", "x.py")
     assert result.status == "unchanged"
     assert [f.kind for f in result.findings] == ["module-move"]
     assert "split this import by hand" in result.findings[0].message

@@ -25,16 +25,25 @@ FIELDS = {
     "key-no-action": ({"old", "why"}, {"note"}),
     "env-rename": ({"old", "new"}, {"value", "when", "note"}),
     "env-removal": ({"old"}, {"value", "when", "hint", "note"}),
-    "module-move": ({"old", "new"}, {"note"}),
-    "module-removal": ({"old", "hint"}, {"note"}),
+    "module-move": ({"old", "new"}, {"note", "commit"}),
+    "module-removal": ({"old", "hint"}, {"note", "commit"}),
+    "module-no-action": ({"old", "why"}, {"note", "commit"}),
+    "symbol-move": ({"old", "new"}, {"hint", "note", "commit"}),
+    "symbol-rename": ({"old", "new"}, {"hint", "note", "commit"}),
+    "symbol-removal": ({"old", "hint"}, {"note", "commit"}),
+    "keyword-rename": ({"function", "old", "new"}, {"note", "commit"}),
+    "signature-change": ({"function", "param", "hint"}, {"note", "commit"}),
     "var-rename": ({"old", "new"}, {"when", "note"}),
 }
 FAMILY = {
     "path-move": "paths", "path-removal": "paths",
     "key-rename": "keys", "key-removal": "keys", "key-no-action": "keys",
     "env-rename": "env", "env-removal": "env",
-    "module-move": "modules", "module-removal": "modules", "var-rename": "vars",
+    "module-move": "modules", "module-removal": "modules", "module-no-action": "modules", "var-rename": "vars",
+    "symbol-move": "symbols", "symbol-rename": "symbols", "symbol-removal": "symbols",
+    "keyword-rename": "keywords", "signature-change": "signatures",
 }
+SYMBOL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*(\.\*)?$")
 PATH_RE = re.compile(r"^[A-Za-z0-9_.+/-]+$")
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -144,8 +153,9 @@ def test_table_structure(rel):
         assert fields <= req | opt, (e, fields - req - opt)
         assert isinstance(e["pr"], int) and not isinstance(e["pr"], bool) and e["pr"] > 0, e
         fam = FAMILY[kind]
-        assert (fam, e["old"]) not in seen, f"duplicate old in {rel}: {e}"
-        seen.add((fam, e["old"]))
+        identity = (fam, e.get("function"), e.get("old"), e.get("param"))
+        assert identity not in seen, f"duplicate old in {rel}: {e}"
+        seen.add(identity)
         for text_field in ("hint", "note", "why"):
             if text_field in e:
                 t = e[text_field]
@@ -177,6 +187,11 @@ def test_table_structure(rel):
                 assert NAME_RE.match(e["new"]), e
         elif fam == "modules":
             assert MODULE_RE.match(e["old"]) and MODULE_RE.match(e.get("new", "x")), e
+        elif fam == "symbols":
+            assert SYMBOL_RE.match(e["old"]) and (SYMBOL_RE.match(e.get("new", "m:x")) or NAME_RE.match(e["new"])), e
+        elif fam in ("keywords", "signatures"):
+            assert SYMBOL_RE.match(e["function"]), e
+            assert all(NAME_RE.match(e[f]) for f in ("old", "new", "param") if f in e), e
         if "when" in e:
             assert set(e["when"]) == {"file-matches"}, e
             pats = e["when"]["file-matches"]

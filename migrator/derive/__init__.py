@@ -7,7 +7,8 @@ to check, not a fact. It pairs:
   another folder, then normalised names, then content similarity; unpaired deletions become removals;
 - config keys: the flattened generated configs at both revisions, paired by leaf name, type and
   default, with subtree moves folded into one `a.*` -> `b.*` entry;
-- Python modules: renamed `.py` files under verl/ and recipe/ (license-only files ignored).
+- Python modules: renamed `.py` files under verl/ and recipe/ (license-only files ignored);
+- Python API: removed modules, names moved to another module or gone, keyword parameters renamed.
 PR numbers come from the commit in from..to that made each change (`(#N)` in its subject).
 """
 
@@ -18,6 +19,7 @@ from migrator.derive.draft import Derivation, Draft, dump_table
 from migrator.derive.keys import ConfigKeys, derive_keys, flatten, pair_keys
 from migrator.derive.modules import derive_modules, is_near_empty, module_name
 from migrator.derive.prs import PathCommits
+from migrator.derive.pyapi import derive_python_api
 from migrator.derive.scripts import derive_scripts, is_script, normalised_name, pair_scripts
 
 __all__ = ["ConfigKeys", "Derivation", "Draft", "derive", "dump_table", "flatten", "is_near_empty", "is_script",
@@ -33,4 +35,5 @@ def derive(repo, from_rev: str, to_rev: str) -> Derivation:
     derive_scripts(repo, from_sha, to_sha, result, path_commits, fallback_pr)
     derive_keys(repo, from_sha, to_sha, result, log, fallback_pr)
     derive_modules(repo, from_sha, to_sha, result, path_commits, fallback_pr)
+    derive_python_api(repo, from_sha, to_sha, result, path_commits, fallback_pr)
     return result

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
-KIND_ORDER = ("path-move", "path-removal", "key-rename", "key-removal", "key-no-action", "module-move")
+KIND_ORDER = ("path-move", "path-removal", "key-rename", "key-removal", "key-no-action", "module-move",
+              "module-removal", "symbol-move", "symbol-removal", "keyword-rename")
 
 
 @dataclass
@@ -37,6 +38,8 @@ class Derivation:
     drafts: list[Draft] = field(default_factory=list)
     removed_keys: set[str] = field(default_factory=set)
     removed_scripts: set[str] = field(default_factory=set)
+    removed_modules: set[str] = field(default_factory=set)
+    removed_symbols: set[str] = field(default_factory=set)  # `pkg.mod:Name` a module stopped binding
 
     def sorted_drafts(self) -> list[Draft]:
         return sorted(self.drafts, key=lambda d: (KIND_ORDER.index(d.kind), d.old))

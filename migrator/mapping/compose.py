@@ -24,11 +24,17 @@ from migrator.mapping.entries import (
     KeyNoAction,
     KeyRemoval,
     KeyRename,
+    KeywordRename,
     ModuleMove,
+    ModuleNoAction,
     ModuleRemoval,
     PathMove,
     PathRemoval,
+    SignatureChange,
+    SymbolMove,
+    SymbolRemoval,
     VarRename,
+    split_symbol,
 )
 from migrator.mapping.load import ReleaseTable, TableError, TableSet, check_table_consistency, load_table
 
@@ -72,6 +78,26 @@ class ModuleChange(_CitesPRs):
 
 
 @dataclass(frozen=True)
+class SymbolChange(_CitesPRs):
+    """What becomes of `pkg.mod:Name`: module entries carry it along, symbol entries move or rename it.
+    `new` is None for a removal (`hint` says what to use); `explicit` when a symbol entry decided."""
+
+    old: str
+    new: str | None
+    entries: tuple[Entry, ...]
+    hint: str | None = None
+    explicit: bool = False
+
+
+@dataclass(frozen=True)
+class KeywordChange(_CitesPRs):
+    function: str
+    old: str
+    new: str
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True)
 class NameRule:
     """An env or shell-variable rule, in release order. `new` None means removal."""
 
@@ -94,7 +120,10 @@ class _Step:
         self.key_subtrees: dict[str, Entry] = {}  # prefix without ".*"
         self.paths: dict[str, Entry] = {}
         self.dirs: dict[str, Entry] = {}
-        self.modules: dict[str, ModuleMove | ModuleRemoval] = {}
+        self.modules: dict[str, ModuleMove | ModuleRemoval | ModuleNoAction] = {}
+        self.symbols: dict[str, SymbolMove | SymbolRemoval] = {}
+        self.keywords: dict[tuple[str, str], KeywordRename] = {}
+        self.signatures: dict[str, list[SignatureChange]] = {}
         for e in table.entries:
             if isinstance(e, (KeyRename, KeyRemoval, KeyNoAction)):
                 if e.old.endswith(".*"):
@@ -103,8 +132,14 @@ class _Step:
                     self.keys[e.old] = e
             elif isinstance(e, (PathMove, PathRemoval)):
                 (self.dirs if e.old.endswith("/") else self.paths)[e.old] = e
-            elif isinstance(e, (ModuleMove, ModuleRemoval)):
+            elif isinstance(e, (ModuleMove, ModuleRemoval, ModuleNoAction)):
                 self.modules[e.old] = e
+            elif isinstance(e, (SymbolMove, SymbolRemoval)):
+                self.symbols[e.old] = e
+            elif isinstance(e, KeywordRename):
+                self.keywords[(e.function, e.old)] = e
+            elif isinstance(e, SignatureChange):
+                self.signatures.setdefault(e.symbol, []).append(e)
 
     def key_entry(self, key: str) -> tuple[Entry, str] | None:
         """The entry for `key` and the key after it (longest match: exact key, then nearest subtree)."""
@@ -136,14 +171,28 @@ class _Step:
                 idx = path.find("/", idx + 1)
         return None
 
-    def module_entry(self, module: str) -> tuple[ModuleMove | ModuleRemoval, str | None] | None:
+    def module_entry(self, module: str) -> tuple[ModuleMove | ModuleRemoval | ModuleNoAction, str | None] | None:
         """The entry for `module` (or the package holding it) and its name after it (None: removed)."""
         parts = module.split(".")
         for n in range(len(parts), 0, -1):
             e = self.modules.get(".".join(parts[:n]))
             if e is not None:
+                if isinstance(e, ModuleNoAction):
+                    return e, module
                 return e, (e.new + module[len(e.old):]) if isinstance(e, ModuleMove) else None
         return None
+
+    def symbol_entry(self, ref: str) -> tuple[Entry, str | None, bool] | None:
+        """The entry deciding `pkg.mod:Name` in this release, its name after it (None: removed), and
+        whether a symbol entry (not its module's) decided. A symbol entry wins over its module's."""
+        e = self.symbols.get(ref)
+        if e is not None:
+            return e, (e.target if isinstance(e, SymbolMove) else None), True
+        module, name = split_symbol(ref)
+        found = self.module_entry(module)
+        if found is None or isinstance(found[0], ModuleNoAction):
+            return None
+        return found[0], (f"{found[1]}:{name}" if found[1] is not None else None), False
 
 
 @dataclass
@@ -161,6 +210,7 @@ class MappingSet:
     def __post_init__(self):
         self._steps = [_Step(t) for t in self.tables]
         self._live_cache: dict = {}
+        self._symbol_cache: dict = {}
         self._history_steps: list[tuple[str, _Step]] = []
         if self.history is not None and self.history.facts is not None:
             releases = self.history.releases
@@ -234,7 +284,7 @@ class MappingSet:
         current, chain = module, []
         for step in self._steps:
             found = step.module_entry(current)
-            if found is not None:
+            if found is not None and not isinstance(found[0], ModuleNoAction):
                 chain.append(found[0])
                 current = found[1]
                 if current is None:
@@ -242,6 +292,68 @@ class MappingSet:
         if chain and current != module:
             return ModuleChange(module, current, tuple(chain))
         return None
+
+    def symbol(self, ref: str) -> SymbolChange | None:
+        """The composed change for `pkg.mod:Name`: chains of symbol entries and of its module's moves
+        (`a:X` -> `b:X` -> `c:Y`); a removal of the symbol or of the module it is in by then ends it."""
+        cached = self._symbol_cache.get(ref, False)
+        if cached is not False:
+            return cached
+        current, chain, explicit, result = ref, [], False, None
+        for step in self._steps:
+            found = step.symbol_entry(current)
+            if found is None:
+                continue
+            entry, after, by_symbol = found
+            chain.append(entry)
+            explicit = explicit or by_symbol
+            if after is None:
+                result = SymbolChange(ref, None, tuple(chain), getattr(entry, "hint", None), explicit)
+                break
+            current = after
+        else:
+            if chain and current != ref:
+                result = SymbolChange(ref, current, tuple(chain), None, explicit)
+        self._symbol_cache[ref] = result
+        return result
+
+    def keyword(self, function: str, keyword: str) -> KeywordChange | None:
+        """The keyword a call of `function` (named as in the first release) passes instead of `keyword`.
+        A release's keyword entry names the function as it was before that release's symbol moves."""
+        current, kw, chain = function, keyword, []
+        for step in self._steps:
+            e = step.keywords.get((current, kw))
+            if e is not None:
+                chain.append(e)
+                kw = e.new
+            found = step.symbol_entry(current)
+            if found is not None:
+                if found[1] is None:
+                    break
+                current = found[1]
+        return KeywordChange(function, keyword, kw, tuple(chain)) if chain and kw != keyword else None
+
+    def signature_changes(self, symbol: str) -> list[SignatureChange]:
+        """Signature changes of `pkg.mod:Name` (a function, or a class and its methods) in the range,
+        following the name through moves."""
+        current, out = symbol, []
+        for step in self._steps:
+            out.extend(step.signatures.get(current, ()))
+            found = step.symbol_entry(current)
+            if found is not None:
+                if found[1] is None:
+                    break
+                current = found[1]
+        return out
+
+    def api_modules(self) -> set[str]:
+        """Modules that symbol, keyword and signature entries name (the tokens that call for the API pass)."""
+        out = set()
+        for step in self._steps:
+            out.update(split_symbol(ref)[0] for ref in step.symbols)
+            out.update(split_symbol(function)[0] for function, _ in step.keywords)
+            out.update(split_symbol(symbol)[0] for symbol in step.signatures)
+        return out
 
     def _last_live(self, name: str, family: str) -> int:
         """Rank of the newest release in which `name` was live, or -1 (never seen: apply everything)."""
@@ -300,7 +412,7 @@ class MappingSet:
         return out
 
     def old_modules(self) -> set[str]:
-        return {m for step in self._steps for m in step.modules}
+        return {m for step in self._steps for m, e in step.modules.items() if not isinstance(e, ModuleNoAction)}
 
     def old_tokens(self) -> set[str]:
         """Every literal a file must contain for any entry to apply (for prefiltering). Exact keys and
@@ -308,7 +420,7 @@ class MappingSet:
         `actor_rollout_ref.model.enable_gradient_checkpointing` is in nearly every script) are left out."""
         keys = {k for k in self.old_keys() if self.is_subtree(k) or self.key(k) is not None}
         paths = {p for p in self.old_paths() if p.endswith("/") or self.path(p) is not None}
-        tokens = keys | paths | self.old_modules()
+        tokens = keys | paths | self.old_modules() | self.api_modules()
         tokens |= {r.old for r in self.env_rules} | {r.old for r in self.var_rules}
         return {t for t in tokens if t}
 

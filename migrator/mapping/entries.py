@@ -16,6 +16,11 @@ KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*(?
 PATH_RE = re.compile(r"[A-Za-z0-9_.+/-]+\Z")
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MODULE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+# A Python name inside a module: `pkg.mod:Name`, or `pkg.mod:Class.method` where a member is named.
+SYMBOL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z")
+MEMBER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*"
+                       r"(?:\.[A-Za-z_][A-Za-z0-9_]*)?\Z")
+COMMIT_RE = re.compile(r"[0-9a-f]{7,40}\Z")
 # Env preset values and extra args reach a shell command line unquoted: keep them inert.
 SAFE_VALUE_RE = re.compile(r"[A-Za-z0-9_./:,@%+=-]*\Z")
 # Free text (hints, notes) is printed and embedded in generated stubs; one line, no control bytes.
@@ -60,6 +65,37 @@ def check_name(value: object) -> str:
 def check_module(value: object) -> str:
     if not isinstance(value, str) or not MODULE_RE.match(value):
         raise FieldError(f"{value!r} is not a dotted Python module name")
+    return value
+
+
+def check_symbol(value: object) -> str:
+    if not isinstance(value, str) or not SYMBOL_RE.match(value):
+        raise FieldError(f"{value!r} is not a Python name in a module (pkg.mod:Name)")
+    return value
+
+
+def check_symbol_or_name(value: object) -> str:
+    """`pkg.mod:Name`, or a bare `Name` (the same module)."""
+    if isinstance(value, str) and NAME_RE.match(value):
+        return value
+    return check_symbol(value)
+
+
+def check_member(value: object) -> str:
+    if not isinstance(value, str) or not MEMBER_RE.match(value):
+        raise FieldError(f"{value!r} is not a function or method in a module (pkg.mod:func or pkg.mod:Class.method)")
+    return value
+
+
+def check_identifier(value: object) -> str:
+    if not isinstance(value, str) or not NAME_RE.match(value):
+        raise FieldError(f"{value!r} is not a Python identifier")
+    return value
+
+
+def check_commit(value: object) -> str:
+    if not isinstance(value, str) or not COMMIT_RE.match(value):
+        raise FieldError(f"commit must be an abbreviated git sha (7-40 hex digits), got {value!r}")
     return value
 
 
@@ -172,6 +208,7 @@ class Entry:
     confidence: str | None = None
     evidence: str | None = None
     review: bool = False
+    commit: str | None = None  # the verl commit that made the change (short sha), where recorded
 
     @property
     def identity(self) -> tuple:
@@ -186,7 +223,7 @@ class Entry:
 
 
 COMMON = {"pr": (True, check_pr), "note": (False, check_text), "confidence": (False, check_confidence),
-          "evidence": (False, check_text), "review": (False, check_review)}
+          "evidence": (False, check_text), "review": (False, check_review), "commit": (False, check_commit)}
 
 
 @dataclass(frozen=True)
@@ -311,6 +348,119 @@ class ModuleRemoval(Entry):
 
 
 @dataclass(frozen=True)
+class ModuleNoAction(Entry):
+    """A module that left verl but that users do not import (vendored internals): no edit, no report."""
+
+    KIND = "module-no-action"
+    FAMILY = "module"
+    FIELDS = {"old": (True, check_module), "why": (True, check_text), **COMMON}
+    old: str = ""
+    why: str = ""
+
+
+def split_symbol(ref: str) -> tuple[str, str]:
+    """`pkg.mod:Name` -> (`pkg.mod`, `Name`)."""
+    module, _, name = ref.partition(":")
+    return module, name
+
+
+@dataclass(frozen=True)
+class SymbolMove(Entry):
+    """`old` (`pkg.mod:Name`) is now `new` (`pkg.mod2:Name2`): the module, the name or both changed."""
+
+    KIND = "symbol-move"
+    FAMILY = "symbol"
+    FIELDS = {"old": (True, check_symbol), "new": (True, check_symbol), "hint": (False, check_text), **COMMON}
+    old: str = ""
+    new: str = ""
+    hint: str | None = None
+
+    @property
+    def target(self) -> str:
+        return self.new
+
+
+@dataclass(frozen=True)
+class SymbolRename(SymbolMove):
+    """A symbol-move written as a rename: `new` may be a bare name (same module)."""
+
+    KIND = "symbol-rename"
+    FIELDS = {"old": (True, check_symbol), "new": (True, check_symbol_or_name), "hint": (False, check_text),
+              **COMMON}
+
+    @property
+    def target(self) -> str:
+        return self.new if ":" in self.new else f"{split_symbol(self.old)[0]}:{self.new}"
+
+
+@dataclass(frozen=True)
+class SymbolRemoval(Entry):
+    """A public name a module no longer binds, with nothing that replaces it one for one."""
+
+    KIND = "symbol-removal"
+    FAMILY = "symbol"
+    FIELDS = {"old": (True, check_symbol), "hint": (True, check_text), **COMMON}
+    old: str = ""
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class KeywordRename(Entry):
+    """A keyword argument of `function` (`pkg.mod:func`; a class: its constructor) was renamed."""
+
+    KIND = "keyword-rename"
+    FAMILY = "keyword"
+    FIELDS = {"function": (True, check_symbol), "old": (True, check_identifier), "new": (True, check_identifier),
+              **COMMON}
+    function: str = ""
+    old: str = ""
+    new: str = ""
+
+    @property
+    def identity(self) -> tuple:
+        return (self.FAMILY, self.function, self.old)
+
+    def describe(self) -> str:
+        return f"{self.KIND} {self.function}({self.old}=)"
+
+
+@dataclass(frozen=True)
+class SignatureChange(Entry):
+    """A signature change a person must make, reported where it provably applies: `function`
+    `pkg.mod:func` (or a class: its constructor) called with keyword `param`, or `pkg.mod:Class.method`
+    overridden in a subclass with a parameter named `param`."""
+
+    KIND = "signature-change"
+    FAMILY = "signature"
+    FIELDS = {"function": (True, check_member), "param": (True, check_identifier), "hint": (True, check_text),
+              **COMMON}
+    function: str = ""
+    param: str = ""
+    hint: str = ""
+
+    @property
+    def identity(self) -> tuple:
+        return (self.FAMILY, self.function, self.param)
+
+    @property
+    def old(self) -> str:
+        return self.function
+
+    @property
+    def symbol(self) -> str:
+        """The module-level name: `pkg.mod:Class` for `pkg.mod:Class.method`."""
+        module, name = split_symbol(self.function)
+        return f"{module}:{name.partition('.')[0]}"
+
+    @property
+    def method(self) -> str | None:
+        return split_symbol(self.function)[1].partition(".")[2] or None
+
+    def describe(self) -> str:
+        return f"{self.KIND} {self.function}({self.param})"
+
+
+@dataclass(frozen=True)
 class VarRename(Entry):
     KIND = "var-rename"
     FAMILY = "var"
@@ -323,7 +473,8 @@ class VarRename(Entry):
 ENTRY_KINDS: dict[str, type[Entry]] = {
     cls.KIND: cls
     for cls in (PathMove, PathRemoval, KeyRename, KeyRemoval, KeyNoAction, EnvRename, EnvRemoval,
-                ModuleMove, ModuleRemoval, VarRename)
+                ModuleMove, ModuleRemoval, ModuleNoAction, SymbolMove, SymbolRename, SymbolRemoval, KeywordRename,
+                SignatureChange, VarRename)
 }
 
-RENAME_KINDS = (PathMove, KeyRename, EnvRename, ModuleMove, VarRename)
+RENAME_KINDS = (PathMove, KeyRename, EnvRename, ModuleMove, VarRename, SymbolMove, KeywordRename)

@@ -19,6 +19,9 @@ from migrator.mapping.entries import (
     ModuleMove,
     ModuleRemoval,
     Origin,
+    KeywordRename,
+    SymbolMove,
+    SymbolRemoval,
     PathMove,
     PathRemoval,
     EnvRename,
@@ -158,7 +161,7 @@ def parse_entry(raw: object, file: str, release: str, index: int, line: int | No
         raise TableError(file, line, f"entry #{index + 1} is not a mapping: {raw!r}")
     line = raw.get("__line__")
     kind = raw.get("kind")
-    label = f"entry #{index + 1} ({kind} {raw.get('old', '?')})"
+    label = f"entry #{index + 1} ({kind} {raw.get('old', raw.get('function', '?'))})"
     if kind not in ENTRY_KINDS:
         known = ", ".join(sorted(ENTRY_KINDS))
         raise TableError(file, line, f"unknown kind {kind!r} (known: {known})", label)
@@ -193,7 +196,10 @@ def _check_entry_shape(entry: Entry, file: str, line: int | None, label: str) ->
     if isinstance(entry, (PathMove,)):
         if entry.old.endswith("/") != entry.new.endswith("/"):
             raise TableError(file, line, "a directory move needs a trailing '/' on both old and new", label)
-    if isinstance(entry, (KeyRename, PathMove, EnvRename, ModuleMove, VarRename)) and entry.old == entry.new:
+    renames = (KeyRename, PathMove, EnvRename, ModuleMove, VarRename, KeywordRename)
+    if isinstance(entry, renames) and entry.old == entry.new:
+        raise TableError(file, line, "old and new are the same", label)
+    if isinstance(entry, SymbolMove) and entry.old == entry.target:
         raise TableError(file, line, "old and new are the same", label)
 
 
@@ -206,6 +212,11 @@ def _family_match(old: str, candidate: str, family: str) -> bool:
     if family == "module":
         return candidate == old or candidate.startswith(old + ".")
     return candidate == old
+
+
+def _target(entry: Entry) -> str | None:
+    """What a rename renames to (a symbol-rename's bare `new` completed with its module)."""
+    return getattr(entry, "target", None) or getattr(entry, "new", None)
 
 
 def check_table_consistency(table: ReleaseTable) -> None:
@@ -225,22 +236,24 @@ def consistency_problems(table: ReleaseTable) -> list[TableError]:
         seen[entry.identity] = entry
     by_family: dict[str, list[Entry]] = {}
     for entry in table.entries:
-        if entry.KIND != "key-no-action":
+        if entry.KIND not in ("key-no-action", "module-no-action", "signature-change"):
             by_family.setdefault(entry.FAMILY, []).append(entry)
     for family, entries in by_family.items():
         for entry in entries:
-            new = getattr(entry, "new", None)
+            new = _target(entry)
             if new is None:
                 continue
             probe = new[:-2] if new.endswith(".*") else new
             for other in entries:
                 if other is entry or not _family_match(other.old, probe, family):  # type: ignore[attr-defined]
                     continue
+                if family == "keyword" and other.function != entry.function:  # type: ignore[attr-defined]
+                    continue
                 if family == "env" and other.value not in (None, getattr(entry, "value", None)):  # type: ignore[attr-defined]
                     continue
-                if isinstance(other, (KeyRemoval, PathRemoval, EnvRemoval, ModuleRemoval)):
+                if isinstance(other, (KeyRemoval, PathRemoval, EnvRemoval, ModuleRemoval, SymbolRemoval)):
                     problem = "renames into something this table removes"
-                elif _family_match(getattr(entry, "old"), getattr(other, "new").removesuffix(".*"), family):
+                elif _family_match(getattr(entry, "old"), _target(other).removesuffix(".*"), family):
                     problem = "forms a rename cycle"
                 else:
                     problem = "chains into another rename in the same table (write old -> final new)"

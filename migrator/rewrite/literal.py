@@ -50,6 +50,31 @@ def module_target(maps: MappingSet, name: str):
     return maps.module(name)
 
 
+_SYMBOL_STRING = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*")
+
+
+def symbol_target(maps: MappingSet, name: str):
+    """(change, spelt with a colon) for a string naming a moved symbol: `pkg.mod:Name` (entry points,
+    `_target_`-like values) with any change, or dotted `pkg.mod.Name` when a symbol entry decides."""
+    if _SYMBOL_STRING.fullmatch(name):
+        change = maps.symbol(name)
+        return (change, True) if change is not None else None
+    if name.count(".") < 2 or not scan.MODULE_RE.fullmatch(name.encode()):
+        return None
+    module, _, last = name.rpartition(".")
+    change = maps.symbol(f"{module}:{last}")
+    return (change, False) if change is not None and change.explicit else None
+
+
+def _symbol_edit(change, colon: bool, start: int, end: int, edits: list, findings: list, in_comment: bool) -> None:
+    old = change.old if colon else change.old.replace(":", ".")
+    if change.new is not None:
+        new = change.new if colon else change.new.replace(":", ".")
+        edits.append(Edit(start, end, new.encode(), "symbol-move", f"{old} -> {new}", change.prs, in_comment))
+    elif not in_comment:
+        findings.append(Finding(start, "symbol-removal", f"{old} was removed", change.hint, change.prs))
+
+
 # Where an override may start: after a word boundary, or after a `\n` / `\t` escape in a string literal.
 _WORD_START = re.compile(rb"(?<=[" + re.escape(WORD_BOUNDARY) + rb"])[~+A-Za-z_]")
 _ESCAPED_WORD_START = re.compile(rb"(?:(?<=[" + re.escape(WORD_BOUNDARY) + rb"])|(?<=\\[nt]))[~+A-Za-z_]")
@@ -91,6 +116,10 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
         change = key_target(maps, name) if scan.KEY_IN_PROSE.fullmatch(text) else None
         if change is not None:
             _key_edit(change, start, end, edits, findings, in_comment)
+            return edits, findings
+        found = symbol_target(maps, name)
+        if found is not None:
+            _symbol_edit(*found, start, end, edits, findings, in_comment)
             return edits, findings
         module = module_target(maps, name)
         if module is not None:

@@ -41,7 +41,7 @@ def plan_shims(mappings, releases: tuple[str, ...], tree_paths: set[str] | None 
         if change is None:
             continue
         if change.new is None:
-            plan.notes.append(f"module {old}: removed ({change.hint}): no stub (nothing to forward to)")
+            plan.files.append(pymodule.removed_stub(change, mappings.to_release, releases))
             continue
         files, note = pymodule.stubs(change, mappings.to_release, releases, tree_paths)
         plan.files.extend(files)

@@ -8,7 +8,8 @@ stays byte for byte:
   such name sits where `ast` gives exact positions (strings, imports, names and attribute chains);
 - libcst (`cst_front`), the reference: it also sees comments and f-string parts, and takes every
   file the `ast` front-end declines. libcst is imported only then (~0.1 s of start-up per process).
-This module only dispatches between them; the front-ends import only the modules below them
+Uses of the API through imports (keyword renames at call sites, signature changes, `alias.Name`) are
+`api`'s, over the stdlib `ast` of the whole file. This module only dispatches between them; the front-ends import only the modules below them
 (`locator`, `statements`), never this one.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from migrator.edits import LocateResult, SourceNotParsed
 from migrator.mapping import MappingSet
+from migrator.rewrite.python.api import locate_api
 from migrator.rewrite.python.ast_front import locate_ast as _locate_ast
 from migrator.rewrite.python.statements import might_change
 
@@ -25,11 +27,15 @@ KIND = "python"
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     if not might_change(source, mappings):
         return LocateResult((), ())
-    fast = _locate_ast(source, mappings)
-    if fast is not None:
-        return fast
-    fast = _locate_statements(source, mappings)
-    return fast if fast is not None else _locate_module(source, mappings)
+    result = _locate_ast(source, mappings)
+    if result is None:
+        result = _locate_statements(source, mappings)
+    if result is None:
+        result = _locate_module(source, mappings)
+    edits, findings = locate_api(source, mappings)
+    if not edits and not findings:
+        return result
+    return LocateResult(result.edits + tuple(edits), result.findings + tuple(findings))
 
 
 def _locate_statements(source: bytes, mappings: MappingSet) -> LocateResult | None:

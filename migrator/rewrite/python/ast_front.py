@@ -158,8 +158,8 @@ class _AstWalker:
             members = []
             for alias in node.names:
                 span = self.spelled(self.offset(alias.lineno, alias.col_offset), alias.name)
-                members.append((alias.name, alias.asname is not None, lambda span=span: span))
-        self.locator.import_from(node.module, m.span(1), members)
+                members.append((alias.name, alias.asname, lambda span=span: span))
+        self.locator.import_from(node.module, m.span(1), members, (start, end))
 
     def attribute(self, node, stack: list) -> None:
         """An outermost attribute: a chain on a name (`cfg.a.b`), or attributes of something else,

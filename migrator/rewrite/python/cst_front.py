@@ -128,6 +128,12 @@ def dotted_name(node) -> str | None:
     return None
 
 
+def _as_name(alias: cst.ImportAlias) -> str | None:
+    if alias.asname is None:
+        return None
+    return alias.asname.name.value if isinstance(alias.asname.name, cst.Name) else "?"
+
+
 class _CstVisitor(cst.CSTVisitor):
     """Tells the locator what libcst sees, with spans in bytes of the original file."""
 
@@ -170,9 +176,9 @@ class _CstVisitor(cst.CSTVisitor):
         if name is None:
             return
         members = None if isinstance(node.names, cst.ImportStar) else [
-            (dotted_name(alias.name), alias.asname is not None, lambda alias=alias: self.span(alias.name))
+            (dotted_name(alias.name), _as_name(alias), lambda alias=alias: self.span(alias.name))
             for alias in node.names]
-        self.locator.import_from(name, self.span(node.module), members)
+        self.locator.import_from(name, self.span(node.module), members, self.span(node))
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom) -> None:
         self.in_import -= 1

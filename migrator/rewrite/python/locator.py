@@ -69,6 +69,37 @@ class Unsure(Exception):
     """The `ast` front-end cannot give libcst's exact spans here; libcst decides."""
 
 
+def member_target(maps: MappingSet, module: str, member: str):
+    """Where `from module import member` goes: (new `mod:name` or None when removed, entries, hint, kind),
+    or None when it stays. A symbol entry decides first, then a module entry for `module.member` (a
+    submodule, or any name of a moved package), then the module's own entry."""
+    symbol = maps.symbol(f"{module}:{member}")
+    if symbol is not None and symbol.explicit:
+        kind = "symbol-removal" if symbol.new is None else "symbol-move"
+        return symbol.new, symbol.entries, symbol.hint or _hint(symbol.entries), kind
+    sub = maps.module(f"{module}.{member}")
+    if sub is not None:
+        if sub.new is None:
+            return None, sub.entries, sub.hint, "module-removal"
+        parent, _, last = sub.new.rpartition(".")
+        return f"{parent}:{last}", sub.entries, None, "module-move"
+    if symbol is not None:
+        return symbol.new, symbol.entries, symbol.hint, "module-removal" if symbol.new is None else "module-move"
+    return None
+
+
+def _hint(entries) -> str | None:
+    return next((e.hint for e in reversed(entries) if getattr(e, "hint", None)), None)
+
+
+def _prs(entries) -> tuple[int, ...]:
+    return tuple(dict.fromkeys(e.pr for e in entries))
+
+
+def _kind(placed) -> str:
+    return "symbol-move" if any(e.FAMILY == "symbol" for p in placed for e in p[5]) else "module-move"
+
+
 class Locator:
     """The edits and findings for the constructs a front-end reports, in byte spans of the file.
 
@@ -116,51 +147,90 @@ class Locator:
             self.plain_imports.append(((start, end), name, change.new, prs))
 
     def import_from(self, name: str, span: tuple[int, int],
-                    members: list[tuple[str | None, bool, Callable[[], tuple[int, int]]]] | None) -> None:
+                    members: list[tuple[str | None, str | None, Callable[[], tuple[int, int]]]] | None,
+                    statement: tuple[int, int] | None = None) -> None:
         """`from name import members` (absolute); members None for `import *`; each member is
-        (name, has an alias, span_of its name)."""
-        change = self.maps.module(name)
+        (name, its `as` name or None, span_of its name); `statement`: the span of the whole statement."""
         start, end = span
-        if change is not None and change.new is None:
+        if members is None:
+            change = self.maps.module(name)
+            if change is not None and change.new is None:
+                self.findings.append(Finding(start, "module-removal", f"`from {name} import *`: {name} was removed; "
+                                             "change this code by hand", change.hint, change.prs))
+            elif change is not None:
+                self.edits.append(Edit(start, end, change.new.encode(), "module-move", f"{name} -> {change.new}",
+                                       change.prs))
+            return
+        change = self.maps.module(name)
+        if change is not None and change.new is None and not any(
+                getattr(self.maps.symbol(f"{name}:{member}"), "explicit", False) for member, _, _ in members if member):
             self.findings.append(Finding(start, "module-removal", f"`from {name} import ...`: {name} was removed; "
                                          "change this code by hand", change.hint, change.prs))
             return
-        if change is not None:
-            self.edits.append(Edit(start, end, change.new.encode(), "module-move", f"{name} -> {change.new}",
-                                   tuple(e.pr for e in change.entries)))
-            return
-        if members is None:
-            return
-        moved = []
-        for member, has_alias, span_of in members:
-            sub = self.maps.module(f"{name}.{member}") if member else None
-            if sub is not None and sub.new is None:
-                self.findings.append(Finding(start, "module-removal", f"`from {name} import {member}`: "
-                                             f"{name}.{member} was removed; change this code by hand",
-                                             sub.hint, sub.prs))
-            elif sub is not None:
-                moved.append((member, has_alias, span_of, sub))
-        if not moved:
-            return
-        parents = {sub.new.rpartition(".")[0] for *_, sub in moved}
-        new_parent = parents.pop() if len(parents) == 1 else None
-        if new_parent is None or (new_parent != name and len(moved) != len(members)):
-            olds = ", ".join(f"{name}.{member} -> {sub.new}" for member, _, _, sub in moved)
-            self.findings.append(Finding(start, "module-move", f"modules imported here moved ({olds}); "
-                                         "split this import by hand", None,
-                                         tuple(e.pr for *_, sub in moved for e in sub.entries)))
-            return
-        prs = tuple(dict.fromkeys(e.pr for *_, sub in moved for e in sub.entries))
-        if new_parent != name:
-            self.edits.append(Edit(start, end, new_parent.encode(), "module-move", f"{name} -> {new_parent}", prs))
-        for member, has_alias, span_of, sub in moved:
-            last = sub.new.rpartition(".")[2]
-            if last == member:
+        # Where each member goes: (new module, new name, entries, hint); entries () means it stays.
+        placed = []
+        for member, alias, span_of in members:
+            if member is None:
+                return
+            target = member_target(self.maps, name, member)
+            if target is None:
+                placed.append((member, alias, span_of, name, member, (), None))
                 continue
-            a_start, a_end = span_of()
-            text = last if has_alias else f"{last} as {member}"
-            self.edits.append(Edit(a_start, a_end, text.encode(), "module-move",
-                                   f"{name}.{member} -> {sub.new} (bound as {member})", prs))
+            new, entries, hint, kind = target
+            if new is None:
+                self.findings.append(Finding(start, kind, f"`from {name} import {member}`: {name}.{member} was "
+                                             "removed; change this code by hand", hint, _prs(entries)))
+                placed.append((member, alias, span_of, name, member, (), None))
+                continue
+            module, _, new_name = new.rpartition(":")
+            placed.append((member, alias, span_of, module, new_name, entries, hint))
+        if not any(p[5] for p in placed):
+            return
+        groups: dict[str, list] = {}
+        for p in placed:
+            groups.setdefault(p[3], []).append(p)
+        prs = _prs(e for p in placed for e in p[5])
+        olds = ", ".join(f"{name}.{p[0]} -> {p[3]}.{p[4]}" for p in placed if p[5])
+        hints = "; ".join(dict.fromkeys(p[6] for p in placed if p[6]))
+        message = olds + (f" ({hints})" if hints else "")
+        if len(groups) == 1:
+            (module,) = groups
+            if module != name:
+                plain = all(p[4] == p[0] for p in placed) and _kind(placed) == "module-move"
+                self.edits.append(Edit(start, end, module.encode(), _kind(placed),
+                                       f"{name} -> {module}" if plain else message, prs))
+            for member, alias, span_of, _, new_name, entries, _ in placed:
+                if new_name != member:
+                    a_start, a_end = span_of()
+                    text = new_name if alias is not None else f"{new_name} as {member}"
+                    self.edits.append(Edit(a_start, a_end, text.encode(), _kind(placed),
+                                           f"{name}.{member} -> {module}.{new_name} (bound as {alias or member})",
+                                           _prs(entries)))
+            return
+        lines = [f"from {module} import " + ", ".join(
+            new_name if (alias or member) == new_name else f"{new_name} as {alias or member}"
+            for member, alias, _, _, new_name, _, _ in group) for module, group in groups.items()]
+        split = self.split_statement(statement, lines)
+        if split is None:
+            self.findings.append(Finding(start, _kind(placed), f"names imported here moved to different modules "
+                                         f"({olds}); split this import by hand", hints or None, prs))
+            return
+        self.edits.append(Edit(*split, _kind(placed), f"{message} (import split)", prs))
+
+    def split_statement(self, statement: tuple[int, int] | None, lines: list[str]) -> tuple[int, int, bytes] | None:
+        """The edit that replaces a statement alone on its line(s) by `lines`, at its indentation and with
+        its line ending; None where that would lose something (a comment inside, `;`-joined statements)."""
+        if statement is None:
+            return None
+        start, end = statement
+        line_start = self.src.rfind(b"\n", 0, start) + 1
+        line_end = self.src.find(b"\n", end)
+        line_end = len(self.src) if line_end == -1 else line_end
+        indent, rest = self.src[line_start:start], self.src[end:line_end].rstrip(b"\r")
+        if indent.strip(b" \t") or b"#" in self.src[start:end] or (rest.strip() and not rest.lstrip().startswith(b"#")):
+            return None
+        newline = b"\r\n" if self.src[line_end - 1:line_end + 1] == b"\r\n" else b"\n"
+        return start, end, (newline + indent).join(line.encode() for line in lines)
 
     # -- names and attribute chains ------------------------------------------------------------------
     def name(self, value: str) -> None:

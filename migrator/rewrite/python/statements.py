@@ -29,7 +29,7 @@ def _quick_check(mappings: MappingSet) -> tuple[Prefilter, bool]:
     for maps, search, multiline in _QUICK_CHECKS:
         if maps is mappings:
             return search, multiline
-    tokens = mappings.old_tokens() | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
+    tokens = mappings.old_tokens() | {m.rsplit(".", 1)[-1] for m in mappings.old_modules() | mappings.api_modules()} \
         | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
     search, multiline = Prefilter(tokens), any("\n" in token for token in tokens)
     _QUICK_CHECKS[:] = [(mappings, search, multiline)]

@@ -1,0 +1,182 @@
+"""Python rewriter, verl's API: symbols moved or renamed in imports, attribute chains and strings, keyword
+renames at call sites that provably reach the function, and the signature changes a person must make.
+
+The test releases (tests/fixtures/tables/rewriters_releases) plus tests/fixtures/tables/python_api.yaml."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+
+from migrator.fileprocess import process_file
+from migrator.mapping import compose
+from migrator.mapping.load import load_release_index
+from rewriters_support import FIXTURES, TEST_RELEASES
+
+API_TABLE = FIXTURES / "tables" / "python_api.yaml"
+GOLDEN = sorted((FIXTURES / "python_api").glob("*.in.py"))
+
+
+@lru_cache(maxsize=1)
+def mappings():
+    return compose(load_release_index(TEST_RELEASES), None, "v0.9.0", [API_TABLE])
+
+
+def run(source: str):
+    return process_file("user.py", "user.py", mappings(), data=source.encode())
+
+
+def check_transformed(before: str, after: str) -> None:
+    result = run(before)
+    assert result.status == "changed", (result.status, result.reason, result.findings)
+    assert result.after.decode() == after
+    compile(result.after, "user.py", "exec")
+    assert run(result.after.decode()).status == "unchanged"
+
+
+def check_noop(source: str) -> None:
+    result = run(source)
+    assert result.status == "unchanged", (result.reason, result.after)
+
+
+def findings(source: str) -> list[str]:
+    return [f.format().split(":", 1)[1] for f in run(source).findings]
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    # a symbol moved: the import names its new module
+    ("from verl.workers.fsdp_workers import ActorRolloutRefWorker\n",
+     "from verl.workers.engine_workers import ActorRolloutRefWorker\n"),
+    # renamed in the same module: the local name stays
+    ("from verl.utils.torch_functional import get_eos_mask\nm = get_eos_mask(x)\n",
+     "from verl.utils.torch_functional import get_response_mask as get_eos_mask\nm = get_eos_mask(x)\n"),
+    ("from verl.utils.torch_functional import get_eos_mask as gm\n",
+     "from verl.utils.torch_functional import get_response_mask as gm\n"),
+    # moved and renamed, `as` name kept
+    ("from verl.workers.rollout.utils import is_valid_ipv6_address as v6\n",
+     "from verl.utils.net_utils import is_ipv6 as v6\n"),
+    # split: two names go to different modules (indentation and line ending kept)
+    ("from verl.workers.rollout.utils import get_free_port, run_server\n",
+     "from verl.utils.net_utils import get_free_port\nfrom verl.workers.rollout.utils import run_server\n"),
+    ("try:\r\n    from verl.workers.rollout.utils import (\r\n        run_server as rs,\r\n        get_free_port,\r\n    )"
+     "  # ports\r\nexcept ImportError:\r\n    pass\r\n",
+     "try:\r\n    from verl.workers.rollout.utils import run_server as rs\r\n"
+     "    from verl.utils.net_utils import get_free_port  # ports\r\nexcept ImportError:\r\n    pass\r\n"),
+    # module move carries the symbols; a symbol entry of the moved module renames on top
+    ("from verl.utils.old_reward_score.gsm8k import compute_score, extract\n",
+     "from verl.utils.reward_score.gsm8k import compute_gsm8k_score as compute_score, extract\n"),
+    # attribute chains through module aliases
+    ("import verl.utils.torch_functional as F\nm = F.get_eos_mask(x)\n",
+     "import verl.utils.torch_functional as F\nm = F.get_response_mask(x)\n"),
+    ("import verl.utils.torch_functional\nm = verl.utils.torch_functional.get_eos_mask(x)\n",
+     "import verl.utils.torch_functional\nm = verl.utils.torch_functional.get_response_mask(x)\n"),
+    ("from verl.utils import torch_functional as tf\nm = tf.get_eos_mask(x)\n",
+     "from verl.utils import torch_functional as tf\nm = tf.get_response_mask(x)\n"),
+    ("import verl.utils.old_reward_score.gsm8k as g\ns = g.compute_score(a, b)\n",
+     "import verl.utils.reward_score.gsm8k as g\ns = g.compute_gsm8k_score(a, b)\n"),
+    # strings: entry points and dotted names
+    ('fn = "verl.utils.torch_functional:get_eos_mask"\n', 'fn = "verl.utils.torch_functional:get_response_mask"\n'),
+    ('cfg = {"_target_": "verl.workers.fsdp_workers.ActorRolloutRefWorker"}\n',
+     'cfg = {"_target_": "verl.workers.engine_workers.ActorRolloutRefWorker"}\n'),
+    ('m = importlib.import_module("verl.utils.old_reward_score.gsm8k")\n',
+     'm = importlib.import_module("verl.utils.reward_score.gsm8k")\n'),
+    # keyword renames where the call reaches the function
+    ("from verl.trainer.ppo.core_algos import compute_policy_loss\nl = compute_policy_loss(a, eos_mask=m)\n",
+     "from verl.trainer.ppo.core_algos import compute_policy_loss\nl = compute_policy_loss(a, response_mask=m)\n"),
+    ("import verl.trainer.ppo.core_algos as ca\nl = ca.compute_policy_loss(a, eos_mask=m)\n",
+     "import verl.trainer.ppo.core_algos as ca\nl = ca.compute_policy_loss(a, response_mask=m)\n"),
+    ("import verl.trainer.ppo.core_algos\nl = verl.trainer.ppo.core_algos.compute_policy_loss(eos_mask=m)\n",
+     "import verl.trainer.ppo.core_algos\nl = verl.trainer.ppo.core_algos.compute_policy_loss(response_mask=m)\n"),
+])
+def test_transformed(before, after):
+    check_transformed(before, after)
+
+
+@pytest.mark.parametrize("source", [
+    # a same-named function of the user's own: never the table's
+    "def compute_policy_loss(a, eos_mask=None):\n    return a\n\nl = compute_policy_loss(1, eos_mask=2)\n",
+    "from my_lib import compute_policy_loss\nl = compute_policy_loss(1, eos_mask=2)\n",
+    "from verl.trainer.ppo.core_algos import compute_policy_loss\n"
+    "def compute_policy_loss(a, eos_mask=None):\n    return a\nl = compute_policy_loss(1, eos_mask=2)\n",
+    "from verl.trainer.ppo.core_algos import compute_value_loss\nl = compute_value_loss(eos_mask=2)\n",
+    "import verl.utils.torch_functional as F\nm = F.masked_mean(x)\n",
+    "from verl.utils.torch_functional import masked_mean\n",
+    "from .torch_functional import get_eos_mask\n",
+    "get_eos_mask = lambda x: x\nm = get_eos_mask(1)\n",
+    'name = "verl.utils.torch_functional.get_eos_mask_v2"\n',
+    "class Loop:\n    async def run(self, messages, sampling_params):\n        return messages\n",
+])
+def test_noop(source):
+    check_noop(source)
+
+
+def test_removed_module_is_reported_with_its_hint():
+    assert findings("from verl.trainer.fsdp_sft_trainer import FSDPSFTTrainer\n") == [
+        "1:6: `from verl.trainer.fsdp_sft_trainer import ...`: verl.trainer.fsdp_sft_trainer was removed; "
+        "change this code by hand (use verl.trainer.sft_trainer) [verl#5382]"]
+    assert run("from verl.trainer.fsdp_sft_trainer import FSDPSFTTrainer\n").status == "unchanged"
+
+
+def test_removed_module_with_a_moved_symbol_moves_it_and_reports_the_rest():
+    result = run("from verl.workers.fsdp_workers import ActorRolloutRefWorker, CriticWorker\n")
+    assert result.after.decode() == ("from verl.workers.engine_workers import ActorRolloutRefWorker\n"
+                                     "from verl.workers.fsdp_workers import CriticWorker\n")
+    assert [f.kind for f in result.findings] == ["module-removal"]
+    assert "verl.workers.fsdp_workers.CriticWorker was removed" in result.findings[0].message
+
+
+def test_removed_symbol_is_reported_never_edited():
+    result = run("from verl.trainer.ppo.ray_trainer import RayPPOTrainer, compute_reward\n")
+    assert result.status == "unchanged"
+    assert [(f.kind, f.hint) for f in result.findings] == [("symbol-removal", "rewards are computed by the reward loop")]
+    result = run("import verl.trainer.ppo.ray_trainer as rt\nrt.compute_reward(batch)\n")
+    assert result.status == "unchanged" and [f.kind for f in result.findings] == ["symbol-removal"]
+
+
+def test_symbol_moved_out_of_an_aliased_module_is_reported():
+    result = run("import verl.workers.rollout.utils as ru\nport = ru.get_free_port()\n")
+    assert result.status == "unchanged"
+    assert [f.message for f in result.findings] == [
+        "verl.workers.rollout.utils.get_free_port moved to verl.utils.net_utils.get_free_port; "
+        "import it from verl.utils.net_utils"]
+
+
+def test_signature_changes_are_reported_where_provable():
+    source = ("from verl.experimental.agent_loop.agent_loop import AgentLoopBase\n"
+              "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n"
+              "class Loop(AgentLoopBase):\n    async def run(self, messages, sampling_params):\n        pass\n"
+              "t = RayPPOTrainer(config, reward_fn=rf)\n")
+    assert findings(source) == [
+        "4:25: Loop.run overrides verl.experimental.agent_loop.agent_loop:AgentLoopBase.run, whose parameter "
+        "messages is gone; change this method by hand (run(self, sampling_params, **kwargs) gets the messages "
+        "as kwargs['raw_prompt']) [verl#2810]",
+        "6:27: verl.trainer.ppo.ray_trainer:RayPPOTrainer(..., reward_fn=...): reward_fn was removed; change this "
+        "call by hand (configure the reward manager in the config instead) "
+        "[verl#5237]"]
+    assert run(source).status == "unchanged"
+
+
+def test_signature_change_needs_the_class_from_verl():
+    check_noop("class AgentLoopBase:\n    pass\nclass Loop(AgentLoopBase):\n    async def run(self, messages):\n"
+               "        pass\n")
+    check_noop("from verl.trainer.ppo.ray_trainer import RayPPOTrainer\nt = RayPPOTrainer(config, tokenizer=tok)\n")
+
+
+def test_split_that_would_lose_a_comment_is_a_manual_step():
+    result = run("from verl.workers.rollout.utils import (  # helpers\n    get_free_port,\n    run_server,\n)\n")
+    assert result.status == "unchanged"
+    assert "split this import by hand" in result.findings[0].message
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.name for p in GOLDEN])
+def test_golden(path):
+    result = run(path.read_text())
+    out = path.with_name(path.name.replace(".in.", ".out."))
+    expected = out.read_text() if out.exists() else path.read_text()
+    assert (result.after or path.read_bytes()).decode() == expected
+    expected_findings = path.with_name(path.name.split(".in.")[0] + ".findings").read_text().splitlines()
+    assert [f.format().split(":", 1)[1] for f in result.findings] == expected_findings
+    if out.exists():
+        compile(result.after, path.name, "exec")
+        assert run(result.after.decode()).status == "unchanged"
