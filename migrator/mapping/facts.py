@@ -55,3 +55,20 @@ class ReleaseFacts:
         if not path.is_file():
             return frozenset()
         return frozenset(line for line in path.read_text(encoding="utf-8").splitlines() if line)
+
+    @lru_cache(maxsize=None)
+    def entry_configs(self, release: str) -> dict[str, str]:
+        """Entry module -> the config its `@hydra.main` composes at `release` (entry-points.yaml)."""
+        return _entry_points(self.directory).get(release, {})
+
+
+@lru_cache(maxsize=None)
+def _entry_points(directory: Path) -> dict[str, dict[str, str]]:
+    path = directory / "entry-points.yaml"
+    if not path.is_file():
+        return {}
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {release: {p["module"]: p["config_name"] for p in points or ()}
+            for release, points in (data.get("releases") or {}).items()}

@@ -1,0 +1,197 @@
+"""Composed answers about entry points: which config a command's keys belong to, what becomes of the
+module it runs, its `--config-name` and `--config-path` (docs/table-format.md, "Entry points").
+
+`EntryPointQueries` is a part of `MappingSet` (compose.py): it walks the same per-release steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from migrator.mapping.entries import Entry, KeyNoAction, KeyRemoval
+from migrator.mapping.entrypoints import ConfigDirMove, DefaultPin, EntryPointMove, EntryPointRemoval
+
+
+class _CitesPRs:
+    entries: tuple[Entry, ...]
+
+    @property
+    def prs(self) -> tuple[int, ...]:
+        """The PRs of the entries that made the change, first seen first."""
+        return tuple(dict.fromkeys(e.pr for e in self.entries))
+
+
+@dataclass(frozen=True)
+class KeyChange(_CitesPRs):
+    """What becomes of one config key. `new` is None for removals and warnings."""
+
+    old: str
+    new: str | None
+    action: str  # "rename" | "remove" | "warn"
+    hint: str | None
+    entries: tuple[Entry, ...]
+    add: bool = False  # `new` is not in the target config: written `+new=...`
+
+
+@dataclass(frozen=True)
+class EntryContext:
+    """What a command runs (at --from): its entry module and the config that module composes."""
+
+    module: str | None
+    config: str | None
+
+
+@dataclass(frozen=True)
+class EntryPointChange(_CitesPRs):
+    old: str
+    new: str | None  # None: removed (a manual step)
+    args: tuple[str, ...]
+    pins: tuple[DefaultPin, ...]  # pin=false ones included: the caller decides
+    hint: str | None
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True)
+class ConfigChange(_CitesPRs):
+    """A `--config-name` or `--config-path` value that moved (new None: removed)."""
+
+    old: str
+    new: str | None
+    args: tuple[str, ...]
+    hint: str | None
+    entries: tuple[Entry, ...]
+    drop: bool = False  # the new config name is the module's own: drop `--config-name`
+
+
+class EntryPointQueries:
+    """Queries of a `MappingSet` that know the entry point a key belongs to."""
+
+    # -- entry points and their configs ----------------------------------------------------------------
+    @property
+    def families(self) -> dict[str, tuple[str, ...]]:
+        return (self.history.families if self.history is not None else None) or {}
+
+    def context(self, module: str | None, config_name: str | None = None) -> EntryContext | None:
+        """The context of a command running `module` (with `--config-name`, when given) at --from."""
+        if module is None and config_name is None:
+            return None
+        config = config_name or self._entry_config(module)
+        return EntryContext(module, config)
+
+    def _entry_config(self, module: str | None) -> str | None:
+        facts = self.history.facts if self.history is not None else None
+        if module is None or facts is None:
+            return None
+        releases = list(self.history.releases)  # type: ignore[union-attr]
+        start = releases.index(self.from_release) if self.from_release in releases else len(releases) - 1
+        # The release the script was written for, then older ones, then newer ones (a module not yet shipped).
+        for release in releases[start::-1] + releases[start + 1:]:
+            config = facts.entry_configs(release).get(module)
+            if config:
+                return config
+        return None
+
+    def is_ppo_config(self, config: str | None) -> bool:
+        """main_ppo's family, or a config outside every other family (recipes compose ppo_trainer)."""
+        if config is None:
+            return True
+        families = self.families
+        if config in families.get("ppo", ()):
+            return True
+        return not any(config in members for name, members in families.items() if name != "ppo")
+
+    def _names(self, names) -> set[str]:
+        out = set()
+        for name in names:
+            out.update(self.families.get(name, (name,)))
+        return out
+
+    def _applies(self, step: _Step, module: str | None, config: str | None):
+        def applies(entry: Entry) -> bool:
+            scope = getattr(entry, "scope", ())
+            if scope:
+                return (module is not None and module in scope) or config in self._names(scope)
+            extension = step.scope_of(entry)
+            if extension is not None:
+                if config in self._names(extension.not_in) or module in extension.not_in:
+                    return False
+                if config in self._names(extension.applies_to) or module in extension.applies_to:
+                    return True
+            return self.is_ppo_config(config)
+        return applies
+
+    def _key_in(self, key: str, context: EntryContext) -> KeyChange | None:
+        cache_key = (key, context)
+        if cache_key in self._key_cache:
+            return self._key_cache[cache_key]
+        module, config = context.module, context.config
+        rank = self._last_live(key, "key") if self.is_ppo_config(config) else -1
+        current, chain, add, result = key, [], False, None
+        for step in self._steps_after(rank):
+            found = step.key_entry(current, self._applies(step, module, config))
+            if found is not None and not isinstance(found[0], KeyNoAction):
+                entry, after = found
+                chain.append(entry)
+                if isinstance(entry, KeyRemoval):
+                    result = KeyChange(key, None, entry.action, entry.hint, tuple(chain))
+                    break
+                current = after
+            move = step.entry_points.get(module) if module else None
+            if isinstance(move, EntryPointMove):
+                item = move.key_item(current)
+                if item is None:
+                    result = KeyChange(key, None, "warn", f"{current} has no counterpart in {move.new_config} "
+                                       f"(the config of {move.new}); find its new home or drop it",
+                                       tuple(chain) + (move,))
+                    break
+                item, after = item
+                if item.action in ("remove", "warn"):
+                    result = KeyChange(key, None, item.action, item.hint, tuple(chain) + (move,))
+                    break
+                if after != current or item.add:
+                    chain.append(move)
+                current, add = after, item.add
+                module, config = move.new, move.new_config
+        else:
+            if chain and (current != key or add):
+                result = KeyChange(key, current, "rename", None, tuple(chain), add)
+        self._key_cache[cache_key] = result
+        return result
+
+    def entry_point(self, module: str) -> EntryPointChange | None:
+        """What becomes of a command that runs `module`: moved (with args and default pins), removed, or None."""
+        current, chain, args, pins = module, [], [], []
+        for step in self._steps:
+            entry = step.entry_points.get(current)
+            if entry is None:
+                continue
+            chain.append(entry)
+            if isinstance(entry, EntryPointRemoval):
+                return EntryPointChange(module, None, (), (), entry.hint, tuple(chain))
+            args.extend(entry.args)
+            pins.extend(entry.defaults)
+            current = entry.new
+        if not chain:
+            return None
+        return EntryPointChange(module, current, tuple(args), tuple(pins), None, tuple(chain))
+
+    def config_name(self, module: str | None, name: str) -> ConfigChange | None:
+        """`--config-name NAME` under `module`: a move scoped to that module (or to no module)."""
+        for step in self._steps:
+            entry = step.config_names.get(name)
+            if entry is not None and (module is None or module in entry.scope):
+                own = self._entry_config(module)
+                return ConfigChange(name, entry.new, entry.args, None, (entry,), drop=entry.new == own)
+        return None
+
+    def config_dir(self, path: str) -> tuple[ConfigChange, int] | None:
+        """A `--config-path` value ending in a moved or removed config directory; the change and where
+        (offset into `path`) the old directory starts."""
+        stripped = path.rstrip("/")
+        for step in self._steps:
+            for old, entry in step.config_dirs.items():
+                if stripped == old or stripped.endswith("/" + old):
+                    at = len(stripped) - len(old)
+                    new = entry.new.rstrip("/") if isinstance(entry, ConfigDirMove) else None
+                    return ConfigChange(old, new, (), getattr(entry, "hint", None), (entry,)), at
+        return None
