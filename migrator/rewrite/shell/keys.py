@@ -15,15 +15,20 @@ class KeyEdits:
     edits: list[Edit]
     findings: list[Finding]
     removals: dict
+    # Also provided by the walker (LaunchEdits): context_at(offset), note_key(key, context).
 
     def key_occurrence(self, key: str, start: int, end: int, container) -> None:
         """`container` is (sibling argument nodes, index) when the key's argument can be deleted."""
-        change = self.maps.key(key)
+        context = self.context_at(start)
+        self.note_key(key, context)
+        change = self.maps.key(key, context)
         if change is None:
             return
         if change.action == "rename":
-            self.edits.append(Edit(start, end, change.new.encode(), "key-rename",
-                                   f"{key} -> {change.new}", change.prs))
+            new = change.new.encode()
+            if change.add and self.src[start - 1:start] != b"+":
+                new = b"+" + new  # not a key of the new config: Hydra needs `+` to add it
+            self.edits.append(Edit(start, end, new, "key-rename", f"{key} -> {change.new}", change.prs))
         elif change.action == "warn":
             self.findings.append(Finding(start, "key-warn", f"{key}: {_first_note(change)}", change.hint,
                                          change.prs, severity="warning"))
@@ -75,6 +80,9 @@ class KeyEdits:
 
 
 def _first_note(change) -> str:
+    last = change.entries[-1] if change.entries else None
+    if last is not None and last.KIND == "entry-point-move":
+        return f"{last.old} -> {last.new} does not carry it over"  # the item's hint says what to do
     for entry in reversed(change.entries):
         if entry.note:
             return entry.note

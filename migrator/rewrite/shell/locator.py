@@ -6,6 +6,7 @@ from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import scan
 from migrator.rewrite.shell.keys import KeyEdits
+from migrator.rewrite.shell.launches import LaunchEdits
 from migrator.rewrite.shell.moves import MoveEdits
 from migrator.rewrite.shell.syntax import (
     ARGUMENT_TYPES,
@@ -29,7 +30,7 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     return LocateResult(tuple(locator.edits), tuple(locator.findings))
 
 
-class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
+class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits):
     def __init__(self, source: bytes, mappings: MappingSet):
         self.src = source
         self.maps = mappings
@@ -46,6 +47,7 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
 
     # -- traversal ---------------------------------------------------------------------------
     def visit(self, root) -> None:
+        self.collect_launches(root)
         stack = [root]
         while stack:
             node = stack.pop()
@@ -63,9 +65,12 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
                 self.literal(node)
             stack.extend(reversed(node.children))
         self.plan_removals()
+        self.plan_appends()
 
     # -- node handlers ---------------------------------------------------------------------------
     def command(self, node) -> None:
+        if node.start_byte in self.launches:
+            self.launch_command(node)
         args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
         words = [self.src[a.start_byte:a.end_byte] for a in args]
         script_index = _script_position(words)
