@@ -21,8 +21,9 @@ from migrator.rewrite.shell.syntax import ARGUMENT_TYPES
 
 # Arguments that pass the caller's own overrides on: pinned values go before them, so the caller's win.
 PASS_THROUGH = frozenset({b'"$@"', b"$@", b'"${@}"', b"${@}", b"$*", b'"$*"'})
-# `--config-path` values that mean verl's own configs (a config name there is verl's).
+# `--config-path` values that mean verl's own configs: relative ones resolve next to the entry module.
 VERL_CONFIG_DIR = b"verl/trainer/config"
+RELATIVE_OWN_DIRS = frozenset({b"config", b"./config"})
 # A pinned value that bash would glob or split is written in single quotes.
 NEEDS_QUOTES = re.compile(rb"[\[\]?*]")
 
@@ -127,7 +128,7 @@ class LaunchEdits:
             first, value_index, name = option
             change = self.maps.config_name(launch.module, name.decode("ascii", "replace"))
             own_dir = config_option(words, CONFIG_PATH_FLAG, launch.index + 1)
-            if change is not None and own_dir is not None and not own_dir[2].rstrip(b"/").endswith(VERL_CONFIG_DIR):
+            if change is not None and own_dir is not None and not _is_verl_config_dir(own_dir[2]):
                 # The name is looked up in the user's --config-path: their file, not verl's deprecated one.
                 self.findings.append(Finding(args[value_index].start_byte, "config-name-move",
                                              f"verl's {change.old} is now {change.new} with "
@@ -207,6 +208,11 @@ class LaunchEdits:
         indent = self.src[line_start:last.start_byte]
         indent = indent[:len(indent) - len(indent.lstrip(b" \t"))]
         return b"".join(b" \\\n" + indent + w for w in words)
+
+
+def _is_verl_config_dir(value: bytes) -> bool:
+    value = value.rstrip(b"/")
+    return value in RELATIVE_OWN_DIRS or value.endswith(VERL_CONFIG_DIR)
 
 
 def _quoted(item: str) -> bytes:
