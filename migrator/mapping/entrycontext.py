@@ -31,6 +31,10 @@ class KeyChange(_CitesPRs):
     hint: str | None
     entries: tuple[Entry, ...]
     add: bool = False  # `new` is not in the target config: written `+new=...`
+    # An entry-point move put the key where the new config has it: a `+` the old config needed must go.
+    exists: bool = False
+    # A removal that is a manual step (a key the new entry point has no home for), not a clean-up.
+    manual: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,7 +130,7 @@ class EntryPointQueries:
             return self._key_cache[cache_key]
         module, config = context.module, context.config
         rank = self._last_live(key, "key") if self.is_ppo_config(config) else -1
-        current, chain, add, result = key, [], False, None
+        current, chain, add, exists, result = key, [], False, False, None
         for step in self._steps_after(rank):
             found = step.key_entry(current, self._applies(step, module, config))
             if found is not None and not isinstance(found[0], KeyNoAction):
@@ -146,17 +150,24 @@ class EntryPointQueries:
                     break
                 item, after = item
                 if item.action in ("remove", "warn"):
-                    result = KeyChange(key, None, item.action, item.hint, tuple(chain) + (move,))
+                    # A `warn` item has no home in the new config: it leaves the command as a manual step.
+                    result = KeyChange(key, None, "remove", item.hint, tuple(chain) + (move,),
+                                       manual=item.action == "warn")
                     break
                 if after != current or item.add:
                     chain.append(move)
                 current, add = after, item.add
+                exists = self._config_has(move.new_config, move.origin.release, current)
                 module, config = move.new, move.new_config
         else:
             if chain and (current != key or add):
-                result = KeyChange(key, current, "rename", None, tuple(chain), add)
+                result = KeyChange(key, current, "rename", None, tuple(chain), add, exists and not add)
         self._key_cache[cache_key] = result
         return result
+
+    def _config_has(self, config: str, release: str, key: str) -> bool:
+        facts = self.history.facts if self.history is not None else None
+        return facts is not None and key in facts.entry_config_keys(release, config)
 
     def entry_point(self, module: str) -> EntryPointChange | None:
         """What becomes of a command that runs `module`: moved (with args and default pins), removed, or None."""

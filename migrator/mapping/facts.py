@@ -57,6 +57,15 @@ class ReleaseFacts:
         return frozenset(line for line in path.read_text(encoding="utf-8").splitlines() if line)
 
     @lru_cache(maxsize=None)
+    def entry_config_keys(self, release: str, config: str) -> frozenset[str]:
+        """Keys of any entry point's config at `release`: entry-config-keys/, else main_ppo's config-keys/."""
+        path = self.directory / "entry-config-keys" / f"{release}.{config}.keys"
+        if path.is_file():
+            lines = path.read_text(encoding="utf-8").splitlines()
+            return frozenset(line.partition("\t")[0] for line in lines if line)
+        return frozenset(self.config_key_types(release, config))
+
+    @lru_cache(maxsize=None)
     def entry_configs(self, release: str) -> dict[str, str]:
         """Entry module -> the config its `@hydra.main` composes at `release` (entry-points.yaml)."""
         return _entry_points(self.directory).get(release, {})

@@ -28,6 +28,8 @@ class KeyEdits:
             new = change.new.encode()
             if change.add and self.src[start - 1:start] != b"+":
                 new = b"+" + new  # not a key of the new config: Hydra needs `+` to add it
+            elif change.exists and self.src[start - 1:start] == b"+" and self.src[start - 2:start - 1] != b"+":
+                start -= 1  # the new config has the key: `+key=` would fail to append over it
             self.edits.append(Edit(start, end, new, "key-rename", f"{key} -> {change.new}", change.prs))
         elif change.action == "warn":
             self.findings.append(Finding(start, "key-warn", f"{key}: {_first_note(change)}", change.hint,
@@ -36,8 +38,9 @@ class KeyEdits:
             siblings, index = container
             self.removals.setdefault(siblings[0].start_byte, (siblings, []))[1].append((index, key, change))
             if change.hint:
-                self.findings.append(Finding(start, "key-removal", f"removed {key}", change.hint, change.prs,
-                                             severity="info"))
+                message = f"removed {key}: {_first_note(change)}" if change.manual else f"removed {key}"
+                self.findings.append(Finding(start, "key-removal", message, change.hint, change.prs,
+                                             severity="manual" if change.manual else "info"))
         else:
             self.findings.append(Finding(start, "key-removal", f"{key} was removed; delete it by hand",
                                          change.hint, change.prs))
@@ -82,7 +85,7 @@ class KeyEdits:
 def _first_note(change) -> str:
     last = change.entries[-1] if change.entries else None
     if last is not None and last.KIND == "entry-point-move":
-        return f"{last.old} -> {last.new} does not carry it over"  # the item's hint says what to do
+        return f"{last.old} -> {last.new} has no place for it"  # the item's hint says what to do
     for entry in reversed(change.entries):
         if entry.note:
             return entry.note
