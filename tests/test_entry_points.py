@@ -111,3 +111,8 @@ def test_entry_point_move_lists_pins_and_args():
     assert mappings("v0.8.0").entry_point("verl.trainer.main_ppo_sync").args == (
         "trainer.use_v1=true", "trainer.v1.trainer_mode=sync")
     assert mappings("v0.9.0", "main").entry_point("verl.trainer.fsdp_sft_trainer") is None
+
+
+def test_python_in_a_directory_variable_is_a_launch():
+    assert find_launch([b"${CONDA_BIN}python", b"-m", b"verl.trainer.main_generation"]).module == \
+        "verl.trainer.main_generation"

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 
 # Programs that run a Python module or file given later on the line.
-PYTHON_RE = re.compile(rb"(?:.*/)?(?:python[0-9.]*|torchrun|deepspeed|accelerate)\Z")
+# (`${CONDA_BIN}python`: a directory in a variable, written before the name.)
+PYTHON_RE = re.compile(rb"(?:.*[/}])?(?:python[0-9.]*|torchrun|deepspeed|accelerate)\Z")
 # `-m` modules that are launchers themselves: the entry point is the next `-m` or `.py`.
 LAUNCHER_MODULES = frozenset({b"torch.distributed.run", b"torch.distributed.launch", b"accelerate.commands.launch"})
 # A file path's module starts at the rightmost of these package roots (`$HOME/verl/verl/trainer/x.py`).

@@ -15,6 +15,7 @@ class MoveEdits:
     edits: list[Edit]
     findings: list[Finding]
     launch_words: set[int]
+    file_context: object
 
     def path_occurrence(self, start: int, end: int, change, path_context, in_comment: bool) -> None:
         old = self.src[start:end].decode("ascii")
@@ -77,6 +78,12 @@ class MoveEdits:
             if not in_comment:
                 self.findings.append(Finding(start, "entry-point-removal", f"{change.old} was removed",
                                              change.hint, change.prs))
+            return
+        context = self.file_context
+        if not in_comment and (context is None or context.module != change.old):
+            # Its keys are remapped only when the file runs this entry point alone: else rename nothing.
+            self.findings.append(Finding(start, "entry-point-move", f"{change.old} moved to {change.new}; "
+                                         "move this launch and its overrides by hand", None, change.prs))
             return
         self.edits.append(Edit(start, end, change.new.encode(), "entry-point-move",
                                f"{change.old} -> {change.new}", change.prs, in_comment))
