@@ -116,3 +116,25 @@ def test_entry_point_move_lists_pins_and_args():
 def test_python_in_a_directory_variable_is_a_launch():
     assert find_launch([b"${CONDA_BIN}python", b"-m", b"verl.trainer.main_generation"]).module == \
         "verl.trainer.main_generation"
+
+
+def _lint(source: str, from_release: str = "v0.4.1"):
+    from migrator.lint.facts import load_facts
+    from migrator.lint.runner import lint_source
+
+    return lint_source(source.encode(), "run.sh", load_facts(), mappings(from_release), TARGET).findings
+
+
+def test_lint_names_the_entry_point_move():
+    findings = _lint("torchrun -m verl.trainer.fsdp_sft_trainer model.partial_pretrain=Q\n")
+    assert [(f.code, "verl.trainer.sft_trainer" in (f.hint or "")) for f in findings] == [("VM006", True)]
+
+
+def test_lint_judges_sft_trainer_keys_against_its_own_config():
+    findings = _lint("torchrun -m verl.trainer.sft_trainer model.path=Q engine.strategy=fsdp2 data.bogus=1\n")
+    assert [(f.code, "data.bogus" in f.message and "sft_trainer_engine" in f.message) for f in findings] == [
+        ("VM003", True)]
+
+
+def test_lint_keeps_evaluations_top_level_custom_reward_function():
+    assert _lint("python3 -m verl.trainer.main_eval data.path=x custom_reward_function.path=r.py\n") == []

@@ -57,13 +57,17 @@ class ReleaseFacts:
         return frozenset(line for line in path.read_text(encoding="utf-8").splitlines() if line)
 
     @lru_cache(maxsize=None)
-    def entry_config_keys(self, release: str, config: str) -> frozenset[str]:
-        """Keys of any entry point's config at `release`: entry-config-keys/, else main_ppo's config-keys/."""
+    def entry_config_key_types(self, release: str, config: str) -> dict[str, str]:
+        """Keys (with types) of any entry point's config: entry-config-keys/, else main_ppo's config-keys/."""
         path = self.directory / "entry-config-keys" / f"{release}.{config}.keys"
         if path.is_file():
             lines = path.read_text(encoding="utf-8").splitlines()
-            return frozenset(line.partition("\t")[0] for line in lines if line)
-        return frozenset(self.config_key_types(release, config))
+            return dict(line.partition("\t")[::2] for line in lines if line)
+        return self.config_key_types(release, config)
+
+    @lru_cache(maxsize=None)
+    def entry_config_keys(self, release: str, config: str) -> frozenset[str]:
+        return frozenset(self.entry_config_key_types(release, config))
 
     @lru_cache(maxsize=None)
     def entry_configs(self, release: str) -> dict[str, str]:
