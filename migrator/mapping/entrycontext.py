@@ -196,13 +196,22 @@ class EntryPointQueries:
         return None
 
     def config_dir(self, path: str) -> tuple[ConfigChange, int] | None:
-        """A `--config-path` value ending in a moved or removed config directory; the change and where
-        (offset into `path`) the old directory starts."""
+        """A `--config-path` value ending in a moved or removed config directory: the composed change
+        (moves chain; a later removal ends the chain) and where (offset into `path`) the old directory starts."""
         stripped = path.rstrip("/")
+        first, current, chain = None, None, []
         for step in self._steps:
             for old, entry in step.config_dirs.items():
-                if stripped == old or stripped.endswith("/" + old):
-                    at = len(stripped) - len(old)
-                    new = entry.new.rstrip("/") if isinstance(entry, ConfigDirMove) else None
-                    return ConfigChange(old, new, (), getattr(entry, "hint", None), (entry,)), at
-        return None
+                probe = current if current is not None else stripped
+                if probe == old or (current is None and probe.endswith("/" + old)):
+                    if first is None:
+                        first = old
+                    chain.append(entry)
+                    current = entry.new.rstrip("/") if isinstance(entry, ConfigDirMove) else None
+                    break
+            if chain and current is None:
+                break
+        if not chain:
+            return None
+        return ConfigChange(first, current, (), getattr(chain[-1], "hint", None), tuple(chain)), \
+            len(stripped) - len(first)
