@@ -331,8 +331,11 @@ class MappingSet(EntryPointQueries):
         paths = {p for p in self.old_paths() if p.endswith("/") or self.path(p) is not None}
         tokens = keys | paths | self.old_modules()
         tokens |= {r.old for r in self.env_rules} | {r.old for r in self.var_rules}
+        for _, step in self._history_steps:  # entry points gone before --from are moved too (_entry_steps)
+            if step is not None:
+                tokens.update(_entry_tokens(step.entry_points))
         for step in self._steps:  # entry points (`-m a.b.c` or `a/b/c.py`), config names and dirs, scoped keys
-            tokens.update(m.rsplit(".", 1)[-1] for m in step.entry_points)
+            tokens.update(_entry_tokens(step.entry_points))
             tokens.update(step.config_names)
             tokens.update(step.config_dirs)
             tokens.update(e.old.removesuffix(".*") for es in (*step.keys.values(), *step.key_subtrees.values())
@@ -342,6 +345,11 @@ class MappingSet(EntryPointQueries):
     @property
     def is_empty(self) -> bool:
         return not any(t.entries for t in self.tables)
+
+
+def _entry_tokens(modules) -> set[str]:
+    """An entry point as `-m` names it and as a script path names it."""
+    return {form for m in modules for form in (m, m.replace(".", "/") + ".py")}
 
 
 def compose(tables: TableSet, from_release: str | None = None, to_release: str | None = None,

@@ -131,7 +131,7 @@ class EntryPointQueries:
         module, config = context.module, context.config
         rank = self._last_live(key, "key") if self.is_ppo_config(config) else -1
         current, chain, add, exists, result = key, [], False, False, None
-        for step in self._steps_after(rank):
+        for step in self._steps_after(rank) if rank >= 0 else self._entry_steps(module):
             found = step.key_entry(current, self._applies(step, module, config))
             if found is not None and not isinstance(found[0], KeyNoAction):
                 entry, after = found
@@ -169,10 +169,28 @@ class EntryPointQueries:
         facts = self.history.facts if self.history is not None else None
         return facts is not None and key in facts.entry_config_keys(release, config)
 
+    def _entry_steps(self, module: str | None) -> list:
+        """The steps for a command running `module`: those of --from..--to, preceded by the earlier
+        releases' from the one that moved it when the module was already gone at --from (a script
+        older than the release the user named)."""
+        facts = self.history.facts if self.history is not None else None
+        if module is None or facts is None or not self._history_steps or \
+                module in facts.entry_configs(self.from_release):
+            return self._steps
+        releases = [release for release, _ in self._history_steps]
+        if self.from_release not in releases:
+            return self._steps
+        upto = releases.index(self.from_release)
+        for i in range(upto, 0, -1):
+            step = self._history_steps[i][1]
+            if step is not None and module in step.entry_points:
+                return [s for _, s in self._history_steps[i:upto + 1] if s is not None] + list(self._steps)
+        return self._steps
+
     def entry_point(self, module: str) -> EntryPointChange | None:
         """What becomes of a command that runs `module`: moved (with args and default pins), removed, or None."""
         current, chain, args, pins = module, [], [], []
-        for step in self._steps:
+        for step in self._entry_steps(module):
             entry = step.entry_points.get(current)
             if entry is None:
                 continue
