@@ -1,14 +1,15 @@
 """`verl-migrate audit`: fail verl's CI when a change breaks users' scripts without a table entry.
 
 A change is breaking for verl-migrate when it deletes or moves a script under examples/ or recipe/,
-or removes a key from the generated trainer configs. Each one must be covered by an entry (in any
+removes a key from the generated trainer configs, or removes an entry point (a module with
+`@hydra.main` that users launch with `python -m`; covered by an entry-point or module entry). Each one must be covered by an entry (in any
 release's table, or a `--table` extra) whose `old` matches it: exactly, as a key subtree, or as a
 directory. Uncovered ones are listed with a suggested entry drafted by `derive`'s pairing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -32,10 +33,12 @@ class AuditResult:
     uncovered_scripts: list[str]
     uncovered_keys: list[str]
     suggestions: list[dict]
+    entry_points: list[str] = field(default_factory=list)  # removed @hydra.main modules
+    uncovered_entry_points: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.uncovered_scripts and not self.uncovered_keys
+        return not self.uncovered_scripts and not self.uncovered_keys and not self.uncovered_entry_points
 
 
 def audited_head(repo) -> str:
@@ -61,6 +64,20 @@ def is_covered(name: str, family: str, entries: list[Entry]) -> bool:
     return any(e.FAMILY == family and _family_match(getattr(e, "old"), name, family) for e in entries)
 
 
+def hydra_entry_points(repo, rev: str) -> set[str]:
+    """Modules with `@hydra.main` at `rev` (tests excluded): what users run with `python -m`."""
+    paths = history.files_containing(repo, rev, "@hydra.main")
+    return {p[:-3].replace("/", ".") for p in paths
+            if p.endswith(".py") and not p.startswith("tests/") and "/tests/" not in p}
+
+
+def entry_point_covered(module: str, entries: list[Entry]) -> bool:
+    """An entry-point move or removal names it, or a module entry names it or its package."""
+    return any((e.FAMILY == "entry-point" and e.old == module)  # type: ignore[attr-defined]
+               or (e.FAMILY == "module" and _family_match(e.old, module, "module"))  # type: ignore[attr-defined]
+               for e in entries)
+
+
 def audit(repo, base: str, head: str, entries: list[Entry], pr: int | None = None) -> AuditResult:
     base_sha, head_sha = history.resolve(repo, base), history.resolve(repo, head)
     fork = history.merge_base(repo, base_sha, head_sha)
@@ -79,7 +96,10 @@ def audit(repo, base: str, head: str, entries: list[Entry], pr: int | None = Non
         if pr:
             row["evidence"] = row["evidence"].split("; PR guessed")[0] + "; PR from --pr"
         suggestions.append(row)
-    return AuditResult(base, head, scripts, keys, uncovered_scripts, uncovered_keys, suggestions)
+    removed_entry_points = sorted(hydra_entry_points(repo, fork) - hydra_entry_points(repo, head_sha))
+    uncovered_entry_points = [m for m in removed_entry_points if not entry_point_covered(m, entries)]
+    return AuditResult(base, head, scripts, keys, uncovered_scripts, uncovered_keys, suggestions,
+                       removed_entry_points, uncovered_entry_points)
 
 
 def format_report(result: AuditResult) -> str:
@@ -90,6 +110,8 @@ def format_report(result: AuditResult) -> str:
     lines = [f"audit: {span} breaks users' scripts without a mapping table entry:"]
     lines += [f"  script deleted or moved: {p}" for p in result.uncovered_scripts]
     lines += [f"  config key removed: {k}" for k in result.uncovered_keys]
+    lines += [f"  entry point removed: {m} (add an entry-point-move or entry-point-removal entry)"
+              for m in result.uncovered_entry_points]
     lines.append("")
     lines.append("Add entries like these to mappings/verl/main.yaml in verl-migrate (or pass them with --table),")
     lines.append("after checking each one (see docs/table-format.md):")
