@@ -151,3 +151,29 @@ def test_release_notes_list_entry_point_moves_with_their_key_remaps():
     assert {"old": "model.partial_pretrain", "new": "model.path", "guidance": ""} in sft["keys"]
     text = release_notes.render(guide, "md")
     assert "## Moved and removed entry points" in text and "### Keys of verl.trainer.main_generation" in text
+
+
+def test_moved_entry_points_get_no_shim_and_say_why():
+    from migrator.shims.plan import plan_shims
+
+    plan = plan_shims(mappings("v0.7.0"), load_builtin().releases)
+    assert not any("fsdp_sft_trainer" in f.relpath for f in plan.files)
+    assert any(n.startswith("entry point verl.trainer.fsdp_sft_trainer: moved to verl.trainer.sft_trainer: no stub")
+               for n in plan.notes)
+
+
+def test_yaml_config_extending_sft_trainer_is_judged_as_sft():
+    from migrator.rewrite.yaml import locate
+
+    source = (b"defaults:\n  - sft_trainer\n  - _self_\nmodel:\n  partial_pretrain: Q\noptim:\n"
+              b"  warmup_steps_ratio: 0.05\ndata:\n  prompt_key: question\n")
+    result = locate(source, mappings("v0.6.0"))
+    renamed = sorted(e.message for e in result.edits if e.kind == "key-rename")
+    assert renamed == ["model.partial_pretrain -> model.path", "optim.warmup_steps_ratio -> optim.lr_warmup_steps_ratio"]
+    assert [f.message.split(":")[0] for f in result.findings] == ["data.prompt_key"]  # kept, with its hint
+
+
+def test_yaml_without_defaults_is_main_ppos():
+    from migrator.rewrite.yaml import locate
+
+    assert locate(b"model:\n  partial_pretrain: Q\n", mappings("v0.6.0")).edits == ()

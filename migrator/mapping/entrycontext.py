@@ -140,9 +140,12 @@ class EntryPointQueries:
                     result = KeyChange(key, None, entry.action, entry.hint, tuple(chain))
                     break
                 current = after
-            move = step.entry_points.get(module) if module else None
+            move = step.entry_points.get(module) if module else self._move_of_config(step, config)
             if isinstance(move, EntryPointMove):
                 item = move.key_item(current)
+                if item is None and (current in ("defaults", "hydra") or current.startswith("hydra.")
+                                     or current.rpartition(".")[2].startswith("__") or move.names_node(current)):
+                    break  # Hydra's own keys, and nodes whose leaves the items name, are no key of their own
                 if item is None:
                     result = KeyChange(key, None, "warn", f"{current} has no counterpart in {move.new_config} "
                                        f"(the config of {move.new}); find its new home or drop it",
@@ -168,6 +171,13 @@ class EntryPointQueries:
     def _config_has(self, config: str, release: str, key: str) -> bool:
         facts = self.history.facts if self.history is not None else None
         return facts is not None and key in facts.entry_config_keys(release, config)
+
+    def _move_of_config(self, step, config: str | None):
+        """A file that names no module (a YAML config) moves with the entry point whose config it extends."""
+        if self.is_ppo_config(config):
+            return None
+        return next((e for e in step.entry_points.values()
+                     if isinstance(e, EntryPointMove) and e.old_config == config), None)
 
     def _entry_steps(self, module: str | None) -> list:
         """The steps for a command running `module`: those of --from..--to, preceded by the earlier

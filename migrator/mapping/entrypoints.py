@@ -161,6 +161,10 @@ class EntryPointMove(_OtherRepo, Entry):
     scope: tuple[str, ...] = ()
     commit: str | None = None
 
+    def names_node(self, key: str) -> bool:
+        """Is `key` a node above some item (`model` above `model.partial_pretrain`)?"""
+        return any(item.old.startswith(key + ".") for item in self.keys)
+
     def key_item(self, key: str) -> tuple[KeyMapItem, str] | None:
         """The item for `key` and the key after it: the exact item, else the nearest subtree item.
         An empty `keys:` means the config kept its keys (same config under a new module)."""

@@ -22,6 +22,7 @@ from migrator.rewrite.yaml.document import (
     node_last_line,
     package_prefix,
 )
+from migrator.rewrite.yaml.context import in_file_context
 from migrator.rewrite.yaml.insert import Insert
 
 
@@ -37,6 +38,7 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
         anchors = has_anchors(text)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SourceNotParsed(f"not parsable as YAML: {str(exc).splitlines()[0]}") from None
+    mappings = in_file_context(documents, mappings)
     planner = Planner(source, Lines(source, base), mappings)
     for document in documents:
         if document is not None:
