@@ -177,3 +177,17 @@ def test_yaml_without_defaults_is_main_ppos():
     from migrator.rewrite.yaml import locate
 
     assert locate(b"model:\n  partial_pretrain: Q\n", mappings("v0.6.0")).edits == ()
+
+
+def test_markdown_code_block_runs_its_own_entry_point():
+    from migrator.fileprocess import apply_edits
+    from migrator.rewrite import markdown
+
+    source = (b"```bash\ntorchrun -m verl.trainer.fsdp_sft_trainer model.partial_pretrain=Q optim.lr=1e-5 "
+              b"optim.betas=[0.9,0.95] optim.lr_scheduler=cosine model.strategy=fsdp2 "
+              b"optim.warmup_steps_ratio=0.1\n```\n")
+    after, _, rejected = apply_edits(source, list(markdown.locate(source, mappings("v0.6.0")).edits))
+    assert not rejected
+    assert after == (b"```bash\ntorchrun -m verl.trainer.sft_trainer model.path=Q optim.lr=1e-5 "
+                     b"optim.betas=[0.9,0.95] optim.lr_scheduler_type=cosine engine.strategy=fsdp2 "
+                     b"optim.lr_warmup_steps_ratio=0.1\n```\n")
