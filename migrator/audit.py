@@ -2,10 +2,11 @@
 
 A change is breaking for verl-migrate when it deletes or moves a script under examples/ or recipe/,
 removes a key from the generated trainer configs, removes or moves a Python module under verl/ or
-recipe/, or a public name a module defined. Each one must be covered by an entry (in any release's
-table, or a `--table` extra) whose `old` matches it: exactly, as a key subtree, as a directory, as a
-package above the module, or (a name) by a symbol entry or an entry for its module. Uncovered ones
-are listed with a suggested entry drafted by `derive`'s pairing.
+recipe/, or a public name a module defined, or removes an entry point (a module with `@hydra.main`
+that users launch with `python -m`; covered by an entry-point or module entry). Each one must be
+covered by an entry (in any release's table, or a `--table` extra) whose `old` matches it: exactly, as
+a key subtree, as a directory, as a package above the module, or (a name) by a symbol entry or an
+entry for its module. Uncovered ones are listed with a suggested entry drafted by `derive`'s pairing.
 """
 
 from __future__ import annotations
@@ -38,10 +39,13 @@ class AuditResult:
     symbols: list[str] = field(default_factory=list)  # public names (`pkg.mod:Name`) a module stopped binding
     uncovered_modules: list[str] = field(default_factory=list)
     uncovered_symbols: list[str] = field(default_factory=list)
+    entry_points: list[str] = field(default_factory=list)  # removed @hydra.main modules
+    uncovered_entry_points: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.uncovered_scripts or self.uncovered_keys or self.uncovered_modules or self.uncovered_symbols)
+        return not (self.uncovered_scripts or self.uncovered_keys or self.uncovered_modules or self.uncovered_symbols
+                    or self.uncovered_entry_points)
 
 
 def audited_head(repo) -> str:
@@ -73,6 +77,20 @@ def symbol_covered(ref: str, entries: list[Entry]) -> bool:
         is_covered(ref.partition(":")[0], "module", entries)
 
 
+def hydra_entry_points(repo, rev: str) -> set[str]:
+    """Modules with `@hydra.main` at `rev` (tests excluded): what users run with `python -m`."""
+    paths = history.files_containing(repo, rev, "@hydra.main")
+    return {p[:-3].replace("/", ".") for p in paths
+            if p.endswith(".py") and not p.startswith("tests/") and "/tests/" not in p}
+
+
+def entry_point_covered(module: str, entries: list[Entry]) -> bool:
+    """An entry-point move or removal names it, or a module entry names it or its package."""
+    return any((e.FAMILY == "entry-point" and e.old == module)  # type: ignore[attr-defined]
+               or (e.FAMILY == "module" and _family_match(e.old, module, "module"))  # type: ignore[attr-defined]
+               for e in entries)
+
+
 def audit(repo, base: str, head: str, entries: list[Entry], pr: int | None = None) -> AuditResult:
     base_sha, head_sha = history.resolve(repo, base), history.resolve(repo, head)
     fork = history.merge_base(repo, base_sha, head_sha)
@@ -96,8 +114,10 @@ def audit(repo, base: str, head: str, entries: list[Entry], pr: int | None = Non
         if pr:
             row["evidence"] = row["evidence"].split("; PR guessed")[0] + "; PR from --pr"
         suggestions.append(row)
+    removed_entry_points = sorted(hydra_entry_points(repo, fork) - hydra_entry_points(repo, head_sha))
+    uncovered_entry_points = [m for m in removed_entry_points if not entry_point_covered(m, entries)]
     return AuditResult(base, head, scripts, keys, uncovered_scripts, uncovered_keys, suggestions, modules, symbols,
-                       uncovered_modules, uncovered_symbols)
+                       uncovered_modules, uncovered_symbols, removed_entry_points, uncovered_entry_points)
 
 
 def format_report(result: AuditResult) -> str:
@@ -111,6 +131,8 @@ def format_report(result: AuditResult) -> str:
     lines += [f"  config key removed: {k}" for k in result.uncovered_keys]
     lines += [f"  Python module removed or moved: {m}" for m in result.uncovered_modules]
     lines += [f"  public name removed or moved: {s}" for s in result.uncovered_symbols]
+    lines += [f"  entry point removed: {m} (add an entry-point-move or entry-point-removal entry)"
+              for m in result.uncovered_entry_points]
     lines.append("")
     lines.append("Add entries like these to mappings/verl/main.yaml in verl-migrate (or pass them with --table),")
     lines.append("after checking each one (see docs/table-format.md):")

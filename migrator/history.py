@@ -208,3 +208,17 @@ def dirty_paths(repo, prefixes: tuple[str, ...]) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - gitpython raises many kinds; say what git said
         raise HistoryError(f"git status failed: {exc}") from None
     return sorted({item[3:] for item in out.split("\x00") if len(item) > 3})
+
+
+def files_containing(repo, rev: str, text: str, pathspec: str = "*.py") -> list[str]:
+    """Paths at `rev` whose contents contain `text` (fixed string; `git grep`, no work tree needed)."""
+    import git
+
+    try:
+        out = repo.git.execute(["git", "--git-dir", repo.git_dir, "-c", "core.quotepath=off", "grep", "-l", "-F",
+                                text, rev, "--", pathspec], strip_newline_in_stdout=False)
+    except git.GitCommandError as exc:
+        if exc.status == 1:
+            return []  # no match
+        raise HistoryError(f"git grep failed: {(exc.stderr or '').strip() or exc}") from None
+    return [line.split(":", 1)[1] for line in out.splitlines() if ":" in line]

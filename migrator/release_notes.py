@@ -34,6 +34,7 @@ class Guide:
     renamed_keys: list[dict] = field(default_factory=list)
     removed_keys: list[dict] = field(default_factory=list)
     other_changes: list[dict] = field(default_factory=list)
+    entry_points: list[dict] = field(default_factory=list)
     pull_requests: dict[int, PullRequest | None] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
@@ -84,6 +85,7 @@ def build_guide(mappings: MappingSet) -> Guide:
             guide.other_changes.append({"kind": "module", "old": old, "new": change.new or "", "value": None,
                                         "when": [], "hint": change.hint or "",
                                         "prs": list(dict.fromkeys(e.pr for e in change.entries))})
+    guide.entry_points.extend(entry_point_rows(mappings))
     for family, rules in (("env", mappings.env_rules), ("shell variable", mappings.var_rules)):
         for rule in rules:
             hint = getattr(rule.entry, "hint", None)
@@ -92,7 +94,7 @@ def build_guide(mappings: MappingSet) -> Guide:
                                         "hint": hint or "", "prs": [rule.entry.pr]})
     prs = set()
     for section in (guide.moved_scripts, guide.removed_scripts, guide.renamed_keys, guide.removed_keys,
-                    guide.other_changes):
+                    guide.other_changes, guide.entry_points):
         for row in section:
             prs.update(row["prs"])
     guide.pull_requests = {pr: None for pr in sorted(prs)}
@@ -132,7 +134,8 @@ def _summary(guide: Guide) -> str:
     return (f"{n(c['moved_scripts'], 'moved script')}, {n(c['removed_scripts'], 'removed script')}, "
             f"{n(c['renamed_keys'], 'renamed config key')}, "
             f"{n(c['removed_keys'], 'removed or ineffective config key')}, "
-            f"{n(c['other_changes'], 'environment, module or shell variable change')}; "
+            f"{n(c['other_changes'], 'environment, module or shell variable change')}"
+            f"{', ' + n(len(guide.entry_points), 'moved or removed entry point') if guide.entry_points else ''}; "
             f"{n(len(guide.pull_requests), 'pull request')}.")
 
 
@@ -213,6 +216,29 @@ class _Rst(_Writer):
         return ".. code-block:: bash\n\n" + "\n".join("   " + line for line in lines) + "\n"
 
 
+def entry_point_rows(mappings: MappingSet) -> list[dict]:
+    """Each entry point that moved or went away, with its key remap, appended args and pinned defaults."""
+    rows = []
+    for entry in mappings.entries():
+        if entry.KIND not in ("entry-point-move", "entry-point-removal"):
+            continue
+        change = mappings.entry_point(entry.old)
+        if change is None or change.entries[0] is not entry:
+            continue  # a later link of a chain: shown with its first entry
+        keys = []
+        for link in change.entries:
+            for item in getattr(link, "keys", ()):
+                if item.action == "rename" and (item.new != item.old or item.add):
+                    keys.append({"old": item.old, "new": ("+" if item.add else "") + item.new, "guidance": ""})
+                elif item.action in ("remove", "warn"):
+                    keys.append({"old": item.old, "new": "", "guidance": item.hint or ""})
+        rows.append({"old": entry.old, "new": change.new or "", "hint": change.hint or "",
+                     "config": f"{entry.old_config} -> {change.entries[-1].new_config}" if change.new else "",
+                     "args": list(change.args), "pins": [f"{p.key}={p.old}" for p in change.pins if p.pin],
+                     "keys": keys, "prs": list(change.prs)})
+    return rows
+
+
 def _links(writer: _Writer, prs: list[int]) -> str:
     return ", ".join(writer.link(pr) for pr in prs)
 
@@ -231,6 +257,21 @@ def render_text(guide: Guide, writer: _Writer) -> str:
         parts.append(w.table(["Old script", "What to use instead", "PR"],
                              [[w.code(r["old"]), w.text(r["hint"]), _links(w, r["prs"])]
                               for r in guide.removed_scripts]))
+    if guide.entry_points:
+        parts.append(w.heading("Moved and removed entry points", 2))
+        parts.append("verl-migrate rewrites the module a command runs, remaps that command's overrides to the "
+                     "new config, and appends the arguments and the old defaults shown (a default is pinned "
+                     "only where the script does not set the key).\n")
+        parts.append(w.table(["Old entry point", "New entry point", "Config", "Appended", "PR"],
+                             [[w.code(r["old"]), w.code(r["new"]) if r["new"] else f"(removed) {w.text(r['hint'])}",
+                               r["config"], " ".join(w.code(a) for a in r["args"] + r["pins"]), _links(w, r["prs"])]
+                              for r in guide.entry_points]))
+        for r in guide.entry_points:
+            if r["keys"]:
+                parts.append(w.heading(f"Keys of {r['old']}", 3))
+                parts.append(w.table(["Old key", "New key", "Guidance"],
+                                     [[w.code(k["old"]), w.code(k["new"]) if k["new"] else "(removed)",
+                                       w.text(k["guidance"])] for k in r["keys"]]))
     if guide.renamed_keys:
         parts.append(w.heading("Renamed config keys", 2))
         parts.append("Renames across several releases are shown composed, with every PR of the chain.\n")
@@ -268,7 +309,7 @@ def render_json(guide: Guide) -> str:
         "from": guide.from_release, "to": guide.to_release, "counts": guide.counts(),
         "moved_scripts": guide.moved_scripts, "removed_scripts": guide.removed_scripts,
         "renamed_keys": guide.renamed_keys, "removed_keys": guide.removed_keys,
-        "other_changes": guide.other_changes,
+        "other_changes": guide.other_changes, "entry_points": guide.entry_points,
         "pull_requests": [{"number": n, "url": PR_URL.format(n), "title": p.title if p else None,
                            "merged": p.date if p else None} for n, p in guide.pull_requests.items()],
         "upgrade": [c.format(to=guide.to_release) for c in UPGRADE_COMMANDS],

@@ -6,12 +6,12 @@
 From the shipped facts (`mappings/verl/facts/entry-config-keys/`) it lists, per config and pair of
 consecutive releases, every key of the older release the newer one no longer has, and the entry that
 tells users what to do about it:
-- an `entry-point-move` of the draft (`mappings/verl/drafts/entry-points.yaml`) whose old config is
-  this one, through its `keys:` map (the config itself went away);
-- a scoped key entry of the draft whose `scope:` names this config;
-- a key entry of the built-in table of the newer release (`mappings/verl/<release>.yaml`): for the PPO
-  family (the draft's `families.ppo`) unless the draft's `existing-entries` excludes the config
-  (`not-in:`), for any other config only where `existing-entries` extends the entry to it (`applies-to:`).
+- an `entry-point-move` of the newer release's table (`mappings/verl/<release>.yaml`) whose old config
+  is this one, through its `keys:` map (the config itself went away);
+- a key entry of that table whose `scope:` names this config;
+- an unscoped key entry of that table: for the PPO family (`families.ppo` of `mappings/verl/scopes.yaml`)
+  unless a `key-scope` entry excludes the config (`not-in:`), for any other config only where a
+  `key-scope` entry extends the entry to it (`applies-to:`).
 Exit status 1 when a removed key has no entry.
 """
 
@@ -29,7 +29,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = ROOT / "mappings" / "verl"
 FACTS = TABLES / "facts"
-DRAFT = TABLES / "drafts" / "entry-points.yaml"
+SCOPES = TABLES / "scopes.yaml"
+ENTRY_KINDS = ("entry-point-move", "entry-point-removal", "config-name-move", "config-dir-move", "config-dir-removal")
 KEY_KINDS = ("key-rename", "key-removal", "key-no-action")
 
 
@@ -84,7 +85,18 @@ def matches(pattern: str, key: str) -> bool:
 
 @lru_cache(maxsize=None)
 def draft() -> dict:
-    return yaml.safe_load(DRAFT.read_text(encoding="utf-8"))
+    """The entry-point entries of the release tables, in the shape the draft had (one list for all
+    releases, each entry naming its `release:`; `key-scope` entries as `existing-entries`)."""
+    doc = {"families": yaml.safe_load(SCOPES.read_text(encoding="utf-8"))["families"],
+           "existing-entries": [], "entries": []}
+    for release in releases()[1:]:
+        path = TABLES / f"{release}.yaml"
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8")).get("entries") or []:
+            if entry["kind"] == "key-scope":
+                doc["existing-entries"].append({"release": release, **entry})
+            elif entry["kind"] in ENTRY_KINDS or (entry["kind"] in KEY_KINDS and "scope" in entry):
+                doc["entries"].append({"release": release, **entry})
+    return doc
 
 
 @lru_cache(maxsize=None)
@@ -93,7 +105,7 @@ def table_key_entries(release: str) -> list[dict]:
     if not path.is_file():
         return []
     entries = yaml.safe_load(path.read_text(encoding="utf-8")).get("entries") or []
-    return [e for e in entries if e.get("kind") in KEY_KINDS]
+    return [e for e in entries if e.get("kind") in KEY_KINDS and "scope" not in e]
 
 
 def scope_extension(release: str, old: str) -> dict:
@@ -129,9 +141,9 @@ def covering_entry(removal: Removal) -> str | None:
         if entry["kind"] == "entry-point-move" and entry.get("old-config") == removal.config:
             for item in entry.get("keys") or []:
                 if matches(item["old"], removal.key):
-                    return f"draft {entry['kind']} {entry['old']} ({item['old']})"
+                    return f"table {entry['kind']} {entry['old']} ({item['old']})"
         if entry["kind"] in KEY_KINDS and removal.config in scope_configs(entry) and matches(entry["old"], removal.key):
-            return f"draft {entry['kind']} {entry['old']}"
+            return f"table {entry['kind']} {entry['old']}"
     for entry in table_key_entries(removal.after):
         if not matches(entry["old"], removal.key):
             continue
@@ -245,7 +257,7 @@ def removed_entry_modules() -> list[tuple[str, str, str, str | None]]:
             how = None
             for entry in draft()["entries"]:
                 if entry["release"] == after and entry["kind"].startswith("entry-point") and entry["old"] == module:
-                    how = f"draft {entry['kind']}"
+                    how = f"table {entry['kind']}"
             for entry in module_entries(after):
                 if how is None and (module == entry["old"] or module.startswith(entry["old"] + ".")):
                     how = f"table {after} {entry['kind']} {entry['old']}"
@@ -266,7 +278,9 @@ def commit_problems(repo: str, recipe_repo: str | None = None) -> list[str]:
 
     order = releases()
     problems = []
-    for entry in draft()["entries"]:
+    for entry in draft()["entries"] + draft()["existing-entries"]:
+        if "commit" not in entry:
+            continue
         release, commit, pr = entry["release"], entry["commit"], entry["pr"]
         rev = "1dda039b9" if release == "main" else release
         before = order[order.index(release) - 1]
@@ -316,7 +330,7 @@ def main() -> int:
     if args.repo:
         problems += commit_problems(args.repo, args.recipe_repo)
     for problem in problems:
-        print(f"DRAFT: {problem}")
+        print(f"TABLE: {problem}")
     return 1 if missing or problems else 0
 
 

@@ -5,7 +5,7 @@
 
 Reads the FROM release's `recipe/fully_async_policy/**/*.sh` and `recipe/one_step_off_policy/*.sh`
 (`git archive` into a temp dir), migrates them with verl-migrate (this checkout), then applies the draft's
-scoped key entries (`mappings/verl/drafts/entry-points.yaml`) and composes each script's overrides with
+scoped key entries of the release tables and composes each script's overrides with
 hydra-core against TO's config of its entry point. Counts rejected overrides after verl-migrate alone and
 after verl-migrate plus the draft.
 """

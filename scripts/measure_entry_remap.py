@@ -5,7 +5,7 @@
 
 For each `examples/sft/**/*.sh` and `examples/generation/*.sh` of the FROM releases (read with
 `git archive`, never copied into this repository) it finds the entry module the script runs and its
-Hydra overrides, remaps them with the draft (`mappings/verl/drafts/entry-points.yaml`: scoped key
+Hydra overrides, remaps them with the release tables' entry-point entries ( scoped key
 entries, the entry-point move and its pinned defaults) and the built-in tables' key renames of the later
 releases, then composes every remapped override against TO's config with hydra-core and counts the ones
 Hydra rejects.

@@ -180,9 +180,16 @@ def test_veomni_engine_uses_its_own_config(mappings):
     assert f.code == "VM003" and "ppo_veomni_trainer" in f.message
 
 
-@pytest.mark.parametrize("entry", ["python3 -m verl.trainer.sft_trainer",
-                                   "python3 -m verl.experimental.fully_async_policy.fully_async_main",
-                                   "python3 -m verl.trainer.main_ppo --config-name=my_own_config",
+@pytest.mark.parametrize(("entry", "config"), [
+    ("python3 -m verl.trainer.sft_trainer", "sft_trainer_engine"),
+    ("python3 -m verl.experimental.fully_async_policy.fully_async_main", "fully_async_ppo_trainer"),
+])
+def test_other_entry_points_are_judged_against_their_own_config(mappings, entry, config):
+    (f,) = lint(mappings, f"{entry} data.max_obs_length=1\n")
+    assert f.code == "VM003" and config in f.message
+
+
+@pytest.mark.parametrize("entry", ["python3 -m verl.trainer.main_ppo --config-name=my_own_config",
                                    "python3 -m verl.trainer.main_ppo model_engine=mindspeed",
                                    "echo"])
 def test_other_entry_points_are_not_judged(mappings, entry):

@@ -126,10 +126,11 @@ def test_broken_table_exits_2(tmp_path):
 
 
 def test_verbose_says_why_keys_were_not_judged(tmp_path):
-    shutil.copy(FIXTURES / "clean" / "sft.sh", tmp_path / "sft.sh")
+    # A fork's own entry point: verl ships no key list for its config.
+    (tmp_path / "sky.sh").write_text("python3 -m verl.trainer.main_ppo_sky data.train_batch_size=8\n")
     (tmp_path / "notes.md").write_text("# notes\n")
     proc = run_lint("-v", ".", cwd=tmp_path)
-    assert "sft.sh: keys not checked: verl.trainer.sft_trainer has no shipped config key list" in proc.stderr
+    assert "sky.sh: keys not checked: verl.trainer.main_ppo_sky has no shipped config key list" in proc.stderr
     assert "skipped notes.md: not a shell script" in proc.stderr
 
 

@@ -16,6 +16,9 @@ except ImportError:  # before process_file moved out of the engine module
 MAPPINGS = composed(None, "v0.8.0", ())[0]
 SGLANG = b"examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh"
 SGLANG_NEW = b"examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh"
+# The built-in move's presets (the old script's backend and hard-coded values), in table order.
+PRESETS = (b"INFER_BACKEND=sglang EXPERIMENT_NAME=qwen2_5_vl_7b_function_rm PROJECT_NAME=verl_grpo_example_geo3k"
+           b" ROLLOUT_GPU_MEM_UTIL=0.85 ROLLOUT_TP=1")
 
 
 def run(source: bytes):
@@ -24,14 +27,14 @@ def run(source: bytes):
 
 # -- 8: env presets and the `time` keyword -------------------------------------------------------------
 @pytest.mark.parametrize("source, expected", [
-    (b"time bash " + SGLANG + b"\n", b"time INFER_BACKEND=sglang bash " + SGLANG_NEW + b"\n"),
-    (b"time -p bash " + SGLANG + b" x=1\n", b"time -p INFER_BACKEND=sglang bash " + SGLANG_NEW + b" x=1\n"),
-    (b"time -p -- bash " + SGLANG + b"\n", b"time -p -- INFER_BACKEND=sglang bash " + SGLANG_NEW + b"\n"),
-    (b"time nohup bash " + SGLANG + b" &\n", b"time INFER_BACKEND=sglang nohup bash " + SGLANG_NEW + b" &\n"),
+    (b"time bash " + SGLANG + b"\n", b"time " + PRESETS + b" bash " + SGLANG_NEW + b"\n"),
+    (b"time -p bash " + SGLANG + b" x=1\n", b"time -p " + PRESETS + b" bash " + SGLANG_NEW + b" x=1\n"),
+    (b"time -p -- bash " + SGLANG + b"\n", b"time -p -- " + PRESETS + b" bash " + SGLANG_NEW + b"\n"),
+    (b"time nohup bash " + SGLANG + b" &\n", b"time " + PRESETS + b" nohup bash " + SGLANG_NEW + b" &\n"),
     # `nohup`, `exec`, `srun` are commands that pass their environment on: a prefix stays valid.
-    (b"nohup bash " + SGLANG + b" &\n", b"INFER_BACKEND=sglang nohup bash " + SGLANG_NEW + b" &\n"),
-    (b"exec bash " + SGLANG + b"\n", b"INFER_BACKEND=sglang exec bash " + SGLANG_NEW + b"\n"),
-    (b"srun bash " + SGLANG + b"\n", b"INFER_BACKEND=sglang srun bash " + SGLANG_NEW + b"\n"),
+    (b"nohup bash " + SGLANG + b" &\n", PRESETS + b" nohup bash " + SGLANG_NEW + b" &\n"),
+    (b"exec bash " + SGLANG + b"\n", PRESETS + b" exec bash " + SGLANG_NEW + b"\n"),
+    (b"srun bash " + SGLANG + b"\n", PRESETS + b" srun bash " + SGLANG_NEW + b"\n"),
 ])
 def test_env_presets_go_after_the_time_keyword(source, expected):
     result = run(source)
@@ -73,8 +76,9 @@ def test_a_removed_key_before_a_continuation_that_ends_the_word_is_removed():
 
 
 # -- 10: a moved path with something glued after it ----------------------------------------------------
-OLD = b"examples/grpo_trainer/run_qwen3-8b.sh"
-NEW = b"examples/grpo_trainer/run_qwen3_8b_fsdp.sh"
+# A built-in move without env presets (a move with presets is a manual step where no command runs it).
+OLD = b"examples/grpo_trainer/run_glm41v_9b.sh"
+NEW = b"examples/grpo_trainer/run_glm4_1v_9b_fsdp.sh"
 
 
 @pytest.mark.parametrize("source", [
@@ -229,19 +233,20 @@ def test_a_removed_key_outside_a_verl_command_is_reported_not_deleted(source):
     b"python3 -u -X dev -m verl.trainer.main_ppo",
     b"python /src/verl/verl/trainer/main_ppo.py",
     b"python3 recipe/dapo/main_dapo.py",
-    b"torchrun --nproc_per_node=8 -m verl.trainer.fsdp_sft_trainer",
-    b"torchrun --standalone --nnodes=1 verl/trainer/fsdp_sft_trainer.py",
-    b"python -m torch.distributed.run --nproc_per_node 8 -m verl.trainer.fsdp_sft_trainer",
+    b"torchrun --nproc_per_node=8 -m verl.trainer.main_ppo",
+    b"torchrun --standalone --nnodes=1 verl/trainer/main_ppo.py",
+    b"python -m torch.distributed.run --nproc_per_node 8 -m verl.trainer.main_ppo",
     b"bash examples/grpo_trainer/run_qwen3_8b_fsdp.sh",
     b"nohup bash recipe/dapo/run_dapo.sh",
     b"ray job submit --address=http://x:8265 --runtime-env=r.yaml -- python3 -m verl.trainer.main_ppo",
     b"PYTHONUNBUFFERED=1 nohup time python3 -m verl.trainer.main_ppo",
     b'"$PYTHON" -m verl.trainer.main_ppo',
-    b"deepspeed --num_gpus 8 verl/trainer/fsdp_sft_trainer.py",
-    b"accelerate launch -m verl.trainer.fsdp_sft_trainer",
+    b"deepspeed --num_gpus 8 verl/trainer/main_ppo.py",
+    b"accelerate launch -m verl.trainer.main_ppo",
     b"${PY:-python3} verl/trainer/main_ppo.py",
 ])
 def test_a_removed_key_of_a_verl_entry_point_is_deleted(command):
+    # main_ppo in every launch form: the removed key is a PPO key (SFT's entry point has its own scope).
     result = run(command + b" data.x=1 " + LEGACY + b"=auto trainer.y=2\n")
     assert result.after == command + b" data.x=1 trainer.y=2\n", (result.after, result.findings)
 

@@ -43,6 +43,7 @@ def composed_rows(mapping_set) -> list[dict]:
         rows.append({"family": "module", "old": old, "new": change.new, "action": "move" if change.new else "removed",
                      "hint": change.hint, "prs": [e.pr for e in change.entries],
                      "releases": [e.origin.release for e in change.entries]})
+    rows.extend(entry_point_rows(mapping_set))
     for family, rules in (("env", mapping_set.env_rules), ("var", mapping_set.var_rules)):
         for rule in rules:
             row = {"family": family, "old": rule.old, "new": rule.new,
@@ -53,6 +54,41 @@ def composed_rows(mapping_set) -> list[dict]:
             if rule.when is not None:
                 row["when"] = list(rule.when.patterns)
             rows.append(row)
+    return rows
+
+
+def entry_point_rows(mapping_set) -> list[dict]:
+    """Entry-point moves and removals, config names and dirs, and key entries with a `scope:`."""
+    from migrator.mapping.compose import EntryContext
+
+    rows = []
+    for entry in mapping_set.entries():
+        release = [entry.origin.release]
+        if entry.KIND in ("entry-point-move", "entry-point-removal"):
+            change = mapping_set.entry_point(entry.old)
+            if change is None or change.entries[0] is not entry:
+                continue  # a later step of a chain: shown with its first entry
+            rows.append({"family": "entry-point", "old": entry.old, "new": change.new,
+                         "action": "move" if change.new else "removed", "hint": change.hint,
+                         "args": list(change.args), "pins": [f"{p.key}={p.old}" for p in change.pins if p.pin],
+                         "config": f"{entry.old_config} -> {entry.new_config}" if change.new else None,
+                         "prs": list(change.prs), "releases": [e.origin.release for e in change.entries]})
+        elif entry.KIND in ("config-name-move", "config-dir-move", "config-dir-removal"):
+            new = getattr(entry, "new", None)
+            rows.append({"family": entry.FAMILY, "old": entry.old, "new": new, "action": "move" if new else "removed",
+                         "hint": getattr(entry, "hint", None), "args": list(getattr(entry, "args", ())),
+                         "scope": list(getattr(entry, "scope", ())), "prs": [entry.pr], "releases": release})
+        elif getattr(entry, "scope", ()) and entry.KIND != "key-no-action":
+            names = entry.scope
+            context = EntryContext(names[0], None) if "." in names[0] else \
+                EntryContext(None, mapping_set.families.get(names[0], (names[0],))[0])
+            probe = entry.old.replace(".*", ".__subtree__")
+            change = mapping_set.key(probe, context)
+            new = change.new.replace(".__subtree__", ".*") if change and change.new else None
+            rows.append({"family": "key", "old": entry.old, "new": new,
+                         "action": change.action if change else "none", "hint": change.hint if change else None,
+                         "scope": list(names), "prs": list(change.prs) if change else [entry.pr],
+                         "releases": [e.origin.release for e in change.entries] if change else release})
     return rows
 
 
@@ -75,6 +111,14 @@ def show(to_release, from_release, tables, output_format):
             extra += " with " + " ".join(f"{k}={v}" for k, v in row["env"].items())
         if row.get("value") is not None:
             extra += f" when ={row['value']}"
+        if row.get("config"):
+            extra += f" (config {row['config']})"
+        if row.get("args") and row["family"] != "path":
+            extra += " + " + " ".join(row["args"])
+        if row.get("pins"):
+            extra += " pins " + " ".join(row["pins"])
+        if row.get("scope"):
+            extra += f" [scope: {', '.join(row['scope'])}]"
         if row.get("hint"):
             extra += f"  -- {row['hint']}"
         prs = " ".join(f"#{pr}" for pr in row["prs"])

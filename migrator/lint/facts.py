@@ -71,6 +71,14 @@ class Facts:
     def schema(self, rev: str, config: str) -> KeySchema | None:
         return _schema(str(self.directory), rev, config)
 
+    def entry_schema(self, rev: str, config: str) -> KeySchema | None:
+        """The config of an entry point other than main_ppo (entry-config-keys/), or None."""
+        leaves = self.release_facts.entry_config_key_types(rev, config)
+        return KeySchema(rev, config, {k: t or "str" for k, t in leaves.items()}) if leaves else None
+
+    def entry_config(self, rev: str, module: str) -> str | None:
+        return self.release_facts.entry_configs(rev).get(module)
+
     def ever_known(self) -> dict[str, str]:
         """Every key of every shipped release and config -> the newest release that had it."""
         return _ever_known(str(self.directory))

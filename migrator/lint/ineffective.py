@@ -18,7 +18,7 @@ def ineffective_keys(script):
     for o in script.overrides:
         if o.prefix == "~" or "." not in o.key:
             continue
-        change = script.mappings.key(o.key)
+        change = script.mappings.key(o.key, script.context)
         if change is None or change.action == "rename":
             continue
         accepted = schema is not None and schema.knows(o.key)

@@ -39,7 +39,7 @@ def unknown_keys(script):
         if o.prefix in ("+", "++"):
             # An addition: Hydra creates the key. Only a rename matters (the value no longer reaches verl);
             # a removed key added this way is read by nothing (VM004 reports it if the tables warn).
-            change = script.mappings.key(o.key)
+            change = script.mappings.key(o.key, script.context)
             problem = stale_key(script, schema, o) if change is not None and change.action == "rename" else None
             if problem is not None:
                 yield problem
@@ -79,7 +79,7 @@ def _group_hint(unknown) -> str | None:
 def stale_key(script, schema, o) -> Problem | None:
     """A key the tables rename or remove, or one an older release (or another config) had."""
     key, rev = o.key, script.rev
-    change = script.mappings.key(key)
+    change = script.mappings.key(key, script.context)
     if change is not None and change.action == "rename" and schema.knows(change.new):
         release = _release(change.entries[-1])
         return Problem(o.start, f"`{key}` was renamed to `{change.new}` ({release}, "

@@ -92,5 +92,14 @@ def _module(script, tree, node, module: str):
         return
     change = script.mappings.module(module)
     offset = script.src.find(module.encode(), node.start_byte, node.end_byte)
+    moved = script.mappings.entry_point(module)
+    if moved is not None:  # an entry point that moved: say where, with what the move brings
+        prs = ", ".join(f"verl#{pr}" for pr in moved.prs)
+        hint = (f"moved to {moved.new} ({prs}): run verl-migrate, which remaps its overrides"
+                + (f" and adds {' '.join(moved.args)}" if moved.args else "")) if moved.new else \
+            f"removed ({prs}): {moved.hint}"
+        yield Problem(max(offset, node.start_byte), f"entry point `{module}` does not exist in verl {script.rev}",
+                      hint)
+        return
     yield Problem(max(offset, node.start_byte), f"module `{module}` does not exist in verl {script.rev}",
                   (f"moved to {change.new}" if change.new else f"removed: {change.hint}") if change else None)

@@ -92,9 +92,7 @@ class Script:
             if entry not in (PPO_MODULE, PPO_SCRIPT) and not _takes_overrides(words):
                 continue  # `python3 examples/data_preprocess/gsm8k.py --local_dir ...` next to the trainer
             if entry not in (PPO_MODULE, PPO_SCRIPT):
-                self.notes.append(f"keys not checked: {entry} has no shipped config key list "
-                                  f"(only {PPO_MODULE} is judged)")
-                return None
+                return self._entry_schema(entry, len(entries))
             config, why = self._config_of(words)
             if config is None:
                 self.notes.append(f"keys not checked: {why} selects a config with no shipped key list")
@@ -110,6 +108,24 @@ class Script:
         schema = self.facts.schema(self.rev, config)
         if schema is None:
             self.notes.append(f"keys not checked: no key list for {config} at {self.rev}")
+        return schema
+
+    @cached_property
+    def context(self):
+        """The entry point whose config the script's keys belong to (for scoped table entries), or None."""
+        modules = {_module_name(entry) for entry, words in self.entry_points
+                   if entry in (PPO_MODULE, PPO_SCRIPT) or _takes_overrides(words)}
+        if len(modules) != 1:
+            return None
+        return self.mappings.context(modules.pop())
+
+    def _entry_schema(self, entry: str, count: int) -> KeySchema | None:
+        """Another entry point's config at the target (SFT, generation, evaluation, async trainers)."""
+        module = _module_name(entry)
+        config = self.facts.entry_config(self.rev, module) if count == 1 else None
+        schema = self.facts.entry_schema(self.rev, config) if config else None
+        if schema is None:
+            self.notes.append(f"keys not checked: {entry} has no shipped config key list at {self.rev}")
         return schema
 
     def _config_of(self, words: list[str]) -> tuple[str | None, str]:
@@ -190,6 +206,11 @@ def _literal(src: bytes, node) -> str | None:
         return m.group(1)
     text = _unquote(text)
     return text if re.fullmatch(r"[\w.-]*", text) else None
+
+
+def _module_name(entry: str) -> str:
+    """`verl/trainer/main_ppo.py` -> `verl.trainer.main_ppo`; a module stays as it is."""
+    return entry.removesuffix(".py").replace("/", ".") if entry.endswith(".py") else entry
 
 
 def _unquote(word: str) -> str:

@@ -36,27 +36,23 @@ from migrator.mapping.entries import (
     VarRename,
     split_symbol,
 )
+from migrator.mapping.entrycontext import (  # noqa: F401  (re-exported)
+    ConfigChange,
+    EntryContext,
+    EntryPointChange,
+    EntryPointQueries,
+    KeyChange,
+    _CitesPRs,
+)
+from migrator.mapping.entrypoints import (
+    ConfigDirMove,
+    ConfigDirRemoval,
+    ConfigNameMove,
+    EntryPointMove,
+    EntryPointRemoval,
+    KeyScope,
+)
 from migrator.mapping.load import ReleaseTable, TableError, TableSet, check_table_consistency, load_table
-
-
-class _CitesPRs:
-    entries: tuple[Entry, ...]
-
-    @property
-    def prs(self) -> tuple[int, ...]:
-        """The PRs of the entries that made the change, first seen first."""
-        return tuple(dict.fromkeys(e.pr for e in self.entries))
-
-
-@dataclass(frozen=True)
-class KeyChange(_CitesPRs):
-    """What becomes of one config key. `new` is None for removals and warnings."""
-
-    old: str
-    new: str | None
-    action: str  # "rename" | "remove" | "warn"
-    hint: str | None
-    entries: tuple[Entry, ...]
 
 
 @dataclass(frozen=True)
@@ -111,25 +107,42 @@ class NameRule:
         return self.when is None or self.when.matches(source)
 
 
+def _unscoped(entry: Entry) -> bool:
+    return not getattr(entry, "scope", ())
+
+
 class _Step:
     """One release's table, indexed for lookups."""
 
     def __init__(self, table: ReleaseTable):
         self.table = table
-        self.keys: dict[str, Entry] = {}
-        self.key_subtrees: dict[str, Entry] = {}  # prefix without ".*"
+        # Key entries by old key; one key may have several entries with different scopes.
+        self.keys: dict[str, list[Entry]] = {}
+        self.key_subtrees: dict[str, list[Entry]] = {}  # prefix without ".*"
         self.paths: dict[str, Entry] = {}
         self.dirs: dict[str, Entry] = {}
         self.modules: dict[str, ModuleMove | ModuleRemoval | ModuleNoAction] = {}
         self.symbols: dict[str, SymbolMove | SymbolRemoval] = {}
         self.keywords: dict[tuple[str, str], KeywordRename] = {}
         self.signatures: dict[str, list[SignatureChange]] = {}
+        self.entry_points: dict[str, EntryPointMove | EntryPointRemoval] = {}
+        self.config_names: dict[str, ConfigNameMove] = {}
+        self.config_dirs: dict[str, ConfigDirMove | ConfigDirRemoval] = {}
+        self.key_scopes: dict[str, KeyScope] = {}
         for e in table.entries:
             if isinstance(e, (KeyRename, KeyRemoval, KeyNoAction)):
                 if e.old.endswith(".*"):
-                    self.key_subtrees[e.old[:-2]] = e
+                    self.key_subtrees.setdefault(e.old[:-2], []).append(e)
                 else:
-                    self.keys[e.old] = e
+                    self.keys.setdefault(e.old, []).append(e)
+            elif isinstance(e, (EntryPointMove, EntryPointRemoval)):
+                self.entry_points[e.old] = e
+            elif isinstance(e, ConfigNameMove):
+                self.config_names[e.old] = e
+            elif isinstance(e, (ConfigDirMove, ConfigDirRemoval)):
+                self.config_dirs[e.old.rstrip("/")] = e
+            elif isinstance(e, KeyScope):
+                self.key_scopes[e.old] = e
             elif isinstance(e, (PathMove, PathRemoval)):
                 (self.dirs if e.old.endswith("/") else self.paths)[e.old] = e
             elif isinstance(e, (ModuleMove, ModuleRemoval, ModuleNoAction)):
@@ -141,9 +154,11 @@ class _Step:
             elif isinstance(e, SignatureChange):
                 self.signatures.setdefault(e.symbol, []).append(e)
 
-    def key_entry(self, key: str) -> tuple[Entry, str] | None:
-        """The entry for `key` and the key after it (longest match: exact key, then nearest subtree)."""
-        e = self.keys.get(key)
+    def key_entry(self, key: str, applies=None) -> tuple[Entry, str] | None:
+        """The entry for `key` and the key after it (longest match: exact key, then nearest subtree).
+        `applies(entry)` says whether an entry's scope covers the file's config (default: unscoped only)."""
+        applies = applies or _unscoped
+        e = next((c for c in self.keys.get(key, ()) if applies(c)), None)
         if e is not None:
             return e, getattr(e, "new", key)
         if not self.key_subtrees:
@@ -151,12 +166,15 @@ class _Step:
         parts = key.split(".")
         for n in range(len(parts), 0, -1):  # the subtree's root node itself belongs to the subtree
             prefix = ".".join(parts[:n])
-            e = self.key_subtrees.get(prefix)
+            e = next((c for c in self.key_subtrees.get(prefix, ()) if applies(c)), None)
             if e is not None:
                 if isinstance(e, KeyRename):
                     return e, e.new[:-2] + key[len(prefix):]
                 return e, key
         return None
+
+    def scope_of(self, entry: Entry) -> KeyScope | None:
+        return self.key_scopes.get(entry.old)  # type: ignore[attr-defined]
 
     def path_entry(self, path: str) -> tuple[Entry, str] | None:
         e = self.paths.get(path)
@@ -196,7 +214,7 @@ class _Step:
 
 
 @dataclass
-class MappingSet:
+class MappingSet(EntryPointQueries):
     """The composed migration from `from_release` to `to_release`: what rewriters ask about."""
 
     from_release: str
@@ -226,8 +244,11 @@ class MappingSet:
             for t in self.tables for e in t.entries if isinstance(e, VarRename))
 
     # -- queries -----------------------------------------------------------------------------
-    def key(self, key: str) -> KeyChange | None:
-        """The composed change for a concrete config key, or None when it stays as it is."""
+    def key(self, key: str, context: EntryContext | None = None) -> KeyChange | None:
+        """The composed change for a concrete config key, or None when it stays as it is.
+        `context`: the entry point whose config the key belongs to (None: main_ppo's, the `ppo` family)."""
+        if context is not None and (context.module or context.config):
+            return self._key_in(key, context)
         try:
             return self._key_cache[key]
         except KeyError:
@@ -422,11 +443,25 @@ class MappingSet:
         paths = {p for p in self.old_paths() if p.endswith("/") or self.path(p) is not None}
         tokens = keys | paths | self.old_modules() | self.api_modules()
         tokens |= {r.old for r in self.env_rules} | {r.old for r in self.var_rules}
+        for _, step in self._history_steps:  # entry points gone before --from are moved too (_entry_steps)
+            if step is not None:
+                tokens.update(_entry_tokens(step.entry_points))
+        for step in self._steps:  # entry points (`-m a.b.c` or `a/b/c.py`), config names and dirs, scoped keys
+            tokens.update(_entry_tokens(step.entry_points))
+            tokens.update(step.config_names)
+            tokens.update(step.config_dirs)
+            tokens.update(e.old.removesuffix(".*") for es in (*step.keys.values(), *step.key_subtrees.values())
+                          for e in es if getattr(e, "scope", ()))
         return {t for t in tokens if t}
 
     @property
     def is_empty(self) -> bool:
         return not any(t.entries for t in self.tables)
+
+
+def _entry_tokens(modules) -> set[str]:
+    """An entry point as `-m` names it and as a script path names it."""
+    return {form for m in modules for form in (m, m.replace(".", "/") + ".py")}
 
 
 def compose(tables: TableSet, from_release: str | None = None, to_release: str | None = None,

@@ -222,6 +222,21 @@ class Entry:
         return f"{self.KIND} {getattr(self, 'old')}"
 
 
+def check_scope(value: object) -> tuple[str, ...]:
+    """Config names, family names (`scopes.yaml`) or entry modules a key entry applies to."""
+    if not isinstance(value, list) or not value:
+        raise FieldError("scope must be a non-empty list of config names, family names or entry modules")
+    return tuple(check_module(v) for v in value)
+
+
+def check_commit(value: object) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{7,40}", value):
+        raise FieldError(f"commit must be a verl commit hash (7 to 40 hex digits), got {value!r}")
+    return value
+
+
+# Optional on key entries and the entry-point kinds: where the entry applies and the PR's commit.
+SCOPED = {"scope": (False, check_scope), "commit": (False, check_commit)}
 COMMON = {"pr": (True, check_pr), "note": (False, check_text), "confidence": (False, check_confidence),
           "evidence": (False, check_text), "review": (False, check_review), "commit": (False, check_commit)}
 
@@ -259,40 +274,59 @@ class PathRemoval(Entry):
 class KeyRename(Entry):
     KIND = "key-rename"
     FAMILY = "key"
-    FIELDS = {"old": (True, check_key), "new": (True, check_key), **COMMON}
+    FIELDS = {"old": (True, check_key), "new": (True, check_key), **COMMON, **SCOPED}
     old: str = ""
     new: str = ""
+    scope: tuple[str, ...] = ()
+    commit: str | None = None
 
     @property
     def is_subtree(self) -> bool:
         return self.old.endswith(".*")
+
+    @property
+    def identity(self) -> tuple:
+        return (self.FAMILY, self.old, self.scope)
 
 
 @dataclass(frozen=True)
 class KeyRemoval(Entry):
     KIND = "key-removal"
     FAMILY = "key"
-    FIELDS = {"old": (True, check_key), "action": (True, check_action), "hint": (True, check_text), **COMMON}
+    FIELDS = {"old": (True, check_key), "action": (True, check_action), "hint": (True, check_text), **COMMON,
+              **SCOPED}
     old: str = ""
     action: str = "warn"
     hint: str = ""
+    scope: tuple[str, ...] = ()
+    commit: str | None = None
 
     @property
     def is_subtree(self) -> bool:
         return self.old.endswith(".*")
+
+    @property
+    def identity(self) -> tuple:
+        return (self.FAMILY, self.old, self.scope)
 
 
 @dataclass(frozen=True)
 class KeyNoAction(Entry):
     KIND = "key-no-action"
     FAMILY = "key"
-    FIELDS = {"old": (True, check_key), "why": (True, check_text), **COMMON}
+    FIELDS = {"old": (True, check_key), "why": (True, check_text), **COMMON, **SCOPED}
     old: str = ""
     why: str = ""
+    scope: tuple[str, ...] = ()
+    commit: str | None = None
 
     @property
     def is_subtree(self) -> bool:
         return self.old.endswith(".*")
+
+    @property
+    def identity(self) -> tuple:
+        return (self.FAMILY, self.old, self.scope)
 
 
 @dataclass(frozen=True)

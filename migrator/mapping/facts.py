@@ -55,3 +55,33 @@ class ReleaseFacts:
         if not path.is_file():
             return frozenset()
         return frozenset(line for line in path.read_text(encoding="utf-8").splitlines() if line)
+
+    @lru_cache(maxsize=None)
+    def entry_config_key_types(self, release: str, config: str) -> dict[str, str]:
+        """Keys (with types) of any entry point's config: entry-config-keys/, else main_ppo's config-keys/."""
+        path = self.directory / "entry-config-keys" / f"{release}.{config}.keys"
+        if path.is_file():
+            lines = path.read_text(encoding="utf-8").splitlines()
+            return dict(line.partition("\t")[::2] for line in lines if line)
+        return self.config_key_types(release, config)
+
+    @lru_cache(maxsize=None)
+    def entry_config_keys(self, release: str, config: str) -> frozenset[str]:
+        return frozenset(self.entry_config_key_types(release, config))
+
+    @lru_cache(maxsize=None)
+    def entry_configs(self, release: str) -> dict[str, str]:
+        """Entry module -> the config its `@hydra.main` composes at `release` (entry-points.yaml)."""
+        return _entry_points(self.directory).get(release, {})
+
+
+@lru_cache(maxsize=None)
+def _entry_points(directory: Path) -> dict[str, dict[str, str]]:
+    path = directory / "entry-points.yaml"
+    if not path.is_file():
+        return {}
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {release: {p["module"]: p["config_name"] for p in points or ()}
+            for release, points in (data.get("releases") or {}).items()}

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrator.mapping.facts import ReleaseFacts
+from migrator.mapping.entrypoints import ENTRY_POINT_KINDS, FIELD_ATTRIBUTES, KeyScope
+from migrator.mapping.entries import ENTRY_KINDS as BASE_KINDS
 from migrator.mapping.entries import (
-    ENTRY_KINDS,
     Entry,
     FieldError,
     KeyRemoval,
@@ -28,6 +29,9 @@ from migrator.mapping.entries import (
     EnvRemoval,
     VarRename,
 )
+
+
+ENTRY_KINDS = {**BASE_KINDS, **ENTRY_POINT_KINDS}
 
 
 class TableError(Exception):
@@ -179,7 +183,7 @@ def parse_entry(raw: object, file: str, release: str, index: int, line: int | No
     for name, value in fields.items():
         _, check = cls.FIELDS[name]
         try:
-            values[name] = check(_plain(value))  # type: ignore[operator]
+            values[FIELD_ATTRIBUTES.get(name, name)] = check(_plain(value))  # type: ignore[operator]
         except FieldError as exc:
             raise TableError(file, raw["__lines__"].get(name, line), f"{name}: {exc}", label) from None
     values.setdefault("note", None)
@@ -196,6 +200,8 @@ def _check_entry_shape(entry: Entry, file: str, line: int | None, label: str) ->
     if isinstance(entry, (PathMove,)):
         if entry.old.endswith("/") != entry.new.endswith("/"):
             raise TableError(file, line, "a directory move needs a trailing '/' on both old and new", label)
+    if isinstance(entry, KeyScope) and not (entry.applies_to or entry.not_in):
+        raise TableError(file, line, "a key-scope needs applies-to or not-in", label)
     renames = (KeyRename, PathMove, EnvRename, ModuleMove, VarRename, KeywordRename)
     if isinstance(entry, renames) and entry.old == entry.new:
         raise TableError(file, line, "old and new are the same", label)
@@ -249,6 +255,8 @@ def consistency_problems(table: ReleaseTable) -> list[TableError]:
                     continue
                 if family == "keyword" and other.function != entry.function:  # type: ignore[attr-defined]
                     continue
+                if getattr(other, "scope", ()) != getattr(entry, "scope", ()):
+                    continue  # entries for different configs never meet
                 if family == "env" and other.value not in (None, getattr(entry, "value", None)):  # type: ignore[attr-defined]
                     continue
                 if isinstance(other, (KeyRemoval, PathRemoval, EnvRemoval, ModuleRemoval, SymbolRemoval)):
@@ -363,6 +371,26 @@ class TableSet:
     releases: tuple[str, ...]
     tables: dict[str, ReleaseTable]
     facts: ReleaseFacts | None = None
+    # Config families for key-entry scopes (scopes.yaml): family name -> config names.
+    families: dict[str, tuple[str, ...]] | None = None
+
+
+def load_families(path: Path, display: str) -> dict[str, tuple[str, ...]]:
+    """`scopes.yaml`: `families: {name: [config, ...]}`; absent means no families (every scope names configs)."""
+    import yaml
+
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise TableError(display, None, f"cannot read config families: {exc}") from None
+    families = data.get("families") if isinstance(data, dict) else None
+    if not isinstance(families, dict) or not all(
+            isinstance(k, str) and isinstance(v, list) and all(isinstance(c, str) for c in v)
+            for k, v in families.items()):
+        raise TableError(display, None, "'families' must map family names to lists of config names")
+    return {name: tuple(configs) for name, configs in families.items()}
 
 
 def load_release_index(directory: Path, display_as: str | None = None) -> TableSet:
@@ -385,7 +413,9 @@ def load_release_index(directory: Path, display_as: str | None = None) -> TableS
         path = directory / f"{release}.yaml"
         tables[release] = load_table(path, release=release, display=_display(path, display_as))
     facts = ReleaseFacts(directory / "facts")
-    return TableSet(directory.name, tuple(releases), tables, facts if facts.available else None)
+    scopes = directory / "scopes.yaml"
+    families = load_families(scopes, _display(scopes, display_as))
+    return TableSet(directory.name, tuple(releases), tables, facts if facts.available else None, families)
 
 
 def _display(path: Path, display_as: str | None) -> str:

@@ -47,6 +47,14 @@ def plan_shims(mappings, releases: tuple[str, ...], tree_paths: set[str] | None 
         plan.files.extend(files)
         if note:
             plan.notes.append(note)
+    for entry in mappings.entries():
+        if entry.KIND not in ("entry-point-move", "entry-point-removal"):
+            continue
+        # A stub module could start the new entry point, but the old command line's overrides mean the
+        # old config's keys: a stub that ran them unchanged would fail in Hydra or train differently.
+        what = f"moved to {entry.new}" if entry.KIND == "entry-point-move" else "removed"
+        plan.notes.append(f"entry point {entry.old}: {what}: no stub (its overrides need the key remap and "
+                          "pinned defaults that verl-migrate writes into the script)")
     if keys_module is not None:
         plan.files.append(keys.module_file(mappings, releases, keys_module))
     plan.owned = plan.owned | {f.relpath for f in plan.files}

@@ -18,15 +18,22 @@ class KeyEdits:
     removals: dict
     array_scopes: dict  # first element's start -> (array name, every element an override)
     verl_expanded: set  # names expanded into commands that run a verl entry point
+    # Also provided by the walker (LaunchEdits): context_at(offset), note_key(key, context).
 
     def key_occurrence(self, key: str, start: int, end: int, container) -> None:
         """`container` is (sibling argument nodes, index) when the key's argument can be deleted."""
-        change = self.maps.key(key)
+        context = self.context_at(start)
+        self.note_key(key, context)
+        change = self.maps.key(key, context)
         if change is None:
             return
         if change.action == "rename":
-            self.edits.append(Edit(start, end, change.new.encode(), "key-rename",
-                                   f"{key} -> {change.new}", change.prs))
+            new = change.new.encode()
+            if change.add and self.src[start - 1:start] != b"+":
+                new = b"+" + new  # not a key of the new config: Hydra needs `+` to add it
+            elif change.exists and self.src[start - 1:start] == b"+" and self.src[start - 2:start - 1] != b"+":
+                start -= 1  # the new config has the key: `+key=` would fail to append over it
+            self.edits.append(Edit(start, end, new, "key-rename", f"{key} -> {change.new}", change.prs))
         elif change.action == "warn":
             self.findings.append(Finding(start, "key-warn", f"{key}: {_first_note(change)}", change.hint,
                                          change.prs, severity="warning"))
@@ -52,8 +59,9 @@ class KeyEdits:
                 continue
             for _, key, change, start in removed:
                 if change.hint:
-                    self.findings.append(Finding(start, "key-removal", f"removed {key}", change.hint, change.prs,
-                                                 severity="info"))
+                    message = f"removed {key}: {_first_note(change)}" if change.manual else f"removed {key}"
+                    self.findings.append(Finding(start, "key-removal", message, change.hint, change.prs,
+                                                 severity="manual" if change.manual else "info"))
             removed.sort(key=lambda item: item[0])
             removed_starts = {siblings[i].start_byte for i, _, _, _ in removed}
             # The run of removed arguments that ends the list, counted over *every* node between them
@@ -90,6 +98,9 @@ class KeyEdits:
 
 
 def _first_note(change) -> str:
+    last = change.entries[-1] if change.entries else None
+    if last is not None and last.KIND == "entry-point-move":
+        return f"{last.old} -> {last.new} has no place for it"  # the item's hint says what to do
     for entry in reversed(change.entries):
         if entry.note:
             return entry.note

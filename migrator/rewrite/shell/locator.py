@@ -10,6 +10,7 @@ from migrator.mapping import MappingSet
 from migrator.rewrite import scan
 from migrator.rewrite.shell.entry_points import expanded_names, is_override_list, verl_entry_index
 from migrator.rewrite.shell.keys import KeyEdits
+from migrator.rewrite.shell.launches import LaunchEdits
 from migrator.rewrite.shell.moves import MoveEdits
 from migrator.rewrite.shell.syntax import (
     ARGUMENT_TYPES,
@@ -35,7 +36,7 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     return LocateResult(tuple(locator.edits), tuple(locator.findings))
 
 
-class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
+class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits):
     def __init__(self, source: bytes, mappings: MappingSet):
         self.src = source
         self.maps = mappings
@@ -57,6 +58,7 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
 
     # -- traversal ---------------------------------------------------------------------------
     def visit(self, root) -> None:
+        self.collect_launches(root)
         stack = [root]
         while stack:
             node = stack.pop()
@@ -77,6 +79,7 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
         self.plan_removals()
         if self.var_rules:
             self.plan_var_renames(root)
+        self.plan_appends()
 
     def in_comment(self, offset: int) -> bool:
         at = bisect.bisect_right(self.comment_spans, (offset, len(self.src) + 1)) - 1
@@ -90,6 +93,8 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
 
     # -- node handlers ---------------------------------------------------------------------------
     def command(self, node) -> None:
+        if node.start_byte in self.launches:
+            self.launch_command(node)
         args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
         words = [self.src[a.start_byte:a.end_byte] for a in args]
         script_index = _script_position(words)

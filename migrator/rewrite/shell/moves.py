@@ -14,6 +14,8 @@ class MoveEdits:
     maps: MappingSet
     edits: list[Edit]
     findings: list[Finding]
+    launch_words: set[int]
+    file_context: object
 
     def path_occurrence(self, start: int, end: int, change, path_context, in_comment: bool) -> None:
         old = self.src[start:end].decode("ascii")
@@ -66,6 +68,11 @@ class MoveEdits:
         name = self.src[start:end]
         if not scan.MODULE_RE.fullmatch(name):
             return
+        moved = self.maps.entry_point(name.decode("ascii"))
+        if moved is not None:
+            if start not in self.launch_words:  # a launching command's word: planned with its command
+                self.entry_point_in_text(start, end, moved, in_comment)
+            return
         change = self.maps.module(name.decode("ascii"))
         if change is None:
             return
@@ -76,6 +83,28 @@ class MoveEdits:
             return
         self.edits.append(Edit(start, end, change.new.encode(), "module-move",
                                f"{change.old} -> {change.new}", change.prs, in_comment))
+
+
+    def entry_point_in_text(self, start: int, end: int, change, in_comment: bool) -> None:
+        """`-m old.module` in a string or comment: rename it; what the move appends is a manual step."""
+        if change.new is None:
+            if not in_comment:
+                self.findings.append(Finding(start, "entry-point-removal", f"{change.old} was removed",
+                                             change.hint, change.prs))
+            return
+        context = self.file_context
+        if not in_comment and (context is None or context.module != change.old):
+            # Its keys are remapped only when the file runs this entry point alone: else rename nothing.
+            self.findings.append(Finding(start, "entry-point-move", f"{change.old} moved to {change.new}; "
+                                         "move this launch and its overrides by hand", None, change.prs))
+            return
+        self.edits.append(Edit(start, end, change.new.encode(), "entry-point-move",
+                               f"{change.old} -> {change.new}", change.prs, in_comment))
+        pins = [f"{p.key}={p.old}" for p in change.pins if p.pin]
+        if not in_comment and (change.args or pins):
+            self.findings.append(Finding(start, "entry-point-move", f"{change.old} -> {change.new}: add "
+                                         f"{' '.join([*change.args, *pins])} to the command by hand (it is built "
+                                         "in a string here), leaving out keys the script sets", None, change.prs))
 
 
 def _invocation(change, new: str) -> str:

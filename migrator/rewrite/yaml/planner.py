@@ -26,6 +26,7 @@ from migrator.rewrite.yaml.document import (
     package_prefix,
 )
 from migrator.rewrite.yaml import relative
+from migrator.rewrite.yaml.context import in_file_context
 from migrator.rewrite.yaml.insert import Insert
 
 
@@ -44,6 +45,7 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     duplicate = duplicate_key(documents)
     if duplicate is not None:
         raise SourceNotParsed(duplicate)
+    mappings = in_file_context(documents, mappings)
     planner = Planner(source, Lines(source, base), mappings)
     for document in documents:
         if document is not None:

@@ -11,6 +11,7 @@ from migrator.edits import SourceNotParsed
 from migrator.mapping import MappingSet
 from migrator.rewrite import literal
 from migrator.rewrite.yaml.document import Lines, compose_all, has_anchors, load_all
+from migrator.rewrite.yaml.context import in_file_context
 from migrator.rewrite.yaml.planner import Planner, Unsafe, plan_keys
 from migrator.rewrite.yaml.relative import relocate_value
 
@@ -42,10 +43,11 @@ def expected_data(before: bytes, docs: list, maps: MappingSet) -> list:
     The line edits are checked against these data operations, so a move that loses, duplicates or
     re-nests anything is caught; an operation the table does not call for raises `Unsafe`.
     """
-    docs = [_rewrite_strings(copy.deepcopy(d), maps) for d in docs]
     base = 3 if before.startswith(b"\xef\xbb\xbf") else 0
     text = before[base:].decode("utf-8")
     documents = compose_all(text)
+    maps = in_file_context(documents, maps)
+    docs = [_rewrite_strings(copy.deepcopy(d), maps) for d in docs]
     planner = Planner(before, Lines(before, base), maps)
     plan_keys(planner, before[base:], documents, has_anchors(text))
     if planner.ops:

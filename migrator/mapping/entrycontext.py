@@ -1,0 +1,245 @@
+"""Composed answers about entry points: which config a command's keys belong to, what becomes of the
+module it runs, its `--config-name` and `--config-path` (docs/table-format.md, "Entry points").
+
+`EntryPointQueries` is a part of `MappingSet` (compose.py): it walks the same per-release steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from migrator.mapping.entries import Entry, KeyNoAction, KeyRemoval
+from migrator.mapping.entrypoints import ConfigDirMove, DefaultPin, EntryPointMove, EntryPointRemoval
+
+
+class _CitesPRs:
+    entries: tuple[Entry, ...]
+
+    @property
+    def prs(self) -> tuple[int, ...]:
+        """The PRs of the entries that made the change, first seen first."""
+        return tuple(dict.fromkeys(e.pr for e in self.entries))
+
+
+@dataclass(frozen=True)
+class KeyChange(_CitesPRs):
+    """What becomes of one config key. `new` is None for removals and warnings."""
+
+    old: str
+    new: str | None
+    action: str  # "rename" | "remove" | "warn"
+    hint: str | None
+    entries: tuple[Entry, ...]
+    add: bool = False  # `new` is not in the target config: written `+new=...`
+    # An entry-point move put the key where the new config has it: a `+` the old config needed must go.
+    exists: bool = False
+    # A removal that is a manual step (a key the new entry point has no home for), not a clean-up.
+    manual: bool = False
+
+
+@dataclass(frozen=True)
+class EntryContext:
+    """What a command runs (at --from): its entry module and the config that module composes."""
+
+    module: str | None
+    config: str | None
+
+
+@dataclass(frozen=True)
+class EntryPointChange(_CitesPRs):
+    old: str
+    new: str | None  # None: removed (a manual step)
+    args: tuple[str, ...]
+    pins: tuple[DefaultPin, ...]  # pin=false ones included: the caller decides
+    hint: str | None
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True)
+class ConfigChange(_CitesPRs):
+    """A `--config-name` or `--config-path` value that moved (new None: removed)."""
+
+    old: str
+    new: str | None
+    args: tuple[str, ...]
+    hint: str | None
+    entries: tuple[Entry, ...]
+    drop: bool = False  # the new config name is the module's own: drop `--config-name`
+
+
+class EntryPointQueries:
+    """Queries of a `MappingSet` that know the entry point a key belongs to."""
+
+    # -- entry points and their configs ----------------------------------------------------------------
+    @property
+    def families(self) -> dict[str, tuple[str, ...]]:
+        return (self.history.families if self.history is not None else None) or {}
+
+    def context(self, module: str | None, config_name: str | None = None) -> EntryContext | None:
+        """The context of a command running `module` (with `--config-name`, when given) at --from."""
+        if module is None and config_name is None:
+            return None
+        config = config_name or self._entry_config(module)
+        return EntryContext(module, config)
+
+    def _entry_config(self, module: str | None) -> str | None:
+        facts = self.history.facts if self.history is not None else None
+        if module is None or facts is None:
+            return None
+        releases = list(self.history.releases)  # type: ignore[union-attr]
+        start = releases.index(self.from_release) if self.from_release in releases else len(releases) - 1
+        # The release the script was written for, then older ones, then newer ones (a module not yet shipped).
+        for release in releases[start::-1] + releases[start + 1:]:
+            config = facts.entry_configs(release).get(module)
+            if config:
+                return config
+        return None
+
+    def is_ppo_config(self, config: str | None) -> bool:
+        """main_ppo's family, or a config outside every other family (recipes compose ppo_trainer)."""
+        if config is None:
+            return True
+        families = self.families
+        if config in families.get("ppo", ()):
+            return True
+        return not any(config in members for name, members in families.items() if name != "ppo")
+
+    def _names(self, names) -> set[str]:
+        out = set()
+        for name in names:
+            out.update(self.families.get(name, (name,)))
+        return out
+
+    def _applies(self, step: _Step, module: str | None, config: str | None):
+        def applies(entry: Entry) -> bool:
+            scope = getattr(entry, "scope", ())
+            if scope:
+                return (module is not None and module in scope) or config in self._names(scope)
+            extension = step.scope_of(entry)
+            if extension is not None:
+                if config in self._names(extension.not_in) or module in extension.not_in:
+                    return False
+                if config in self._names(extension.applies_to) or module in extension.applies_to:
+                    return True
+            return self.is_ppo_config(config)
+        return applies
+
+    def _key_in(self, key: str, context: EntryContext) -> KeyChange | None:
+        cache_key = (key, context)
+        if cache_key in self._key_cache:
+            return self._key_cache[cache_key]
+        module, config = context.module, context.config
+        rank = self._last_live(key, "key") if self.is_ppo_config(config) else -1
+        current, chain, add, exists, result = key, [], False, False, None
+        for step in self._steps_after(rank) if rank >= 0 else self._entry_steps(module):
+            found = step.key_entry(current, self._applies(step, module, config))
+            if found is not None and not isinstance(found[0], KeyNoAction):
+                entry, after = found
+                chain.append(entry)
+                if isinstance(entry, KeyRemoval):
+                    result = KeyChange(key, None, entry.action, entry.hint, tuple(chain))
+                    break
+                current = after
+            move = step.entry_points.get(module) if module else self._move_of_config(step, config)
+            if isinstance(move, EntryPointMove):
+                item = move.key_item(current)
+                if item is None and (current in ("defaults", "hydra") or current.startswith("hydra.")
+                                     or current.rpartition(".")[2].startswith("__") or move.names_node(current)):
+                    break  # Hydra's own keys, and nodes whose leaves the items name, are no key of their own
+                if item is None:
+                    result = KeyChange(key, None, "warn", f"{current} has no counterpart in {move.new_config} "
+                                       f"(the config of {move.new}); find its new home or drop it",
+                                       tuple(chain) + (move,))
+                    break
+                item, after = item
+                if item.action in ("remove", "warn"):
+                    # A `warn` item has no home in the new config: it leaves the command as a manual step.
+                    result = KeyChange(key, None, "remove", item.hint, tuple(chain) + (move,),
+                                       manual=item.action == "warn")
+                    break
+                if after != current or item.add:
+                    chain.append(move)
+                current, add = after, item.add
+                exists = self._config_has(move.new_config, move.origin.release, current)
+                module, config = move.new, move.new_config
+        else:
+            if chain and (current != key or add):
+                result = KeyChange(key, current, "rename", None, tuple(chain), add, exists and not add)
+        self._key_cache[cache_key] = result
+        return result
+
+    def _config_has(self, config: str, release: str, key: str) -> bool:
+        facts = self.history.facts if self.history is not None else None
+        return facts is not None and key in facts.entry_config_keys(release, config)
+
+    def _move_of_config(self, step, config: str | None):
+        """A file that names no module (a YAML config) moves with the entry point whose config it extends."""
+        if self.is_ppo_config(config):
+            return None
+        return next((e for e in step.entry_points.values()
+                     if isinstance(e, EntryPointMove) and e.old_config == config), None)
+
+    def _entry_steps(self, module: str | None) -> list:
+        """The steps for a command running `module`: those of --from..--to, preceded by the earlier
+        releases' from the one that moved it when the module was already gone at --from (a script
+        older than the release the user named)."""
+        facts = self.history.facts if self.history is not None else None
+        if module is None or facts is None or not self._history_steps or \
+                module in facts.entry_configs(self.from_release):
+            return self._steps
+        releases = [release for release, _ in self._history_steps]
+        if self.from_release not in releases:
+            return self._steps
+        upto = releases.index(self.from_release)
+        for i in range(upto, 0, -1):
+            step = self._history_steps[i][1]
+            if step is not None and module in step.entry_points:
+                return [s for _, s in self._history_steps[i:upto + 1] if s is not None] + list(self._steps)
+        return self._steps
+
+    def entry_point(self, module: str) -> EntryPointChange | None:
+        """What becomes of a command that runs `module`: moved (with args and default pins), removed, or None."""
+        current, chain, args, pins = module, [], [], []
+        for step in self._entry_steps(module):
+            entry = step.entry_points.get(current)
+            if entry is None:
+                continue
+            chain.append(entry)
+            if isinstance(entry, EntryPointRemoval):
+                return EntryPointChange(module, None, (), (), entry.hint, tuple(chain))
+            args.extend(entry.args)
+            pins.extend(entry.defaults)
+            current = entry.new
+        if not chain:
+            return None
+        return EntryPointChange(module, current, tuple(args), tuple(pins), None, tuple(chain))
+
+    def config_name(self, module: str | None, name: str) -> ConfigChange | None:
+        """`--config-name NAME` under `module`: a move scoped to that module (or to no module)."""
+        for step in self._steps:
+            entry = step.config_names.get(name)
+            if entry is not None and (module is None or module in entry.scope):
+                own = self._entry_config(module)
+                return ConfigChange(name, entry.new, entry.args, None, (entry,), drop=entry.new == own)
+        return None
+
+    def config_dir(self, path: str) -> tuple[ConfigChange, int] | None:
+        """A `--config-path` value ending in a moved or removed config directory: the composed change
+        (moves chain; a later removal ends the chain) and where (offset into `path`) the old directory starts."""
+        stripped = path.rstrip("/")
+        first, current, chain = None, None, []
+        for step in self._steps:
+            for old, entry in step.config_dirs.items():
+                probe = current if current is not None else stripped
+                if probe == old or (current is None and probe.endswith("/" + old)):
+                    if first is None:
+                        first = old
+                    chain.append(entry)
+                    current = entry.new.rstrip("/") if isinstance(entry, ConfigDirMove) else None
+                    break
+            if chain and current is None:
+                break
+        if not chain:
+            return None
+        return ConfigChange(first, current, (), getattr(chain[-1], "hint", None), tuple(chain)), \
+            len(stripped) - len(first)

@@ -1,0 +1,93 @@
+"""Which Python entry point a shell command runs, in every launch form verl users write:
+
+    python -m X / python3 -m X / torchrun [opts] -m X / python -m torch.distributed.run [opts] -m X
+    python path/to/verl/trainer/x.py / ray job submit ... -- python3 -m X / deepspeed, accelerate launch
+
+Only the words are read (bytes as written, quotes stripped); the caller maps the module to its config.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Programs that run a Python module or file given later on the line.
+# (`${CONDA_BIN}python`: a directory in a variable, written before the name.)
+PYTHON_RE = re.compile(rb"(?:.*[/}])?(?:python[0-9.]*|torchrun|deepspeed|accelerate)\Z")
+# `-m` modules that are launchers themselves: the entry point is the next `-m` or `.py`.
+LAUNCHER_MODULES = frozenset({b"torch.distributed.run", b"torch.distributed.launch", b"accelerate.commands.launch"})
+# A file path's module starts at the rightmost of these package roots (`$HOME/verl/verl/trainer/x.py`).
+PACKAGE_ROOTS = (b"verl", b"recipe", b"examples")
+MODULE_WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+CONFIG_NAME_FLAG = b"--config-name"
+CONFIG_PATH_FLAG = b"--config-path"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The entry point of one command: the word that names it and the module it means."""
+
+    index: int  # the word naming the entry point (the module after -m, or the .py path)
+    module: str
+    form: str  # "module" (-m X) or "path" (x.py)
+    prefix_len: int = 0  # for "path": bytes of the word before the module's path (`$HOME/verl/`)
+
+
+def unquote(word: bytes) -> bytes:
+    if len(word) >= 2 and word[:1] in (b"'", b'"') and word[-1:] == word[:1]:
+        return word[1:-1]
+    return word
+
+
+def module_of_path(path: bytes) -> tuple[str, int] | None:
+    """`.../verl/trainer/main_ppo.py` -> ("verl.trainer.main_ppo", offset of `verl/` in the path)."""
+    if not path.endswith(b".py"):
+        return None
+    parts = path[:-3].split(b"/")
+    roots = [i for i, part in enumerate(parts) if part in PACKAGE_ROOTS and i < len(parts) - 1]
+    if not roots:
+        return None
+    start = roots[-1]
+    # `verl/recipe/x/y.py` or `verl/examples/...`: the checkout dir is `verl`, the package the later root.
+    module_parts = parts[start:]
+    if not all(MODULE_WORD_RE.fullmatch(p) for p in module_parts):
+        return None
+    offset = len(b"/".join(parts[:start])) + (1 if start else 0)
+    return b".".join(module_parts).decode("ascii"), offset
+
+
+def find_launch(words: list[bytes]) -> Launch | None:
+    """The entry point a command's words run, or None (not a Python launch, or the module is computed)."""
+    launcher_seen = False
+    i = 0
+    while i < len(words):
+        word = unquote(words[i])
+        if PYTHON_RE.match(word):
+            launcher_seen = True
+        elif launcher_seen and word == b"-m" and i + 1 < len(words):
+            module = unquote(words[i + 1])
+            if module in LAUNCHER_MODULES:
+                i += 2
+                continue
+            if MODULE_WORD_RE.fullmatch(module) and b"." in module:
+                return Launch(i + 1, module.decode("ascii"), "module")
+            return None
+        elif launcher_seen and word.endswith(b".py") and not word.startswith(b"-"):
+            found = module_of_path(word.split(b"=", 1)[-1] if word.startswith(b"--") else word)
+            if found is not None:
+                return Launch(i, found[0], "path", found[1])
+            return None
+        i += 1
+    return None
+
+
+def config_option(words: list[bytes], flag: bytes, start: int = 0) -> tuple[int, int, bytes] | None:
+    """`--config-name=X` / `--config-name X` after word `start`: (first word index, value word index,
+    value); the two indices are equal for the `=` form. The value is unquoted."""
+    for i in range(start, len(words)):
+        word = words[i]
+        if word == flag and i + 1 < len(words):
+            return i, i + 1, unquote(words[i + 1])
+        if word.startswith(flag + b"="):
+            return i, i, unquote(word[len(flag) + 1:])
+    return None

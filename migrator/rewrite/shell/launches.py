@@ -1,0 +1,220 @@
+"""Planning edits for the entry point a command runs: the module (or `.py` path) that moved, its
+`--config-name` and `--config-path`, the extra arguments and pinned defaults a move brings; and which
+config each key occurrence belongs to (the command around it, else the file's only entry point)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from migrator.edits import Edit, Finding
+from migrator.mapping import MappingSet
+from migrator.rewrite import scan
+from migrator.rewrite.shell.entrypoint import (
+    CONFIG_NAME_FLAG,
+    CONFIG_PATH_FLAG,
+    Launch,
+    config_option,
+    find_launch,
+)
+from migrator.rewrite.shell.syntax import ARGUMENT_TYPES
+
+# Arguments that pass the caller's own overrides on: pinned values go before them, so the caller's win.
+PASS_THROUGH = frozenset({b'"$@"', b"$@", b'"${@}"', b"${@}", b"$*", b'"$*"'})
+# `--config-path` values that mean verl's own configs: relative ones resolve next to the entry module.
+VERL_CONFIG_DIR = b"verl/trainer/config"
+RELATIVE_OWN_DIRS = frozenset({b"config", b"./config"})
+# A pinned value that bash would glob or split is written in single quotes.
+NEEDS_QUOTES = re.compile(rb"[\[\]?*]")
+
+
+class LaunchEdits:
+    """Entry points in a `_ShellLocator`, which walks the tree and provides these attributes."""
+
+    src: bytes
+    maps: MappingSet
+    edits: list[Edit]
+    findings: list[Finding]
+    removals: dict
+
+    def collect_launches(self, root) -> None:
+        """Before the walk: every command's entry point and context, and the file's default context."""
+        self.launches: dict[int, tuple[Launch, list, list[bytes]]] = {}
+        self.launch_words: set[int] = set()
+        self.context_spans: list[tuple[int, int, object]] = []
+        self.pending_appends: list[tuple[object, list, object]] = []
+        self.keys_set: set[str] = set()
+        if not self.maps.tables:
+            self.file_context = None
+            return
+        contexts = []
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.type == "command":
+                args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
+                words = [self.src[a.start_byte:a.end_byte] for a in args]
+                launch = find_launch(words)
+                if launch is not None:
+                    option = config_option(words, CONFIG_NAME_FLAG, launch.index + 1)
+                    name = option[2].decode("ascii", "replace") if option else None
+                    context = self.maps.context(launch.module, name)
+                    self.launches[node.start_byte] = (launch, args, words)
+                    self.launch_words.add(args[launch.index].start_byte)
+                    self.context_spans.append((node.start_byte, node.end_byte, context))
+                    contexts.append(context)
+            stack.extend(node.children)
+        # Modules named in strings (`CMD="torchrun -m verl.trainer.x"`) count for the file's context too.
+        for m in scan.MODULE_AFTER_DASH_M.finditer(self.src):
+            module = m.group("module").decode("ascii")
+            if module.startswith(("verl.", "recipe.", "examples.")):
+                contexts.append(self.maps.context(module))
+        distinct = set(contexts)
+        self.file_context = distinct.pop() if len(distinct) == 1 else None
+        self.context_spans.sort(key=lambda span: span[0])
+        self._span_starts = [s for s, _, _ in self.context_spans]
+
+    def context_at(self, offset: int):
+        """The context of the innermost launching command around `offset`, else the file's."""
+        i = bisect.bisect_right(self._span_starts, offset) - 1
+        while i >= 0:
+            start, end, context = self.context_spans[i]
+            if start <= offset < end:
+                return context
+            i -= 1
+        return self.file_context
+
+    def launch_command(self, node) -> None:
+        """Plan the edits of a command that runs an entry point (called once per such command)."""
+        launch, args, words = self.launches[node.start_byte]
+        word = args[launch.index]
+        change = self.maps.entry_point(launch.module)
+        extra: list[str] = []
+        prs: tuple[int, ...] = ()
+        if change is not None:
+            if change.new is None:
+                self.findings.append(Finding(word.start_byte, "entry-point-removal",
+                                             f"{launch.module} was removed", change.hint, change.prs))
+                return
+            self.rename_entry_word(word, launch, change)
+            extra += change.args
+            prs = change.prs
+        config_extra, config_prs = self.config_options(args, words, launch)
+        extra += config_extra
+        prs = prs or config_prs
+        if change is not None or extra:
+            self.pending_appends.append((node, args, (change, extra, prs)))
+
+    def rename_entry_word(self, word, launch: Launch, change) -> None:
+        text = self.src[word.start_byte:word.end_byte]
+        old = launch.module.replace(".", "/").encode() + b".py" if launch.form == "path" else launch.module.encode()
+        new = change.new.replace(".", "/").encode() + b".py" if launch.form == "path" else change.new.encode()
+        at = text.rfind(old)
+        if at < 0:
+            self.findings.append(Finding(word.start_byte, "entry-point-move",
+                                         f"{launch.module} moved to {change.new}; edit the launch by hand",
+                                         None, change.prs))
+            return
+        start = word.start_byte + at
+        self.edits.append(Edit(start, start + len(old), new, "entry-point-move",
+                               f"{launch.module} -> {change.new}", change.prs))
+
+    def config_options(self, args, words, launch: Launch) -> tuple[list[str], tuple[int, ...]]:
+        """`--config-name` and `--config-path` of the command; returns the arguments to append (and PRs)."""
+        extra: list[str] = []
+        prs: tuple[int, ...] = ()
+        option = config_option(words, CONFIG_NAME_FLAG, launch.index + 1)
+        if option is not None:
+            first, value_index, name = option
+            change = self.maps.config_name(launch.module, name.decode("ascii", "replace"))
+            own_dir = config_option(words, CONFIG_PATH_FLAG, launch.index + 1)
+            if change is not None and own_dir is not None and not _is_verl_config_dir(own_dir[2]):
+                # The name is looked up in the user's --config-path: their file, not verl's deprecated one.
+                self.findings.append(Finding(args[value_index].start_byte, "config-name-move",
+                                             f"verl's {change.old} is now {change.new} with "
+                                             f"{' '.join(change.args)}; if your --config-path holds a copy of it, "
+                                             "consider the same move", None, change.prs, severity="info"))
+                change = None
+            if change is not None:
+                if change.drop:
+                    for i in sorted({first, value_index}):
+                        self.removals.setdefault(args[0].start_byte, (args, []))[1].append(
+                            (i, f"--config-name={change.old}", change, args[i].start_byte))
+                else:
+                    self.replace_in_word(args[value_index], name, change.new, "config-name-move", change)
+                extra += change.args
+                prs = change.prs
+        option = config_option(words, CONFIG_PATH_FLAG, launch.index + 1)
+        if option is not None:
+            _, value_index, path = option
+            found = self.maps.config_dir(path.decode("utf-8", "replace"))
+            if found is not None:
+                change, _ = found
+                if change.new is None:
+                    self.findings.append(Finding(args[value_index].start_byte, "config-dir-removal",
+                                                 f"{change.old} was removed", change.hint, change.prs))
+                else:
+                    self.replace_in_word(args[value_index], change.old.encode(), change.new, "config-dir-move",
+                                         change)
+        return extra, prs
+
+    def replace_in_word(self, word, old: bytes, new: str, kind: str, change) -> None:
+        text = self.src[word.start_byte:word.end_byte]
+        at = text.rfind(old)
+        if at >= 0:
+            start = word.start_byte + at
+            self.edits.append(Edit(start, start + len(old), new.encode(), kind, f"{old.decode()} -> {new}",
+                                   change.prs))
+
+    def note_key(self, key: str, context) -> None:
+        """A key the script sets (as written and as migrated): a pinned default never overrides it."""
+        self.keys_set.add(key)
+        change = self.maps.key(key, context)
+        if change is not None and change.new:
+            self.keys_set.add(change.new)
+
+    def plan_appends(self) -> None:
+        """After the walk (removals planned): append each moved command's arguments and pins."""
+        removed = {siblings[i].start_byte for siblings, items in self.removals.values() for i, *_ in items}
+        for node, args, (change, extra, prs) in self.pending_appends:
+            items = list(extra)
+            if change is not None:
+                for pin in change.pins:
+                    if pin.pin and not self._is_set(pin.key):
+                        items.append(f"{'+' if pin.absent else ''}{pin.key}={pin.old}")
+            if not items:
+                continue
+            kept = [a for a in args[1:] if a.start_byte not in removed]
+            if not kept:
+                continue
+            words = [_quoted(item) for item in items]
+            last = kept[-1]
+            if self.src[last.start_byte:last.end_byte] in PASS_THROUGH:
+                at, text = last.start_byte, b" ".join(words) + b" "
+            else:
+                at, text = last.end_byte, self._appended(node, last, words)
+            label = change.new if change is not None else "config"
+            self.edits.append(Edit(at, at, text, "entry-point-move",
+                                   f"arguments for {label}: {' '.join(items)}", prs))
+
+    def _is_set(self, key: str) -> bool:
+        return any(k == key or k.startswith(key + ".") for k in self.keys_set)
+
+    def _appended(self, node, last, words: list[bytes]) -> bytes:
+        """` a=1 b=2`, or one per continued line when the command is written one argument a line."""
+        if b"\\\n" not in self.src[node.start_byte:last.end_byte]:
+            return b" " + b" ".join(words)
+        line_start = self.src.rfind(b"\n", 0, last.start_byte) + 1
+        indent = self.src[line_start:last.start_byte]
+        indent = indent[:len(indent) - len(indent.lstrip(b" \t"))]
+        return b"".join(b" \\\n" + indent + w for w in words)
+
+
+def _is_verl_config_dir(value: bytes) -> bool:
+    value = value.rstrip(b"/")
+    return value in RELATIVE_OWN_DIRS or value.endswith(VERL_CONFIG_DIR)
+
+
+def _quoted(item: str) -> bytes:
+    data = item.encode()
+    return b"'" + data + b"'" if NEEDS_QUOTES.search(data) else data
