@@ -1,0 +1,170 @@
+"""Judge one command's overrides the way Hydra would at a release, and report every one it rejects.
+
+Hydra stops at the first bad override; this goes on. Each override is parsed by Hydra's own grammar
+(`OverridesParser`), sorted into group selections and config overrides by Hydra's own rule
+(`defaults_list.Overrides`: a key naming an existing config group, without a dict value), the groups are
+composed (compose.py), then the config overrides are applied one by one, in the order written, with
+`ConfigLoaderImpl._apply_overrides_to_config` on the command's own struct-mode copy: `+a=1` then `a.b=2`
+behaves as in Hydra. A rejected override leaves the copy as it was (Hydra checks before it writes).
+
+Values the shell decides at run time arrive marked with PLACEHOLDER: the key is judged with a neutral
+value in their place; a key that is itself built at run time, or a group choice made at run time, is not
+judged (the notes say so).
+"""
+
+from __future__ import annotations
+
+import difflib
+import pickle
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from migrator.verdict.compose import ComposeError, composed, hydra_message, repository
+from migrator.verdict.store import ReleaseConfigs
+
+PLACEHOLDER = "\x00"  # marks text the shell expands at run time (`$X`, `${A[@]}`, `$(cmd)`)
+NEUTRAL_VALUE = "verl_migrate_shell_value"  # what Hydra sees in its place: a plain string
+# did-you-mean: a typo of the same setting, not a neighbour (`val_temperature` is not `temperature`: 0.85).
+SPELLING_CUTOFF = 0.88
+
+
+@dataclass(frozen=True)
+class Rejection:
+    index: int  # position in the overrides given
+    override: str  # as Hydra saw it (shell quoting removed)
+    key: str  # dotted key (or group) without prefix; "" when the override does not parse
+    message: str  # Hydra's own
+    hint: str | None = None
+
+
+@dataclass
+class Verdict:
+    config: str  # config_dir/config_name as composed
+    rejections: list[Rejection] = field(default_factory=list)
+    failure: str | None = None  # the config itself does not compose (Hydra's message)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    index: int
+    text: str
+    override: object  # hydra.core.override_parser.types.Override
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    return OverridesParser.create()
+
+
+@lru_cache(maxsize=8192)
+def _parse(text: str):
+    """Hydra's parse of one override: (Override, None) or (None, Hydra's message). Shared across scripts."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra.types import RunMode
+
+    try:
+        [override] = _parser().parse_overrides([text])
+        ConfigLoaderImpl.validate_sweep_overrides_legal([override], RunMode.RUN, from_shell=True)
+        return override, None
+    except Exception as exc:  # noqa: BLE001 - OverrideParseException, ConfigCompositionException
+        return None, hydra_message(exc)
+
+
+def neutral(text: str) -> str | None:
+    """The override with shell-decided values neutralized; None when its key is decided by the shell."""
+    if PLACEHOLDER not in text:
+        return text
+    key, eq, _value = text.partition("=")
+    if PLACEHOLDER in key:
+        return None
+    return f"{key}{eq}{NEUTRAL_VALUE}" if eq and not key.startswith("~") else key
+
+
+def judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides: list[str]) -> Verdict:
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra._internal.defaults_list import Overrides
+
+    verdict = Verdict(f"{config_dir}/{config_name}")
+    parsed, groups = [], []
+    try:
+        repo = repository(configs, config_dir, config_name)
+    except Exception as exc:  # noqa: BLE001 - a search path Hydra cannot open
+        verdict.failure = hydra_message(exc)
+        return verdict
+    for index, text in enumerate(overrides):
+        hydra_text = neutral(text)
+        if hydra_text is None:
+            verdict.notes.append(f"`{text.replace(PLACEHOLDER, '$…')}` not judged: its key is set at run time")
+            continue
+        override, error = _parse(hydra_text)
+        if override is None:
+            verdict.rejections.append(Rejection(index, hydra_text, "", error))
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                is_config = bool(Overrides(repo, [override]).config_overrides)
+        except Exception as exc:  # noqa: BLE001 - `++group=x`, a non-string group choice
+            verdict.rejections.append(Rejection(index, hydra_text, override.key_or_group, hydra_message(exc)))
+            continue
+        if is_config:
+            parsed.append(_Parsed(index, hydra_text, override))
+        elif hydra_text != text:
+            verdict.notes.append(f"`{text.replace(PLACEHOLDER, '$…')}` chooses a config at run time: "
+                                 "no override of this command judged")
+            return verdict
+        else:
+            groups.append(_Parsed(index, hydra_text, override))
+    try:
+        base = _compose_groups(configs, config_dir, config_name, groups, verdict)
+    except ComposeError as exc:
+        verdict.failure = str(exc)
+        return verdict
+    cfg = pickle.loads(base)
+    for item in parsed:
+        try:
+            ConfigLoaderImpl._apply_overrides_to_config([item.override], cfg)
+        except Exception as exc:  # noqa: BLE001 - ConfigCompositionException, OmegaConf errors
+            key = item.override.key_or_group
+            verdict.rejections.append(Rejection(item.index, item.text, key, hydra_message(exc), did_you_mean(cfg, key)))
+    verdict.rejections.sort(key=lambda r: r.index)
+    return verdict
+
+
+def _compose_groups(configs, config_dir, config_name, groups, verdict) -> bytes:
+    """The base for these group selections; a selection Hydra refuses is reported and left out."""
+    selected = tuple(g.text for g in groups)
+    try:
+        return composed(configs, config_dir, config_name, selected)
+    except ComposeError:
+        if not groups:
+            raise
+    kept: list[str] = []
+    for group in groups:  # find the culprits: each selection on top of the ones that compose
+        try:
+            composed(configs, config_dir, config_name, (*kept, group.text))
+            kept.append(group.text)
+        except ComposeError as exc:
+            verdict.rejections.append(Rejection(group.index, group.text, group.override.key_or_group, str(exc)))
+    return composed(configs, config_dir, config_name, tuple(kept))
+
+
+def did_you_mean(cfg, key: str) -> str | None:
+    """A near spelling of the last segment among the keys of the SAME parent node, else nothing."""
+    from omegaconf import DictConfig, OmegaConf
+
+    parent_key, _, leaf = key.rpartition(".")
+    try:
+        parent = OmegaConf.select(cfg, parent_key, throw_on_missing=False) if parent_key else cfg
+    except Exception:  # noqa: BLE001 - an interpolation on the way
+        return None
+    if not isinstance(parent, DictConfig) or leaf in parent:
+        return None
+    match = difflib.get_close_matches(leaf, [str(k) for k in parent.keys()], n=1, cutoff=SPELLING_CUTOFF)
+    if not match:
+        return None
+    return f"did you mean `{parent_key + '.' if parent_key else ''}{match[0]}`?"
