@@ -126,10 +126,10 @@ def test_broken_table_exits_2(tmp_path):
 
 
 def test_verbose_says_why_keys_were_not_judged(tmp_path):
-    shutil.copy(FIXTURES / "clean" / "sft.sh", tmp_path / "sft.sh")
+    (tmp_path / "fork.sh").write_text("python3 -m mypkg.main trainer.nnodes=1 trainer.no_such_key=1\n")
     (tmp_path / "notes.md").write_text("# notes\n")
     proc = run_lint("-v", ".", cwd=tmp_path)
-    assert "sft.sh: keys not checked: verl.trainer.sft_trainer has no shipped config key list" in proc.stderr
+    assert "fork.sh: `mypkg.main` is not a verl entry point: its overrides are not judged" in proc.stderr
     assert "skipped notes.md: not a shell script" in proc.stderr
 
 

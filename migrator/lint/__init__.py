@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 # The check modules, in code order; importing one registers its check.
-CHECK_MODULES = ("syntax", "continuation", "keys", "ineffective", "variables", "paths")
+CHECK_MODULES = ("syntax", "continuation", "keys", "ineffective", "variables", "paths", "hydra_overrides")
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,8 @@ class Problem:
     offset: int
     message: str
     hint: str | None = None
+    key: str | None = None  # for a finding about an override: its dotted key, without prefix
+    override: str | None = None  # ... and the override as written
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ class LintFinding:
     message: str
     hint: str | None
     severity: str
+    key: str | None = None  # set (with `override`) on findings about an override; JSON-only
+    override: str | None = None
 
     def text(self) -> str:
         hint = f" ({self.hint})" if self.hint else ""
@@ -71,8 +75,11 @@ class LintFinding:
                 f"title={self.code}::{_gh_data(body)}")
 
     def as_dict(self) -> dict:
-        return {"path": self.path, "line": self.line, "col": self.col, "code": self.code,
-                "message": self.message, "hint": self.hint, "severity": self.severity}
+        out = {"path": self.path, "line": self.line, "col": self.col, "code": self.code,
+               "message": self.message, "hint": self.hint, "severity": self.severity}
+        if self.override is not None:
+            out.update(key=self.key, override=self.override)
+        return out
 
 
 def _gh_data(text: str) -> str:

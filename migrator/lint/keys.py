@@ -15,18 +15,22 @@ from __future__ import annotations
 import difflib
 
 from migrator.lint import Problem, check
+from migrator.lint.hydra_overrides import verdicts
 from migrator.lint.script import MODEL_ENGINES
 
 
 @check("VM003", "unknown-key")
 def unknown_keys(script):
+    judged = verdicts(script).judged  # VM007 has Hydra's own verdict on these
+    if all(o.start in judged for o in script.overrides):
+        return
     schema = script.schema
     if schema is None:
         return
     replaced = script.replaced_packages
     unknown = []
     for o in script.overrides:
-        if "." not in o.key or o.key.startswith("hydra.") or schema.knows(o.key):
+        if o.start in judged or "." not in o.key or o.key.startswith("hydra.") or schema.knows(o.key):
             continue
         if any(o.key.startswith(package + ".") for package in replaced):
             continue  # `group@package=choice` swapped that node's config for one we have no key list of

@@ -52,7 +52,8 @@ def lint_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: 
             codes = silenced.get(line, set())
             if codes is None or code in codes:
                 continue
-            report.findings.append(LintFinding(path, line, col, code, problem.message, problem.hint, check.severity))
+            report.findings.append(LintFinding(path, line, col, code, problem.message, problem.hint, check.severity,
+                                               problem.key, problem.override))
     report.findings.sort(key=lambda f: (f.line, f.col, f.code))
     report.notes = list(dict.fromkeys(script.notes))
     return report

@@ -1,0 +1,151 @@
+"""VM007 Hydra rejects the override: what Hydra itself says at start-up, for every bad override at once.
+
+For each command that runs a verl entry point with a known config (any `@hydra.main` script of the target
+release: `verl.trainer.main_ppo`, `verl.trainer.sft_trainer`, `main_generation`, `main_eval`, fully_async,
+one_step_off, recipes ...; `--config-path`/`--config-name` into verl's tree), the overrides it passes
+(its own words and the arrays and strings it expands) are parsed, composed and applied by Hydra against
+the target release's shipped config tree (migrator/verdict). Findings: an unknown key without `+`, `+` on a
+key that exists, `~` on a missing key, a group choice that does not exist, a key under a value that is not
+a mapping, an override Hydra cannot parse, a config that does not compose.
+
+Not judged: values and keys the shell decides (`$X`, `$(cmd)`: the key is judged with a neutral value; a key
+built at run time is not), `"$@"`, an entry point of a fork (named once with -v), verl's own validation
+after Hydra. Where this check runs, VM003 stays silent; VM003 judges the scripts this one cannot.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from migrator.lint import Problem, check
+from migrator.lint.launch import launches
+from migrator.verdict import StoreError, judge, release_configs
+from migrator.verdict.store import configs_dir
+
+_VERDICTS = "_hydra_verdicts"  # where a Script keeps its judged launches (computed once, read by three checks)
+
+
+@check("VM007", "hydra-rejects")
+def hydra_rejects(script):
+    for problem in verdicts(script).problems:
+        yield problem
+
+
+class ScriptVerdicts:
+    """What the verdict found in one script, and which override offsets it judged."""
+
+    def __init__(self):
+        self.problems: list[Problem] = []
+        self.judged: set[int] = set()  # key offsets of overrides Hydra judged
+        self.rejected: set[int] = set()
+        self.launches_judged = 0
+
+
+def verdicts(script) -> ScriptVerdicts:
+    cached = script.__dict__.get(_VERDICTS)
+    if cached is None:
+        cached = script.__dict__[_VERDICTS] = _judge_script(script)
+    return cached
+
+
+def _judge_script(script) -> ScriptVerdicts:
+    out = ScriptVerdicts()
+    found = launches(script)
+    if not found:
+        return out
+    try:
+        configs = release_configs(script.rev)
+    except StoreError as exc:
+        script.notes.append(f"overrides not judged by Hydra: {exc}")
+        return out
+    for launch in found:
+        target = _config_of(script, configs, launch, out)
+        if target is None:
+            continue
+        config_dir, config_name = target
+        if launch.passes_all_args:
+            script.notes.append(f"`{launch.entry}`: overrides passed through \"$@\" are not judged (set by the caller)")
+        if not launch.overrides:
+            continue
+        verdict = judge(configs, config_dir, config_name, [o.text for o in launch.overrides])
+        out.launches_judged += 1
+        script.notes.extend(f"{launch.entry}: {note}" for note in verdict.notes)
+        if verdict.failure is not None:
+            out.problems.append(Problem(launch.start, f"Hydra cannot compose {verdict.config}.yaml of verl "
+                                                      f"{script.rev}: {verdict.failure}"))
+            continue
+        out.judged.update(o.start + len(o.prefix) for o in launch.overrides)
+        for rejection in verdict.rejections:
+            o = launch.overrides[rejection.index]
+            out.rejected.add(o.start + len(o.prefix))
+            key = rejection.key or o.key
+            out.problems.append(Problem(o.start, f"Hydra rejects `{o.written}`: {rejection.message}",
+                                        _table_hint(script, key) or rejection.hint, key=key, override=o.written))
+    return out
+
+
+def _config_of(script, configs, launch, out) -> tuple[str, str] | None:
+    """(config dir, config name) the launch composes at the target, or None with a note or a finding."""
+    entry = configs.entry_by_module(launch.entry) if launch.is_module else configs.entry_by_script(launch.entry)
+    if entry is None:
+        last = _last_release_with(launch.entry, launch.is_module)
+        if last is None:
+            script.notes.append(f"`{launch.entry}` is not a verl entry point: its overrides are not judged")
+        elif _exists(script, launch):
+            out.problems.append(Problem(launch.start, f"`{launch.entry}` reads no Hydra config in verl {script.rev} "
+                                                      f"(it did up to {last}): its overrides are not judged"))
+        else:
+            script.notes.append(f"`{launch.entry}` is gone in verl {script.rev} (VM006): its overrides are not judged")
+        return None
+    config_dir, config_name = entry.config_path, entry.config_name
+    if launch.config_path is not None:
+        config_dir = configs.config_dir_of(launch.config_path)
+        if config_dir is None:
+            script.notes.append(f"`{launch.entry}`: --config-path={launch.config_path} is not one of verl's "
+                                "config directories: its overrides are not judged")
+            return None
+    if launch.config_name is not None:
+        if "$" in launch.config_name:
+            script.notes.append(f"`{launch.entry}`: --config-name={launch.config_name} is set at run time: "
+                                "its overrides are not judged")
+            return None
+        config_name = launch.config_name.removesuffix(".yaml")
+    return config_dir, config_name
+
+
+def _exists(script, launch) -> bool:
+    tree = script.facts.tree(script.rev)
+    if tree is None:
+        return True
+    path = launch.entry.replace(".", "/") + ".py" if launch.is_module else launch.entry
+    return any(tree.exists(path[i:]) for i in range(len(path)) if i == 0 or path[i - 1] == "/")
+
+
+@lru_cache(maxsize=256)
+def _last_release_with(entry: str, is_module: bool) -> str | None:
+    """The newest shipped release whose index has this entry point, or None (never a verl entry point)."""
+    from migrator.mapping import load_builtin
+
+    try:
+        order = list(load_builtin().releases)
+    except Exception:  # noqa: BLE001 - the order only refines a message
+        order = sorted(p.stem for p in (configs_dir() / "releases").glob("*.yaml"))
+    for release in reversed(order):
+        try:
+            configs = release_configs(release)
+        except StoreError:
+            continue
+        found = configs.entry_by_module(entry) if is_module else configs.entry_by_script(entry)
+        if found is not None:
+            return release
+    return None
+
+
+def _table_hint(script, key: str) -> str | None:
+    """What the mapping tables say about this key: its new name, or why it went."""
+    change = script.mappings.key(key)
+    if change is None:
+        return None
+    if change.action == "rename":
+        return f"renamed to `{change.new}`: run `verl-migrate --to {script.rev}` on this script"
+    return change.hint
