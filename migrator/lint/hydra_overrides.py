@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from migrator.lint import Problem, check
 from migrator.lint.launch import launches
-from migrator.verdict import StoreError, judge, release_configs
+from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
 from migrator.verdict.store import configs_dir
 
 _VERDICTS = "_hydra_verdicts"  # where a Script keeps its judged launches (computed once, read by three checks)
@@ -67,6 +67,11 @@ def _judge_script(script) -> ScriptVerdicts:
             script.notes.append(f"`{launch.entry}`: overrides passed through \"$@\" are not judged (set by the caller)")
         if not launch.overrides:
             continue
+        searchpath = next((o for o in launch.overrides if o.key == "hydra.searchpath"), None)
+        if searchpath is not None:
+            script.notes.append(f"`{launch.entry}`: `{searchpath.written}` adds configs from outside verl: "
+                                "its overrides are not judged")
+            continue
         verdict = judge(configs, config_dir, config_name, [o.text for o in launch.overrides])
         out.launches_judged += 1
         script.notes.extend(f"{launch.entry}: {note}" for note in verdict.notes)
@@ -79,7 +84,8 @@ def _judge_script(script) -> ScriptVerdicts:
             o = launch.overrides[rejection.index]
             out.rejected.add(o.start + len(o.prefix))
             key = rejection.key or o.key
-            out.problems.append(Problem(o.start, f"Hydra rejects `{o.written}`: {rejection.message}",
+            message = rejection.message.replace(NEUTRAL_VALUE, o.written.partition("=")[2])
+            out.problems.append(Problem(o.start, f"Hydra rejects `{o.written}`: {message}",
                                         _table_hint(script, key) or rejection.hint, key=key, override=o.written))
     return out
 
@@ -124,10 +130,12 @@ def _exists(script, launch) -> bool:
 @lru_cache(maxsize=256)
 def _last_release_with(entry: str, is_module: bool) -> str | None:
     """The newest shipped release whose index has this entry point, or None (never a verl entry point)."""
-    from migrator.mapping import load_builtin
+    import yaml
+
+    from migrator.mapping.load import builtin_mappings_dir
 
     try:
-        order = list(load_builtin().releases)
+        order = yaml.safe_load((builtin_mappings_dir() / "verl" / "releases.yaml").read_text())["releases"]
     except Exception:  # noqa: BLE001 - the order only refines a message
         order = sorted(p.stem for p in (configs_dir() / "releases").glob("*.yaml"))
     for release in reversed(order):

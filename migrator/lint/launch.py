@@ -22,6 +22,7 @@ from migrator.verdict import PLACEHOLDER
 _ARGUMENTS = shell.ARGUMENT_TYPES | {"simple_expansion", "expansion", "command_name"}
 _LAUNCHERS = ("torch.distributed.run", "torch.distributed.launch")  # `-m` that runs another `-m`
 _EXPANDED = re.compile(r'"?\$\{?([A-Za-z_]\w*)(\[[@*]\])?\}?"?')
+_GROUP_AT = re.compile(rb"(?<![\w.@/+~-])(?P<prefix>\+\+|\+|~)?(?P<key>[A-Za-z_][\w/.-]*@[\w.]*)=")
 _ALL_ARGS = re.compile(r'"?\$(?:@|\*|\{@\}|\{\*\})"?')
 _FLAG_VALUE = {"--config-path": "config_path", "-cp": "config_path", "--config-name": "config_name",
                "-cn": "config_name"}
@@ -143,14 +144,17 @@ def _appends(node) -> bool:
 
 
 def _collect(script, container, occurrences, starts, out) -> None:
-    """The overrides whose key starts inside `container` (an argument, an array element, a string)."""
+    """The overrides whose key starts inside `container` (an argument, an array element, a string), and
+    the `group@package=choice` selections there (not keys, so the rewriter does not list them)."""
     lo = bisect.bisect_left(starts, container.start_byte)
     hi = bisect.bisect_left(starts, container.end_byte)
-    for o in occurrences[lo:hi]:
-        begin = o.start - len(o.prefix)
+    found = [(o.start - len(o.prefix), o.prefix, o.key) for o in occurrences[lo:hi]]
+    for m in _GROUP_AT.finditer(script.src, container.start_byte, container.end_byte):
+        found.append((m.start(), (m.group("prefix") or b"").decode(), m.group("key").decode("ascii")))
+    for begin, prefix, key in sorted(found):
         text, end = shell_text(script, container.start_byte, container.end_byte, begin)
         written = script.src[begin:end].decode("utf-8", "replace")
-        out.append(LaunchOverride(text, written, o.prefix, o.key, begin))
+        out.append(LaunchOverride(text, written, prefix, key, begin))
 
 
 def shell_text(script, start: int, end: int, at: int) -> tuple[str, int]:

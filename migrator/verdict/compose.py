@@ -3,7 +3,7 @@
 Composing verl's PPO config parses ~30 YAML files (~0.7 s), so a composed base is kept twice: in this
 process (lru) and on disk next to the materialized tree (`<cache>/composed/<key>.pickle`, keyed by the
 tree's content hash, the selections and Hydra's and OmegaConf's versions). Each command gets its own copy
-by unpickling the base (~10 ms; `copy.deepcopy` takes five times as long).
+through a copy-on-write view of the one loaded base (cow.py).
 """
 
 from __future__ import annotations
@@ -94,7 +94,27 @@ def repository(configs: ReleaseConfigs, config_dir: str, config_name: str):
         warnings.simplefilter("ignore")
         _parsed, repo = loader(str(root), config_dir)._parse_overrides_and_create_caching_repo(
             config_name, base_overrides(root, config_dir, config_name))
-    return repo
+    return GroupIndex(repo)
+
+
+@lru_cache(maxsize=64)
+def base_config(configs: ReleaseConfigs, config_dir: str, config_name: str, groups: tuple[str, ...]):
+    """The composed config itself, loaded once per process; never written (see cow.py)."""
+    return pickle.loads(composed(configs, config_dir, config_name, groups))
+
+
+class GroupIndex:
+    """Hydra's repository, asked only `group_exists` (Hydra's test for a group override), with answers kept:
+    Hydra asks the file system each time, and a script has dozens of overrides."""
+
+    def __init__(self, repo):
+        self.repo = repo
+        self.known: dict[str, bool] = {}
+
+    def group_exists(self, name: str) -> bool:
+        if name not in self.known:
+            self.known[name] = self.repo.group_exists(name)
+        return self.known[name]
 
 
 def composed(configs: ReleaseConfigs, config_dir: str, config_name: str, groups: tuple[str, ...]) -> bytes:

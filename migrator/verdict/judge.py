@@ -4,8 +4,9 @@ Hydra stops at the first bad override; this goes on. Each override is parsed by 
 (`OverridesParser`), sorted into group selections and config overrides by Hydra's own rule
 (`defaults_list.Overrides`: a key naming an existing config group, without a dict value), the groups are
 composed (compose.py), then the config overrides are applied one by one, in the order written, with
-`ConfigLoaderImpl._apply_overrides_to_config` on the command's own struct-mode copy: `+a=1` then `a.b=2`
-behaves as in Hydra. A rejected override leaves the copy as it was (Hydra checks before it writes).
+`ConfigLoaderImpl._apply_overrides_to_config` on the command's own struct-mode copy (copy-on-write, cow.py):
+`+a=1` then `a.b=2` behaves as in Hydra. A rejected override leaves the copy as it was (Hydra checks
+before it writes).
 
 Values the shell decides at run time arrive marked with PLACEHOLDER: the key is judged with a neutral
 value in their place; a key that is itself built at run time, or a group choice made at run time, is not
@@ -15,12 +16,13 @@ judged (the notes say so).
 from __future__ import annotations
 
 import difflib
-import pickle
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from migrator.verdict.compose import ComposeError, composed, hydra_message, repository
+from migrator.verdict.compose import ComposeError, base_config, composed, hydra_message, repository
+from migrator.verdict.cow import private_root, privatize
+from migrator.verdict.parsed import parsed_overrides
 from migrator.verdict.store import ReleaseConfigs
 
 PLACEHOLDER = "\x00"  # marks text the shell expands at run time (`$X`, `${A[@]}`, `$(cmd)`)
@@ -60,9 +62,17 @@ def _parser():
     return OverridesParser.create()
 
 
-@lru_cache(maxsize=8192)
 def _parse(text: str):
-    """Hydra's parse of one override: (Override, None) or (None, Hydra's message). Shared across scripts."""
+    """Hydra's parse of one override: (Override, None) or (None, Hydra's message).
+
+    Hydra's ANTLR parser takes ~1 ms an override; its results are kept across runs (parsed.py)."""
+    known = parsed_overrides()
+    if text not in known:
+        known[text] = _hydra_parse(text)
+    return known[text]
+
+
+def _hydra_parse(text: str):
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.types import RunMode
 
@@ -120,26 +130,68 @@ def judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides:
         else:
             groups.append(_Parsed(index, hydra_text, override))
     try:
-        base = _compose_groups(configs, config_dir, config_name, groups, verdict)
+        selected = _compose_groups(configs, config_dir, config_name, groups, verdict)
     except ComposeError as exc:
         verdict.failure = str(exc)
         return verdict
-    cfg = pickle.loads(base)
-    for item in parsed:
-        try:
-            ConfigLoaderImpl._apply_overrides_to_config([item.override], cfg)
-        except Exception as exc:  # noqa: BLE001 - ConfigCompositionException, OmegaConf errors
-            key = item.override.key_or_group
-            verdict.rejections.append(Rejection(item.index, item.text, key, hydra_message(exc), did_you_mean(cfg, key)))
+    base = (configs, config_dir, config_name, selected)
+    cfg = private_root(base_config(*base))
+    overlapping = _overlapping([item.override.key_or_group for item in parsed])
+    for n, item in enumerate(parsed):
+        if n in overlapping or item.override.is_add() or item.override.is_delete():
+            error = _apply(cfg, item.override)  # in order, on this command's copy: it sees the ones before
+        else:
+            error = _alone(base, item.text)  # touches nothing another override of this command touches
+        if error is not None:
+            verdict.rejections.append(Rejection(item.index, item.text, item.override.key_or_group, *error))
     verdict.rejections.sort(key=lambda r: r.index)
     return verdict
 
 
-def _compose_groups(configs, config_dir, config_name, groups, verdict) -> bytes:
-    """The base for these group selections; a selection Hydra refuses is reported and left out."""
+def _apply(cfg, override) -> tuple[str, str | None] | None:
+    """Hydra's apply of one override to `cfg`: None, or (Hydra's message, did-you-mean)."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    try:
+        privatize(cfg, override.key_or_group)
+        ConfigLoaderImpl._apply_overrides_to_config([override], cfg)
+        return None
+    except Exception as exc:  # noqa: BLE001 - ConfigCompositionException, OmegaConf errors
+        return hydra_message(exc), did_you_mean(cfg, override.key_or_group)
+
+
+@lru_cache(maxsize=65536)
+def _alone(base: tuple, text: str) -> tuple[str, str | None] | None:
+    """The verdict on an override applied to the base alone, shared by every command that passes it."""
+    override, _error = _parse(text)
+    return _apply(private_root(base_config(*base)), override)
+
+
+def _overlapping(keys: list[str]) -> set[int]:
+    """Positions of keys on the same path as another key of the command (`a` and `a.b`, or `a.b` twice):
+    their verdicts depend on each other's order. Other keys write disjoint nodes (cow.py)."""
+    prefixes: dict[str, list[int]] = {}
+    for n, key in enumerate(keys):
+        parts = key.split(".")
+        for depth in range(1, len(parts) + 1):
+            prefixes.setdefault(".".join(parts[:depth]), []).append(n)
+    out = set()
+    for n, key in enumerate(keys):
+        users = prefixes.get(key, [])
+        parts = key.split(".")
+        ancestors = (".".join(parts[:d]) for d in range(1, len(parts)))
+        if len(users) > 1 or any(a in keys for a in ancestors):
+            out.update(users)
+            out.add(n)
+    return out
+
+
+def _compose_groups(configs, config_dir, config_name, groups, verdict) -> tuple[str, ...]:
+    """The group selections that compose; a selection Hydra refuses is reported and left out."""
     selected = tuple(g.text for g in groups)
     try:
-        return composed(configs, config_dir, config_name, selected)
+        composed(configs, config_dir, config_name, selected)
+        return selected
     except ComposeError:
         if not groups:
             raise
@@ -150,7 +202,8 @@ def _compose_groups(configs, config_dir, config_name, groups, verdict) -> bytes:
             kept.append(group.text)
         except ComposeError as exc:
             verdict.rejections.append(Rejection(group.index, group.text, group.override.key_or_group, str(exc)))
-    return composed(configs, config_dir, config_name, tuple(kept))
+    composed(configs, config_dir, config_name, tuple(kept))
+    return tuple(kept)
 
 
 def did_you_mean(cfg, key: str) -> str | None:
