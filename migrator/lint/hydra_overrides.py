@@ -15,10 +15,11 @@ after Hydra. Where this check runs, VM003 stays silent; VM003 judges the scripts
 
 from __future__ import annotations
 
+import posixpath
 from functools import lru_cache
 
 from migrator.lint import Problem, check
-from migrator.lint.launch import launches
+from migrator.lint.launch import exclusive, launches
 from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
 from migrator.verdict.store import configs_dir
 
@@ -72,22 +73,43 @@ def _judge_script(script) -> ScriptVerdicts:
             script.notes.append(f"`{launch.entry}`: `{searchpath.written}` adds configs from outside verl: "
                                 "its overrides are not judged")
             continue
-        verdict = judge(configs, config_dir, config_name, [o.text for o in launch.overrides])
         out.launches_judged += 1
-        script.notes.extend(f"{launch.entry}: {note}" for note in verdict.notes)
-        if verdict.failure is not None:
-            out.problems.append(Problem(launch.start, f"Hydra cannot compose {verdict.config}.yaml of verl "
-                                                      f"{script.rev}: {verdict.failure}"))
+        rejections, failure = _judge_launch(script, configs, config_dir, config_name, launch.overrides)
+        if failure is not None:
+            out.problems.append(Problem(launch.start, f"Hydra cannot compose {config_dir}/{config_name}.yaml of "
+                                                      f"verl {script.rev}: {failure}"))
             continue
         out.judged.update(o.start + len(o.prefix) for o in launch.overrides)
-        for rejection in verdict.rejections:
-            o = launch.overrides[rejection.index]
+        for o, rejection in rejections:
             out.rejected.add(o.start + len(o.prefix))
             key = rejection.key or o.key
             message = rejection.message.replace(NEUTRAL_VALUE, o.written.partition("=")[2])
             out.problems.append(Problem(o.start, f"Hydra rejects `{o.written}`: {message}",
                                         _table_hint(script, key) or rejection.hint, key=key, override=o.written))
     return out
+
+
+def _judge_launch(script, configs, config_dir, config_name, overrides):
+    """([(override, rejection)], failure). Overrides in different branches of an `if`/`case` never run
+    together: one that shares its key with such an earlier one is judged without it."""
+    shadowed = {n for n, o in enumerate(overrides)
+                if any(p.key == o.key and exclusive(p, o) for p in overrides[:n])}
+    passes = [[n for n in range(len(overrides)) if n not in shadowed]]
+    for n in sorted(shadowed):
+        passes.append([m for m in range(len(overrides))
+                       if m == n or not (overrides[m].key == overrides[n].key and exclusive(overrides[m], overrides[n]))])
+    found: dict[int, object] = {}
+    for number, indices in enumerate(passes):
+        verdict = judge(configs, config_dir, config_name, [overrides[m].text for m in indices])
+        if number == 0:
+            script.notes.extend(f"{config_name}: {note}" for note in verdict.notes)
+        if verdict.failure is not None:
+            return [], verdict.failure
+        for rejection in verdict.rejections:
+            m = indices[rejection.index]
+            if number == 0 or m == sorted(shadowed)[number - 1]:
+                found.setdefault(m, rejection)
+    return [(overrides[m], found[m]) for m in sorted(found)], None
 
 
 def _config_of(script, configs, launch, out) -> tuple[str, str] | None:
@@ -105,7 +127,9 @@ def _config_of(script, configs, launch, out) -> tuple[str, str] | None:
         return None
     config_dir, config_name = entry.config_path, entry.config_name
     if launch.config_path is not None:
-        config_dir = configs.config_dir_of(launch.config_path)
+        # Hydra: absolute, or relative to the directory of the script that declares `@hydra.main`.
+        relative = posixpath.normpath(posixpath.join(posixpath.dirname(entry.script), launch.config_path))
+        config_dir = relative if relative in configs.config_dirs else configs.config_dir_of(launch.config_path)
         if config_dir is None:
             script.notes.append(f"`{launch.entry}`: --config-path={launch.config_path} is not one of verl's "
                                 "config directories: its overrides are not judged")

@@ -23,6 +23,7 @@ _ARGUMENTS = shell.ARGUMENT_TYPES | {"simple_expansion", "expansion", "command_n
 _LAUNCHERS = ("torch.distributed.run", "torch.distributed.launch")  # `-m` that runs another `-m`
 _EXPANDED = re.compile(r'"?\$\{?([A-Za-z_]\w*)(\[[@*]\])?\}?"?')
 _GROUP_AT = re.compile(rb"(?<![\w.@/+~-])(?P<prefix>\+\+|\+|~)?(?P<key>[A-Za-z_][\w/.-]*@[\w.]*)=")
+_UNDOTTED = re.compile(rb"(?:(?<=[\s\"'])|(?<=\\\n))(?P<prefix>\+\+|\+|~|)(?P<key>[A-Za-z_][\w-]*)=")
 _ALL_ARGS = re.compile(r'"?\$(?:@|\*|\{@\}|\{\*\})"?')
 _FLAG_VALUE = {"--config-path": "config_path", "-cp": "config_path", "--config-name": "config_name",
                "-cn": "config_name"}
@@ -35,6 +36,7 @@ class LaunchOverride:
     prefix: str
     key: str
     start: int  # byte offset of the override (its prefix included)
+    branch: tuple = ()  # the if/case branches it sits in: ((statement start, branch start), ...)
 
 
 @dataclass
@@ -139,6 +141,24 @@ def _follow(script, name, before, assignments, occurrences, starts, out, seen) -
                 _collect(script, element, occurrences, starts, out)
 
 
+def _branches(node) -> tuple:
+    """Which branch of each enclosing `if`/`case` the node is in: ((statement, branch), ...) by start offset."""
+    out = []
+    child, parent = node, node.parent
+    while parent is not None:
+        if parent.type in ("if_statement", "case_statement"):
+            branch = child.start_byte if child.type in ("elif_clause", "else_clause", "case_item") else -1
+            out.append((parent.start_byte, branch))
+        child, parent = parent, parent.parent
+    return tuple(out)
+
+
+def exclusive(a: LaunchOverride, b: LaunchOverride) -> bool:
+    """Do a and b sit in different branches of one `if`/`case` (so no run passes both)?"""
+    branches = dict(a.branch)
+    return any(statement in branches and branches[statement] != branch for statement, branch in b.branch)
+
+
 def _appends(node) -> bool:
     return any(c.type == "+=" for c in node.children)
 
@@ -151,10 +171,15 @@ def _collect(script, container, occurrences, starts, out) -> None:
     found = [(o.start - len(o.prefix), o.prefix, o.key) for o in occurrences[lo:hi]]
     for m in _GROUP_AT.finditer(script.src, container.start_byte, container.end_byte):
         found.append((m.start(), (m.group("prefix") or b"").decode(), m.group("key").decode("ascii")))
+    if container.type in ("string", "raw_string"):  # `"engine=megatron a.b=1"`: group choices are undotted
+        known = {begin for begin, _, _ in found}
+        for m in _UNDOTTED.finditer(script.src, container.start_byte, container.end_byte):
+            if m.start("prefix") not in known:
+                found.append((m.start("prefix"), m.group("prefix").decode(), m.group("key").decode("ascii")))
     for begin, prefix, key in sorted(found):
         text, end = shell_text(script, container.start_byte, container.end_byte, begin)
         written = script.src[begin:end].decode("utf-8", "replace")
-        out.append(LaunchOverride(text, written, prefix, key, begin))
+        out.append(LaunchOverride(text, written, prefix, key, begin, _branches(container)))
 
 
 def shell_text(script, start: int, end: int, at: int) -> tuple[str, int]:

@@ -49,3 +49,24 @@ def _shallow(node: DictConfig, parent) -> DictConfig:
     clone.__dict__["_parent"] = parent
     clone.__dict__["_flags_cache"] = None
     return clone
+
+
+def plain_path(root: DictConfig, override) -> bool:
+    """Does the key's path run through mappings only (no interpolation, `None` or value on the way, nor
+    an interpolation at a `+`/`~` key, which Hydra resolves)? Then writes elsewhere cannot change its verdict."""
+    node = root
+    segments = override.key_or_group.split(".")
+    for segment in segments[:-1]:
+        content = node.__dict__.get("_content")
+        if not isinstance(node, DictConfig) or not isinstance(content, dict):
+            return False
+        node = content.get(segment)
+        if node is None:
+            return True  # the rest does not exist: only writes on this very path matter
+    content = node.__dict__.get("_content")
+    if not isinstance(node, DictConfig) or not isinstance(content, dict):
+        return False
+    leaf = content.get(segments[-1])
+    if leaf is None or not (override.is_add() or override.is_delete()):
+        return True
+    return not leaf._is_interpolation()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from migrator.verdict.compose import ComposeError, base_config, composed, hydra_message, repository
-from migrator.verdict.cow import private_root, privatize
+from migrator.verdict.cow import plain_path, private_root, privatize
 from migrator.verdict.parsed import parsed_overrides
 from migrator.verdict.store import ReleaseConfigs
 
@@ -136,7 +136,10 @@ def judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides:
         return verdict
     base = (configs, config_dir, config_name, selected)
     cfg = private_root(base_config(*base))
-    overlapping = _overlapping([item.override.key_or_group for item in parsed])
+    if all(plain_path(cfg, item.override) for item in parsed):
+        overlapping = _overlapping([item.override.key_or_group for item in parsed])
+    else:  # a path through an interpolation may alias any node: everything in order, on one copy
+        overlapping = set(range(len(parsed)))
     for n, item in enumerate(parsed):
         if n in overlapping or item.override.is_add() or item.override.is_delete():
             error = _apply(cfg, item.override)  # in order, on this command's copy: it sees the ones before
@@ -169,7 +172,8 @@ def _alone(base: tuple, text: str) -> tuple[str, str | None] | None:
 
 def _overlapping(keys: list[str]) -> set[int]:
     """Positions of keys on the same path as another key of the command (`a` and `a.b`, or `a.b` twice):
-    their verdicts depend on each other's order. Other keys write disjoint nodes (cow.py)."""
+    their verdicts depend on each other's order. Along plain paths (cow.plain_path) other keys write
+    disjoint nodes, so each one's verdict is the one it gets on the base alone."""
     prefixes: dict[str, list[int]] = {}
     for n, key in enumerate(keys):
         parts = key.split(".")
