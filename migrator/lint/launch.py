@@ -74,7 +74,7 @@ def launches(script) -> list[Launch]:
             if flag in _FLAG_VALUE:
                 if not eq:
                     value, skip_next = (words[i + 1] if i + 1 < len(words) else ""), True
-                setattr(launch, _FLAG_VALUE[flag], _resolved(script, value))
+                setattr(launch, _FLAG_VALUE[flag], _resolved(script, value, assignments))
                 continue
             if _ALL_ARGS.fullmatch(word):
                 launch.passes_all_args = True
@@ -211,6 +211,9 @@ def shell_text(script, start: int, end: int, at: int) -> tuple[str, int]:
         elif c in (b"$", b"`"):
             i, value = _expansion(script, i, end)
             keep += value.encode("utf-8")
+        elif c == b"~" and not quote and src[i - 1:i] in (b"=", b":") and i - 1 >= at:
+            keep += PLACEHOLDER.encode()  # bash expands `key=~/x` to $HOME/x (tilde after `=` or `:`)
+            i += 1
         else:
             keep += c
             i += 1
@@ -253,12 +256,18 @@ def _plain(script, node) -> str:
     return text
 
 
-def _resolved(script, value: str) -> str:
-    """A `--config-*` value with quotes removed and one-literal variables filled in (others stay `$X`)."""
+def _resolved(script, value: str, assignments: dict) -> str:
+    """A `--config-*` value with quotes removed and variables filled in: a one-literal value, else the text
+    of the variable's only assignment (`CONFIG_PATH="$PROJECT_DIR/examples/x/config"`: its tail is enough)."""
     value = value.strip("\"'")
 
     def fill(m):
-        literal = script.literal_values.get(m.group(1) or m.group(2))
-        return literal if literal else m.group(0)
+        name = m.group(1) or m.group(2)
+        literal = script.literal_values.get(name)
+        if literal:
+            return literal
+        nodes = assignments.get(name, [])
+        assigned = nodes[0].child_by_field_name("value") if len(nodes) == 1 else None
+        return _plain(script, assigned).strip("\"'") if assigned is not None else m.group(0)
 
     return re.sub(r"\$(?:([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\})", fill, value)
