@@ -179,6 +179,8 @@ def _collect(script, container, occurrences, starts, out) -> None:
     for begin, prefix, key in sorted(found):
         text, end = shell_text(script, container.start_byte, container.end_byte, begin)
         written = script.src[begin:end].decode("utf-8", "replace")
+        if written[-1:] in ("'", '"') and written.count(written[-1]) % 2:
+            written = written[:-1]  # the quote that closes one opened before the override
         out.append(LaunchOverride(text, written, prefix, key, begin, _branches(container)))
 
 
