@@ -1,0 +1,72 @@
+"""Lint time with Hydra's verdict (VM007) vs the key-list check it replaces, on a directory of scripts.
+
+    git --git-dir=VERL.git archive v0.9.0 examples | tar -x -C /tmp/v090
+    python bench/lint_verdict.py /tmp/v090/examples --to v0.9.0 [--baseline-rev main] [--runs 5]
+
+The baseline is this repository's `migrator/` and `mappings/` at `--baseline-rev` (before the verdict),
+extracted to a temp dir and run from there; the candidate is the working tree. Both run `lint --to REV DIR`
+in a fresh process. First one cold run each with an empty cache directory (the verdict then materializes
+the configs, composes each base and parses every override once), then alternating warm runs (A B A B ...):
+medians and the median of the per-pair ratios. Not a test: pytest does not collect this directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def extract(rev: str, into: Path) -> Path:
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "migrator", "mappings"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def timed(source: Path, rev: str, directory: str, cache: Path) -> float:
+    env = {**os.environ, "PYTHONPATH": str(source), "XDG_CACHE_HOME": str(cache)}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "migrator", "lint", "--to", rev, directory], env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"lint failed ({source}): {proc.stderr[-2000:]}")
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory")
+    parser.add_argument("--to", default="v0.9.0")
+    parser.add_argument("--baseline-rev", default="main", help="git revision of this repo without the verdict")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "baseline").mkdir()
+        baseline = extract(args.baseline_rev, tmp / "baseline")
+        caches = {name: tmp / f"cache-{name}" for name in ("baseline", "verdict")}
+        sources = {"baseline": baseline, "verdict": ROOT}
+        cold = {name: timed(sources[name], args.to, args.directory, caches[name]) for name in sources}
+        walls: dict[str, list[float]] = {name: [] for name in sources}
+        for _ in range(args.runs):
+            for name in sources:
+                walls[name].append(timed(sources[name], args.to, args.directory, caches[name]))
+    ratios = [v / b for v, b in zip(walls["verdict"], walls["baseline"])]
+    print(f"lint --to {args.to} {args.directory}")
+    print(f"  cold (empty cache): baseline {cold['baseline']:.2f} s, verdict {cold['verdict']:.2f} s, "
+          f"ratio {cold['verdict'] / cold['baseline']:.2f}")
+    print(f"  warm, median of {args.runs}: baseline {statistics.median(walls['baseline']):.2f} s, "
+          f"verdict {statistics.median(walls['verdict']):.2f} s, ratio {statistics.median(ratios):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
