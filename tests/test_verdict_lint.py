@@ -131,3 +131,10 @@ def test_cli_json(tmp_path):
     assert finding["key"] == "actor_rollout_ref.rollout.temprature"
     assert finding["override"] == "actor_rollout_ref.rollout.temprature=1.0"
     assert finding["hint"] == "did you mean `actor_rollout_ref.rollout.temperature`?"
+
+
+def test_accepted_but_deprecated_stays_a_vm004_warning(mappings):
+    report, found = run(mappings, "python3 -m verl.trainer.main_ppo data.val_batch_size=8\n")
+    assert found == []
+    (f,) = report.findings
+    assert (f.code, f.severity, f.key, f.override) == ("VM004", "warning", "data.val_batch_size", "data.val_batch_size=8")
