@@ -130,6 +130,14 @@ def test_group_selection_changes_the_config():
     assert rejected("v0.9.0", PPO, [megatron_key, "model_engine=megatron"]) == {}  # groups compose first
 
 
+def test_a_key_of_another_engine_names_the_group_choice():
+    found = verdict_of("v0.9.0", PPO, ["actor_rollout_ref.actor.model_engine=megatron",
+                                       "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"]).rejections
+    assert [r.hint for r in found] == [
+        "`model_engine` is a config group, chosen at the top level: write `model_engine=megatron`",
+        "select `model_engine=megatron`: the key is in that config"]
+
+
 def test_a_placeholder_value_judges_the_key_only():
     assert rejected("v0.9.0", PPO, [f"trainer.nnodes={PLACEHOLDER}", f"trainer.logger=[{PLACEHOLDER}]"]) == {}
     assert list(rejected("v0.9.0", PPO, [f"trainer.no_such={PLACEHOLDER}"])) == ["trainer.no_such=verl_migrate_shell_value"]

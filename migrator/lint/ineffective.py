@@ -23,10 +23,10 @@ def ineffective_keys(script):
         change = script.mappings.key(o.key)
         if change is None or change.action == "rename":
             continue
-        if o.start in verdict.judged:  # Hydra's own word on whether the key is accepted
+        if o.start in verdict.judged:  # Hydra's own word on whether the key is in the config
             if o.start in verdict.rejected:
                 continue  # VM007 reports it, with the table's hint
-            accepted = True
+            accepted = o.prefix not in ("+", "++")  # an accepted `+key` was not there: Hydra added it
         else:
             accepted = schema is not None and schema.knows(o.key)
         if change.action == "warn" and not accepted and schema is not None and o.prefix not in ("+", "++"):

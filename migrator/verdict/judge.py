@@ -20,6 +20,7 @@ import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from migrator.verdict.choices import group_hint
 from migrator.verdict.compose import ComposeError, base_config, composed, hydra_message, repository
 from migrator.verdict.cow import plain_path, private_root, privatize
 from migrator.verdict.parsed import parsed_overrides
@@ -146,7 +147,12 @@ def judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides:
         else:
             error = _alone(base, item.text)  # touches nothing another override of this command touches
         if error is not None:
-            verdict.rejections.append(Rejection(item.index, item.text, item.override.key_or_group, *error))
+            message, hint = error
+            key = item.override.key_or_group
+            if hint is None and "is not in struct" in message:
+                hint = group_hint(configs, config_dir, config_name, selected, base_config(*base), key,
+                                  item.text.partition("=")[2] or "...")
+            verdict.rejections.append(Rejection(item.index, item.text, key, message, hint))
     verdict.rejections.sort(key=lambda r: r.index)
     return verdict
 
