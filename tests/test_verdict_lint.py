@@ -138,3 +138,13 @@ def test_accepted_but_deprecated_stays_a_vm004_warning(mappings):
     assert found == []
     (f,) = report.findings
     assert (f.code, f.severity, f.key, f.override) == ("VM004", "warning", "data.val_batch_size", "data.val_batch_size=8")
+
+
+def test_entry_point_gone_at_the_target(mappings):
+    # verl's own module: VM006 reports it, VM007 only notes why its overrides went unjudged.
+    report, found = run(mappings, "torchrun -m verl.trainer.fsdp_sft_trainer model.partial_pretrain=x\n")
+    assert found == [] and [f.code for f in report.findings] == ["VM006"]
+    # A recipe (a git submodule from v0.7.1, which VM006 does not judge): VM007 says it.
+    report, found = run(mappings, "python3 -m recipe.dapo.main_dapo trainer.nnodes=1\n")
+    assert [f.message for f in found] == ["`recipe.dapo.main_dapo` is not in verl v0.9.0 (it was a Hydra entry point "
+                                          "up to v0.7.0): its overrides are not judged"]

@@ -119,11 +119,12 @@ def _config_of(script, configs, launch, out) -> tuple[str, str] | None:
         last = _last_release_with(launch.entry, launch.is_module)
         if last is None:
             script.notes.append(f"`{launch.entry}` is not a verl entry point: its overrides are not judged")
-        elif _exists(script, launch):
-            out.problems.append(Problem(launch.start, f"`{launch.entry}` reads no Hydra config in verl {script.rev} "
-                                                      f"(it did up to {last}): its overrides are not judged"))
-        else:
+        elif _exists(script, launch) is None:
             script.notes.append(f"`{launch.entry}` is gone in verl {script.rev} (VM006): its overrides are not judged")
+        else:
+            what = "reads no Hydra config" if _exists(script, launch) else "is not"
+            out.problems.append(Problem(launch.start, f"`{launch.entry}` {what} in verl {script.rev} (it was a Hydra "
+                                                      f"entry point up to {last}): its overrides are not judged"))
         return None
     config_dir, config_name = entry.config_path, entry.config_name
     if launch.config_path is not None:
@@ -143,12 +144,18 @@ def _config_of(script, configs, launch, out) -> tuple[str, str] | None:
     return config_dir, config_name
 
 
-def _exists(script, launch) -> bool:
+def _exists(script, launch) -> bool | None:
+    """Is the entry point's file in the target's tree? None: it is not, and VM006 says so (it judges .py
+    files under that top directory; not recipe/ once it became a submodule)."""
     tree = script.facts.tree(script.rev)
     if tree is None:
         return True
     path = launch.entry.replace(".", "/") + ".py" if launch.is_module else launch.entry
-    return any(tree.exists(path[i:]) for i in range(len(path)) if i == 0 or path[i - 1] == "/")
+    tails = [path[i:] for i in range(len(path)) if i == 0 or path[i - 1] == "/"]
+    if any(tree.exists(tail) for tail in tails):
+        return True
+    judged_by_vm006 = any("py" in tree.extensions.get(tail.split("/", 1)[0], ()) for tail in tails if "/" in tail)
+    return None if judged_by_vm006 else False
 
 
 @lru_cache(maxsize=256)
