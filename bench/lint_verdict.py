@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -31,14 +32,18 @@ def extract(rev: str, into: Path) -> Path:
     return into
 
 
-def timed(source: Path, rev: str, directory: str, cache: Path) -> float:
+def timed(source: Path, rev: str, directory: str, cache: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of one lint run; CPU (user + system) varies less on a shared machine."""
     env = {**os.environ, "PYTHONPATH": str(source), "XDG_CACHE_HOME": str(cache)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "migrator", "lint", "--to", rev, directory], env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"lint failed ({source}): {proc.stderr[-2000:]}")
-    return time.perf_counter() - start
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
@@ -55,16 +60,17 @@ def main() -> int:
         caches = {name: tmp / f"cache-{name}" for name in ("baseline", "verdict")}
         sources = {"baseline": baseline, "verdict": ROOT}
         cold = {name: timed(sources[name], args.to, args.directory, caches[name]) for name in sources}
-        walls: dict[str, list[float]] = {name: [] for name in sources}
+        warm: dict[str, list[tuple[float, float]]] = {name: [] for name in sources}
         for _ in range(args.runs):
             for name in sources:
-                walls[name].append(timed(sources[name], args.to, args.directory, caches[name]))
-    ratios = [v / b for v, b in zip(walls["verdict"], walls["baseline"])]
+                warm[name].append(timed(sources[name], args.to, args.directory, caches[name]))
     print(f"lint --to {args.to} {args.directory}")
-    print(f"  cold (empty cache): baseline {cold['baseline']:.2f} s, verdict {cold['verdict']:.2f} s, "
-          f"ratio {cold['verdict'] / cold['baseline']:.2f}")
-    print(f"  warm, median of {args.runs}: baseline {statistics.median(walls['baseline']):.2f} s, "
-          f"verdict {statistics.median(walls['verdict']):.2f} s, ratio {statistics.median(ratios):.2f}")
+    for n, measure in enumerate(("wall", "CPU")):
+        b, v = cold["baseline"][n], cold["verdict"][n]
+        print(f"  cold {measure} (empty cache): baseline {b:.2f} s, verdict {v:.2f} s, ratio {v / b:.2f}")
+        ratios = [v[n] / b[n] for v, b in zip(warm["verdict"], warm["baseline"])]
+        print(f"  warm {measure}, median of {args.runs}: baseline {statistics.median(r[n] for r in warm['baseline']):.2f} s, "
+              f"verdict {statistics.median(r[n] for r in warm['verdict']):.2f} s, ratio {statistics.median(ratios):.2f}")
     return 0
 
 

@@ -83,7 +83,55 @@ def base_overrides(root: Path, config_dir: str, config_name: str) -> list[str]:
 @lru_cache(maxsize=16)
 def loader(root: str, config_dir: str):
     ConfigLoaderImpl, create_config_search_path = _hydra()
-    return ConfigLoaderImpl(config_search_path=create_config_search_path(str(Path(root) / config_dir)))
+    impl = ConfigLoaderImpl(config_search_path=create_config_search_path(str(Path(root) / config_dir)))
+    impl.repository = _shared_loads()(impl.repository)
+    return impl
+
+
+_LOADED: dict = {}  # (search path, config path) -> Hydra's ConfigResult, parsed once per process
+
+
+@lru_cache(maxsize=1)
+def _shared_loads():
+    """Hydra's repository with each YAML file parsed once per process instead of once per composition
+    (verl's PPO config reads ~30 files; a lint composes it with several group selections). Every caller
+    gets its own deep copy: Hydra edits what it loads (it drops `defaults`)."""
+    import copy
+
+    from hydra._internal.config_repository import IConfigRepository
+
+    class SharedLoads(IConfigRepository):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __deepcopy__(self, memo):  # Hydra copies the repository per composition: keep one table
+            return SharedLoads(copy.deepcopy(self.inner, memo))
+
+        def load_config(self, config_path):
+            key = (tuple(source.path for source in self.inner.get_sources()), config_path)
+            if key not in _LOADED:
+                _LOADED[key] = self.inner.load_config(config_path)
+            return copy.deepcopy(_LOADED[key])
+
+        def get_schema_source(self):
+            return self.inner.get_schema_source()
+
+        def group_exists(self, config_path):
+            return self.inner.group_exists(config_path)
+
+        def config_exists(self, config_path):
+            return self.inner.config_exists(config_path)
+
+        def get_group_options(self, *args, **kwargs):
+            return self.inner.get_group_options(*args, **kwargs)
+
+        def get_sources(self):
+            return self.inner.get_sources()
+
+        def initialize_sources(self, config_search_path):
+            self.inner.initialize_sources(config_search_path)
+
+    return SharedLoads
 
 
 @lru_cache(maxsize=64)
@@ -100,7 +148,13 @@ def repository(configs: ReleaseConfigs, config_dir: str, config_name: str):
 @lru_cache(maxsize=64)
 def base_config(configs: ReleaseConfigs, config_dir: str, config_name: str, groups: tuple[str, ...]):
     """The composed config itself, loaded once per process; never written (see cow.py)."""
-    return pickle.loads(composed(configs, config_dir, config_name, groups))
+    try:
+        return pickle.loads(composed(configs, config_dir, config_name, groups))
+    except ComposeError:
+        raise
+    except Exception:  # noqa: BLE001 - a corrupt cache file (or one of another Python): compose afresh
+        _composed.cache_clear()
+        return pickle.loads(composed(configs, config_dir, config_name, groups, from_disk=False))
 
 
 class GroupIndex:
@@ -117,28 +171,29 @@ class GroupIndex:
         return self.known[name]
 
 
-def composed(configs: ReleaseConfigs, config_dir: str, config_name: str, groups: tuple[str, ...]) -> bytes:
+def composed(configs: ReleaseConfigs, config_dir: str, config_name: str, groups: tuple[str, ...],
+             from_disk: bool = True) -> bytes:
     """The pickled config Hydra composes with these group selections (struct mode, as Hydra leaves it).
 
     Raises ComposeError with Hydra's message when Hydra refuses.
     """
-    data, error = _composed(configs, config_dir, config_name, groups)
+    data, error = _composed(configs, config_dir, config_name, groups, from_disk)
     if error is not None:
         raise ComposeError(error)
     return data
 
 
 @lru_cache(maxsize=128)
-def _composed(configs: ReleaseConfigs, config_dir: str, config_name: str,
-              groups: tuple[str, ...]) -> tuple[bytes, str | None]:
+def _composed(configs: ReleaseConfigs, config_dir: str, config_name: str, groups: tuple[str, ...],
+              from_disk: bool) -> tuple[bytes, str | None]:
     root = materialize(configs)
     key = _disk_key(configs, config_dir, config_name, groups)
     path = cache_root() / "composed" / f"{key}.pickle"
     try:
-        data = path.read_bytes()
-        pickle.loads(data)  # unreadable (truncated, other Python): compose again
-        return data, None
-    except Exception:  # noqa: BLE001 - a missing or corrupt cache entry only costs time
+        data = path.read_bytes() if from_disk else b""
+        if data.endswith(b"."):  # a whole pickle (STOP); base_config composes again if it does not load
+            return data, None
+    except OSError:  # a missing cache entry only costs time
         pass
     from hydra.types import RunMode
 
@@ -155,10 +210,9 @@ def _composed(configs: ReleaseConfigs, config_dir: str, config_name: str,
 
 
 def _disk_key(configs: ReleaseConfigs, config_dir: str, config_name: str, groups: tuple[str, ...]) -> str:
-    import hydra
-    import omegaconf
+    from importlib.metadata import version
 
-    text = "\0".join([_FORMAT, configs.digest, config_dir, config_name, hydra.__version__, omegaconf.__version__,
+    text = "\0".join([_FORMAT, configs.digest, config_dir, config_name, version("hydra-core"), version("omegaconf"),
                       *groups])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 

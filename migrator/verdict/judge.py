@@ -15,15 +15,14 @@ judged (the notes say so).
 
 from __future__ import annotations
 
+import copy
 import difflib
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from migrator.verdict.choices import group_hint
 from migrator.verdict.compose import ComposeError, base_config, composed, hydra_message, repository
-from migrator.verdict.cow import plain_path, private_root, privatize
-from migrator.verdict.parsed import parsed_overrides
+from migrator.verdict.memo import PARSED, VERDICTS
 from migrator.verdict.store import ReleaseConfigs
 
 PLACEHOLDER = "\x00"  # marks text the shell expands at run time (`$X`, `${A[@]}`, `$(cmd)`)
@@ -66,8 +65,8 @@ def _parser():
 def _parse(text: str):
     """Hydra's parse of one override: (Override, None) or (None, Hydra's message).
 
-    Hydra's ANTLR parser takes ~1 ms an override; its results are kept across runs (parsed.py)."""
-    known = parsed_overrides()
+    Hydra's ANTLR parser takes ~1 ms an override; its results are kept across runs (memo.py)."""
+    known = PARSED.table
     if text not in known:
         known[text] = _hydra_parse(text)
     return known[text]
@@ -96,8 +95,19 @@ def neutral(text: str) -> str | None:
 
 
 def judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides: list[str]) -> Verdict:
-    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    """Hydra's verdict on one command's overrides (kept on disk: the same command is judged once)."""
+    key = (configs.digest, config_dir, config_name, tuple(overrides))
+    known = VERDICTS.table.get(key)
+    if known is None:
+        known = VERDICTS.table[key] = _judge(configs, config_dir, config_name, overrides)
+    return copy.deepcopy(known)
+
+
+def _judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides: list[str]) -> Verdict:
     from hydra._internal.defaults_list import Overrides
+
+    from migrator.verdict.choices import group_hint  # these import OmegaConf: only when Hydra has work
+    from migrator.verdict.cow import plain_path, private_root
 
     verdict = Verdict(f"{config_dir}/{config_name}")
     parsed, groups = [], []
@@ -161,6 +171,8 @@ def _apply(cfg, override) -> tuple[str, str | None] | None:
     """Hydra's apply of one override to `cfg`: None, or (Hydra's message, did-you-mean)."""
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
 
+    from migrator.verdict.cow import privatize
+
     try:
         privatize(cfg, override.key_or_group)
         ConfigLoaderImpl._apply_overrides_to_config([override], cfg)
@@ -172,6 +184,8 @@ def _apply(cfg, override) -> tuple[str, str | None] | None:
 @lru_cache(maxsize=65536)
 def _alone(base: tuple, text: str) -> tuple[str, str | None] | None:
     """The verdict on an override applied to the base alone, shared by every command that passes it."""
+    from migrator.verdict.cow import private_root
+
     override, _error = _parse(text)
     return _apply(private_root(base_config(*base)), override)
 

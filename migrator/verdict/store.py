@@ -97,7 +97,7 @@ def release_configs(release: str, directory: str | None = None) -> ReleaseConfig
     base = Path(directory) if directory else configs_dir()
     index_path = base / "releases" / f"{release}.yaml"
     try:
-        index = yaml.safe_load(index_path.read_text(encoding="utf-8"))
+        index = yaml.load(index_path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except OSError as exc:
         raise StoreError(f"no shipped Hydra configs for verl {release} ({index_path}: {exc.strerror})") from exc
     entries = {script: EntryPoint(script, e["config_path"], e["config_name"])
