@@ -3,12 +3,28 @@ Hydra. Composed bases are shared across the session by the verdict's own caches 
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 from migrator.verdict import PLACEHOLDER, judge, release_configs
 from migrator.verdict.store import configs_dir
 
 PPO = "verl.trainer.main_ppo"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def fresh_verdicts():
+    """Verdicts computed now, by Hydra, not read back from a previous run's cache (composed bases and
+    parses may come from there: they are Hydra's output too, keyed by content)."""
+    judge_module = importlib.import_module("migrator.verdict.judge")  # the package exports a function of that name
+    from migrator.verdict.memo import DiskTable
+
+    table = DiskTable("verdicts-test")
+    table._table = {}  # in memory only: never read from nor written to disk
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(judge_module, "VERDICTS", table)
+        yield table
 
 
 def verdict_of(release: str, module: str, overrides: list[str], config_name: str | None = None):
@@ -119,8 +135,9 @@ def test_hydras_first_error_is_ours(tmp_path):
 
 def test_overrides_apply_in_order_as_in_hydra():
     assert rejected("v0.9.0", PPO, ["+trainer.extra={a:1}", "trainer.extra.a=2"]) == {}
-    assert list(rejected("v0.9.0", PPO, ["trainer.extra.a=2", "+trainer.extra={a:1}"])) == ["trainer.extra.a=2"]
-    assert rejected("v0.9.0", PPO, ["~trainer.logger", "+trainer.logger=[console]"]) == {}
+    assert rejected("v0.9.0", PPO, ["~trainer.nnodes", "+trainer.nnodes=2"]) == {}
+    assert list(rejected("v0.9.0", PPO, ["+trainer.nnodes=2", "~trainer.nnodes"])) == ["+trainer.nnodes=2"]
+    assert rejected("v0.9.0", PPO, ["+trainer.logger=[console]"]) == {}  # Hydra merges a list or dict into `+`
 
 
 def test_group_selection_changes_the_config():
@@ -201,3 +218,13 @@ def test_a_config_that_does_not_compose_is_a_failure_not_a_traceback(tmp_path, m
     assert verdict.failure is not None and "no_such_group" in verdict.failure
     missing = judge(configs, "verl/trainer/config", "no_such_config", ["a=2"])
     assert missing.failure is not None and "no_such_config" in missing.failure
+
+
+def test_a_verdict_is_computed_once(fresh_verdicts, monkeypatch):
+    judge_module = importlib.import_module("migrator.verdict.judge")  # the package exports a function of that name
+
+    first = verdict_of("v0.9.0", PPO, ["trainer.memo_probe=1"])
+    monkeypatch.setattr(judge_module, "_judge", lambda *args: pytest.fail("judged twice"))
+    again = verdict_of("v0.9.0", PPO, ["trainer.memo_probe=1"])
+    assert again == first and again is not first
+    assert [r.override for r in again.rejections] == ["trainer.memo_probe=1"]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import json
 import subprocess
 import sys
@@ -14,6 +16,19 @@ from migrator.lint.runner import lint_source
 from migrator.mapping import compose, load_builtin
 
 REV = "v0.9.0"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def fresh_verdicts():
+    """Verdicts computed now, by Hydra, not read back from a previous run's cache."""
+    judge_module = importlib.import_module("migrator.verdict.judge")  # the package exports a function of that name
+    from migrator.verdict.memo import DiskTable
+
+    table = DiskTable("verdicts-test")
+    table._table = {}  # in memory only
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(judge_module, "VERDICTS", table)
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +86,8 @@ def test_launchers(mappings, launcher):
 
 
 def test_config_name_and_path_into_verls_tree(mappings):
-    src = ("python3 -m verl.trainer.main_ppo --config-path=config --config-name='ppo_megatron_trainer.yaml' \\\n"
-           "    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 trainer.no_such=1\n")
+    src = ("python3 -m verl.trainer.main_ppo --config-path=config --config-name='ppo_trainer.yaml' \\\n"
+           "    trainer.nnodes=2 trainer.no_such=1\n")
     _, found = run(mappings, src)
     assert keys(found) == ["trainer.no_such"]
     report, found = run(mappings, "python3 -m verl.trainer.main_ppo --config-path=/my/configs --config-name=x "

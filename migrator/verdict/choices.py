@@ -30,6 +30,8 @@ def group_hint(configs, config_dir: str, config_name: str, selected: tuple[str, 
     leaf = key.rpartition(".")[2]
     if leaf in groups and "." in key:
         return f"`{leaf}` is a config group, chosen at the top level: write `{leaf}={value}`"
+    if has_path(cfg, key.rpartition(".")[0]):
+        return None  # an unknown leaf under a node this config has: a typo or a fork's key, not an engine's
     for group, current in groups.items():
         for option in _options(configs, config_dir, config_name, group):
             if option == current:
