@@ -1,9 +1,10 @@
 """Lint time with Hydra's verdict (VM007) vs the key-list check it replaces, on a directory of scripts.
 
     git --git-dir=VERL.git archive v0.9.0 examples | tar -x -C /tmp/v090
-    python bench/lint_verdict.py /tmp/v090/examples --to v0.9.0 [--baseline-rev main] [--runs 5]
+    python bench/lint_verdict.py /tmp/v090/examples --to v0.9.0 [--baseline-rev REV] [--runs 5]
 
-The baseline is this repository's `migrator/` and `mappings/` at `--baseline-rev` (before the verdict),
+The baseline is this repository's `migrator/` and `mappings/` at `--baseline-rev` (before the verdict;
+default: the merge base of HEAD and main),
 extracted to a temp dir and run from there; the candidate is the working tree. Both run `lint --to REV DIR`
 in a fresh process. First one cold run each with an empty cache directory (the verdict then materializes
 the configs, composes each base and parses every override once), then alternating warm runs (A B A B ...):
@@ -35,10 +36,13 @@ def extract(rev: str, into: Path) -> Path:
 def timed(source: Path, rev: str, directory: str, cache: Path) -> tuple[float, float]:
     """(wall, CPU) seconds of one lint run; CPU (user + system) varies less on a shared machine."""
     env = {**os.environ, "PYTHONPATH": str(source), "XDG_CACHE_HOME": str(cache)}
+    cache.mkdir(parents=True, exist_ok=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "migrator", "lint", "--to", rev, directory], env=env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # From the cache directory: `python -m` puts the working directory first on sys.path, and a run from a
+    # checkout would import that checkout's `migrator` instead of `source`'s.
+    proc = subprocess.run([sys.executable, "-m", "migrator", "lint", "--to", rev, os.path.abspath(directory)],
+                          env=env, cwd=cache, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1):
@@ -50,15 +54,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory")
     parser.add_argument("--to", default="v0.9.0")
-    parser.add_argument("--baseline-rev", default="main", help="git revision of this repo without the verdict")
+    parser.add_argument("--baseline-rev", help="git revision of this repo without the verdict "
+                                               "(default: where this branch left main)")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
+    if args.baseline_rev is None:
+        args.baseline_rev = subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True,
+                                           capture_output=True, text=True).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "baseline").mkdir()
         baseline = extract(args.baseline_rev, tmp / "baseline")
         caches = {name: tmp / f"cache-{name}" for name in ("baseline", "verdict")}
         sources = {"baseline": baseline, "verdict": ROOT}
+        for source in sources.values():  # as `pip install` leaves it: byte-compiling is not lint's time
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(source / "migrator")], check=True)
         cold = {name: timed(sources[name], args.to, args.directory, caches[name]) for name in sources}
         warm: dict[str, list[tuple[float, float]]] = {name: [] for name in sources}
         for _ in range(args.runs):
