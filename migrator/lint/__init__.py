@@ -52,7 +52,7 @@ def check(code: str, name: str, severity: str = "error"):
 
 @dataclass(frozen=True)
 class LintFinding:
-    """A problem placed in its file; the JSON schema is exactly these fields."""
+    """A problem placed in its file; the JSON schema is these fields (`key`/`override` only when set)."""
 
     path: str
     line: int
