@@ -1,5 +1,6 @@
 """Tables kept on disk between runs, under the cache directory: Hydra's parse of each override text
-(`parsed-<hydra version>.pickle`) and the verdict on each command's overrides (`verdicts-<...>.pickle`).
+(`parsed-*.pickle`) and the verdict on each command's overrides (`verdicts-*.pickle`), per source hash of
+this package and Hydra's and OmegaConf's versions.
 
 Launch scripts repeat the same overrides run after run, and most runs lint unchanged scripts: a verdict is
 keyed by everything it depends on (the config tree's content hash, config, overrides, Hydra's version), so
@@ -29,7 +30,7 @@ class DiskTable:
     def _path(self):
         from importlib.metadata import version
 
-        return cache_root() / f"{self.name}-{code_version()}-{version('hydra-core')}.pickle"
+        return cache_root() / f"{self.name}-{code_version()}-{version('hydra-core')}-{version('omegaconf')}.pickle"
 
     @property
     def table(self) -> dict:
