@@ -74,12 +74,12 @@ def _judge_script(script) -> ScriptVerdicts:
                                 "its overrides are not judged")
             continue
         out.launches_judged += 1
-        rejections, failure = _judge_launch(script, configs, config_dir, config_name, launch.overrides)
+        rejections, failure, skipped = _judge_launch(script, configs, config_dir, config_name, launch.overrides)
         if failure is not None:
             out.problems.append(Problem(launch.start, f"Hydra cannot compose {config_dir}/{config_name}.yaml of "
                                                       f"verl {script.rev}: {failure}"))
             continue
-        out.judged.update(o.start + len(o.prefix) for o in launch.overrides)
+        out.judged.update(o.start + len(o.prefix) for n, o in enumerate(launch.overrides) if n not in skipped)
         for o, rejection in rejections:
             out.rejected.add(o.start + len(o.prefix))
             key = rejection.key or o.key
@@ -90,8 +90,8 @@ def _judge_script(script) -> ScriptVerdicts:
 
 
 def _judge_launch(script, configs, config_dir, config_name, overrides):
-    """([(override, rejection)], failure). Overrides in different branches of an `if`/`case` never run
-    together: one that shares its key with such an earlier one is judged without it."""
+    """([(override, rejection)], failure, positions not judged). Overrides in different branches of an
+    `if`/`case` never run together: one that shares its key with such an earlier one is judged without it."""
     shadowed = {n for n, o in enumerate(overrides)
                 if any(p.key == o.key and exclusive(p, o) for p in overrides[:n])}
     passes = [[n for n in range(len(overrides)) if n not in shadowed]]
@@ -99,17 +99,19 @@ def _judge_launch(script, configs, config_dir, config_name, overrides):
         passes.append([m for m in range(len(overrides))
                        if m == n or not (overrides[m].key == overrides[n].key and exclusive(overrides[m], overrides[n]))])
     found: dict[int, object] = {}
+    skipped: set[int] = set()
     for number, indices in enumerate(passes):
         verdict = judge(configs, config_dir, config_name, [overrides[m].text for m in indices])
         if number == 0:
             script.notes.extend(f"{config_name}: {note}" for note in verdict.notes)
+            skipped.update(indices[n] for n in verdict.skipped)
         if verdict.failure is not None:
-            return [], verdict.failure
+            return [], verdict.failure, skipped
         for rejection in verdict.rejections:
             m = indices[rejection.index]
             if number == 0 or m == sorted(shadowed)[number - 1]:
                 found.setdefault(m, rejection)
-    return [(overrides[m], found[m]) for m in sorted(found)], None
+    return [(overrides[m], found[m]) for m in sorted(found)], None, skipped
 
 
 def _config_of(script, configs, launch, out) -> tuple[str, str] | None:

@@ -46,6 +46,7 @@ class Verdict:
     rejections: list[Rejection] = field(default_factory=list)
     failure: str | None = None  # the config itself does not compose (Hydra's message)
     notes: list[str] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)  # positions not judged (decided at run time)
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ def _judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides
         hydra_text = neutral(text)
         if hydra_text is None:
             verdict.notes.append(f"`{text.replace(PLACEHOLDER, '$…')}` not judged: its key is set at run time")
+            verdict.skipped.append(index)
             continue
         override, error = _parse(hydra_text)
         if override is None:
@@ -137,6 +139,7 @@ def _judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides
         elif hydra_text != text:
             verdict.notes.append(f"`{text.replace(PLACEHOLDER, '$…')}` chooses a config at run time: "
                                  "no override of this command judged")
+            verdict.rejections, verdict.skipped = [], list(range(len(overrides)))
             return verdict
         else:
             groups.append(_Parsed(index, hydra_text, override))
