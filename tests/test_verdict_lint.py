@@ -170,3 +170,9 @@ def test_a_group_choice_at_run_time_leaves_the_keys_to_vm003(mappings):
     assert found == [] and any("chooses a config at run time" in n for n in report.notes)
     # Not marked judged: VM003 takes its turn (and says why it cannot either).
     assert any(n.startswith("keys not checked: model_engine=$ENGINE") for n in report.notes)
+
+
+def test_a_script_beside_its_entry_point(mappings):
+    src = b"python3 main_ppo_split.py trainer.nnodes=1 trainer.no_such=1\n"
+    report = lint_source(src, "examples/split_placement/run_deepseek7b_llm.sh", load_facts(), mappings, "v0.6.1")
+    assert [f.key for f in report.findings if f.code == "VM007"] == ["trainer.no_such"]

@@ -117,6 +117,8 @@ def _judge_launch(script, configs, config_dir, config_name, overrides):
 def _config_of(script, configs, launch, out) -> tuple[str, str] | None:
     """(config dir, config name) the launch composes at the target, or None with a note or a finding."""
     entry = configs.entry_by_module(launch.entry) if launch.is_module else configs.entry_by_script(launch.entry)
+    if entry is None and not launch.is_module and "/" not in launch.entry:
+        entry = _beside(configs, launch.entry, script.path)
     if entry is None:
         last = _last_release_with(launch.entry, launch.is_module)
         if last is None:
@@ -144,6 +146,17 @@ def _config_of(script, configs, launch, out) -> tuple[str, str] | None:
             return None
         config_name = launch.config_name.removesuffix(".yaml")
     return config_dir, config_name
+
+
+def _beside(configs, name: str, script_path: str):
+    """`python3 main_ppo_split.py` in examples/split_placement/run.sh: the entry point in the script's own
+    directory (the one it is meant to be run from)."""
+    directory = posixpath.dirname(script_path.replace("\\", "/"))
+    for path, entry in configs.entry_points.items():
+        folder, base = posixpath.split(path)
+        if base == name and (directory == folder or directory.endswith("/" + folder)):
+            return entry
+    return None
 
 
 def _exists(script, launch) -> bool | None:

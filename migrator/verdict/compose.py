@@ -64,8 +64,13 @@ def searchpath(root: Path, config_dir: str, config_name: str) -> list[str]:
     for entry in paths or []:
         scheme, _, rest = str(entry).partition("://")
         local = rest.replace(".", "/") if scheme == "pkg" else rest
-        if scheme in ("file", "pkg") and not os.path.isabs(local) and (root / local).is_dir():
-            resolved.append(f"file://{(root / local).as_posix()}")
+        # Relative to where the job starts: verl's root, or the entry point's directory
+        # (`file://../../verl/trainer/config` beside examples/split_placement/main_ppo_split.py).
+        starts = (root, root / os.path.dirname(config_dir))
+        found = next((os.path.normpath(start / local) for start in starts if scheme in ("file", "pkg")
+                      and not os.path.isabs(local) and (start / local).is_dir()), None)
+        if found is not None and Path(found).is_relative_to(root):
+            resolved.append(f"file://{Path(found).as_posix()}")
         else:
             resolved.append(str(entry))
     return resolved
