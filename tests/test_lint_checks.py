@@ -41,8 +41,9 @@ def where(findings):
 SEEDED = {
     "vm001_missing_fi.sh": [(11, "VM001")],
     "vm002_lost_continuation.sh": [(6, "VM002"), (13, "VM002")],
-    "vm003_keys.sh": [(4, "VM003"), (5, "VM003"), (6, "VM003"), (7, "VM003")],
-    "vm003_wrong_engine.sh": [(5, "VM003")],
+    # main_ppo's overrides get Hydra's own verdict (VM007); VM003 judges only what Hydra cannot.
+    "vm003_keys.sh": [(4, "VM007"), (5, "VM007"), (6, "VM007"), (7, "VM007")],
+    "vm003_wrong_engine.sh": [(5, "VM007"), (6, "VM007")],
     "vm004_ineffective.sh": [(4, "VM004")],
     "vm005_undefined.sh": [(8, "VM005")],
     "vm006_paths.sh": [(3, "VM006"), (4, "VM006"), (5, "VM006")],
@@ -61,7 +62,7 @@ def test_clean_fixture_is_silent(mappings, name):
 
 def test_every_check_has_a_code_and_a_documented_meaning():
     checks = load_checks()
-    assert list(checks) == ["VM001", "VM002", "VM003", "VM004", "VM005", "VM006"]
+    assert list(checks) == ["VM001", "VM002", "VM003", "VM004", "VM005", "VM006", "VM007"]
     documented = (Path(__file__).parent.parent / "docs" / "lint.md").read_text()
     for code, check in checks.items():
         assert check.doc.startswith(code), code
@@ -107,31 +108,40 @@ def test_plain_assignment_is_not_an_override_command(mappings):
 
 
 # -- VM003 -------------------------------------------------------------------------------------------
+# VM003 is what runs where Hydra's verdict (VM007) cannot: these tests switch the verdict off.
 
-def test_typo_gets_the_closest_sibling(mappings):
+@pytest.fixture
+def no_verdict(monkeypatch):
+    from migrator.lint import hydra_overrides, ineffective, keys
+
+    monkeypatch.setattr(hydra_overrides, "verdicts", lambda script: hydra_overrides.ScriptVerdicts())
+    monkeypatch.setattr(keys, "verdicts", lambda script: hydra_overrides.ScriptVerdicts())
+    monkeypatch.setattr(ineffective, "verdicts", lambda script: hydra_overrides.ScriptVerdicts())
+
+def test_typo_gets_the_closest_sibling(mappings, no_verdict):
     f = lint_fixture(mappings, "vm003_keys.sh")[0]
     assert f.message.startswith("unknown key `actor_rollout_ref.actor.megatron.tensor_model_parallel_sise`")
     assert f.hint == "did you mean `actor_rollout_ref.actor.megatron.tensor_model_parallel_size`?"
 
 
-def test_fork_key_is_unknown_not_stale(mappings):
+def test_fork_key_is_unknown_not_stale(mappings, no_verdict):
     f = lint_fixture(mappings, "vm003_keys.sh")[1]
     assert f.message.startswith("unknown key `data.max_obs_length`")
 
 
-def test_renamed_key_names_its_new_home(mappings):
+def test_renamed_key_names_its_new_home(mappings, no_verdict):
     f = lint_fixture(mappings, "vm003_keys.sh")[2]
     assert "was renamed to `actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes`" in f.message
     assert "verl-migrate --to v0.9.0" in f.hint
 
 
-def test_key_of_an_older_release_is_stale(mappings):
+def test_key_of_an_older_release_is_stale(mappings, no_verdict):
     f = lint_fixture(mappings, "vm003_keys.sh")[3]
     assert "`trainer.use_legacy_worker_impl`" in f.message
     assert "unknown" not in f.message
 
 
-def test_wrong_engine_is_one_finding_with_the_choice(mappings):
+def test_wrong_engine_is_one_finding_with_the_choice(mappings, no_verdict):
     (f,) = lint_fixture(mappings, "vm003_wrong_engine.sh")
     assert "belong to ppo_megatron_trainer, but this script runs ppo_trainer" in f.message
     assert "model_engine=megatron" in f.hint
@@ -139,7 +149,7 @@ def test_wrong_engine_is_one_finding_with_the_choice(mappings):
 
 @pytest.mark.parametrize("selector", ["--config-name=ppo_megatron_trainer", "--config-name ppo_megatron_trainer",
                                       "--config-name='ppo_megatron_trainer'", "model_engine=megatron"])
-def test_config_selection_changes_the_schema(mappings, selector):
+def test_config_selection_changes_the_schema(mappings, selector, no_verdict):
     src = (f"python3 -m verl.trainer.main_ppo {selector} \\\n"
            "    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2\n")
     assert lint(mappings, src) == []
@@ -147,25 +157,25 @@ def test_config_selection_changes_the_schema(mappings, selector):
 
 @pytest.mark.parametrize("selector", ["--config-name=$CONFIG_NAME", "--config-name='ppo_megatron_trainer.yaml'",
                                       "model_engine=${engine}"])
-def test_config_selection_through_a_variable_or_with_yaml_suffix(mappings, selector):
+def test_config_selection_through_a_variable_or_with_yaml_suffix(mappings, selector, no_verdict):
     src = ("CONFIG_NAME=ppo_megatron_trainer\nengine=megatron\n"
            f"python3 -m verl.trainer.main_ppo {selector} \\\n"
            "    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 data.max_obs_length=1\n")
     assert [f.message.split("`")[1] for f in lint(mappings, src)] == ["data.max_obs_length"]
 
 
-def test_a_helper_python_script_does_not_hide_the_trainer(mappings):
+def test_a_helper_python_script_does_not_hide_the_trainer(mappings, no_verdict):
     src = ("python3 examples/data_preprocess/gsm8k.py --local_save_dir ~/data/gsm8k\n"
            "python3 -m verl.trainer.main_ppo data.max_obs_length=1\n")
     assert where(lint(mappings, src)) == [(2, "VM003")]
 
 
-def test_deleting_an_unknown_key(mappings):
+def test_deleting_an_unknown_key(mappings, no_verdict):
     src = "python3 -m verl.trainer.main_ppo ~trainer.logger ~trainer.no_such_key\n"
     assert [f.message.split("`")[1] for f in lint(mappings, src)] == ["trainer.no_such_key"]
 
 
-def test_additions_are_judged_only_for_renames(mappings):
+def test_additions_are_judged_only_for_renames(mappings, no_verdict):
     src = ("python3 -m verl.trainer.main_ppo +trainer.my_own_flag=1 +trainer.lint_fixture_removed=1 "
            "+actor_rollout_ref.rollout.lint_fixture_old_bucket=1 trainer.lint_fixture_removed=1\n")
     findings = lint(mappings, src)
@@ -174,7 +184,7 @@ def test_additions_are_judged_only_for_renames(mappings):
         ("VM003", "trainer.lint_fixture_removed", "was removed")]
 
 
-def test_veomni_engine_uses_its_own_config(mappings):
+def test_veomni_engine_uses_its_own_config(mappings, no_verdict):
     src = "python3 -m verl.trainer.main_ppo model_engine=veomni actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2\n"
     (f,) = lint(mappings, src)
     assert f.code == "VM003" and "ppo_veomni_trainer" in f.message
@@ -184,19 +194,26 @@ def test_veomni_engine_uses_its_own_config(mappings):
     ("python3 -m verl.trainer.sft_trainer", "sft_trainer_engine"),
     ("python3 -m verl.experimental.fully_async_policy.fully_async_main", "fully_async_ppo_trainer"),
 ])
-def test_other_entry_points_are_judged_against_their_own_config(mappings, entry, config):
+def test_other_entry_points_are_judged_against_their_own_config(mappings, entry, config, no_verdict):
     (f,) = lint(mappings, f"{entry} data.max_obs_length=1\n")
     assert f.code == "VM003" and config in f.message
+
+
+@pytest.mark.parametrize("entry", ["python3 -m verl.trainer.sft_trainer",
+                                   "python3 -m verl.experimental.fully_async_policy.fully_async_main"])
+def test_other_entry_points_get_hydras_own_verdict(mappings, entry):
+    (f,) = lint(mappings, f"{entry} data.max_obs_length=1\n")
+    assert f.code == "VM007" and f.key == "data.max_obs_length"
 
 
 @pytest.mark.parametrize("entry", ["python3 -m verl.trainer.main_ppo --config-name=my_own_config",
                                    "python3 -m verl.trainer.main_ppo model_engine=mindspeed",
                                    "echo"])
-def test_other_entry_points_are_not_judged(mappings, entry):
+def test_other_entry_points_are_not_judged(mappings, entry, no_verdict):
     assert lint(mappings, f"{entry} data.max_obs_length=1\n") == []
 
 
-def test_group_package_override_opens_that_node(mappings):
+def test_group_package_override_opens_that_node(mappings, no_verdict):
     src = ("python3 -m verl.trainer.main_ppo actor@actor_rollout_ref.actor=my_actor "
            "actor_rollout_ref.actor.engine.tp=2 critic.engine.tp=2\n")
     assert [f.message.split("`")[1] for f in lint(mappings, src)] == ["critic.engine.tp"]
@@ -217,7 +234,10 @@ def test_pr_6066_line_with_the_built_in_tables(mappings):
            "    actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel=True \\  # enable EP\n"
            "    actor_rollout_ref.rollout.expert_parallel_size=1\n")
     findings = lint(mappings, src)
-    assert where(findings) == [(2, "VM004"), (2, "VM002")]  # by column: the key, then the `\`
+    # `vllm: {}` is closed in Hydra's struct mode: without `+` Hydra refuses the key (an error, not VM004's
+    # warning), and the table's hint still says what to do instead.
+    assert where(findings) == [(2, "VM007"), (2, "VM002")]  # by column: the key, then the `\`
+    assert "Could not override 'actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel'" in findings[0].message
     assert "expert_parallel_size" in findings[0].hint
 
 

@@ -128,9 +128,11 @@ def test_broken_table_exits_2(tmp_path):
 def test_verbose_says_why_keys_were_not_judged(tmp_path):
     # A fork's own entry point: verl ships no key list for its config.
     (tmp_path / "sky.sh").write_text("python3 -m verl.trainer.main_ppo_sky data.train_batch_size=8\n")
+    (tmp_path / "fork.sh").write_text("python3 -m mypkg.main trainer.nnodes=1 trainer.no_such_key=1\n")
     (tmp_path / "notes.md").write_text("# notes\n")
     proc = run_lint("-v", ".", cwd=tmp_path)
     assert "sky.sh: keys not checked: verl.trainer.main_ppo_sky has no shipped config key list" in proc.stderr
+    assert "fork.sh: `mypkg.main` is not a verl entry point: its overrides are not judged" in proc.stderr
     assert "skipped notes.md: not a shell script" in proc.stderr
 
 

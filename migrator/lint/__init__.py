@@ -13,12 +13,12 @@ from migrator.ghactions import github_command
 from migrator.lint.registry import CHECKS, Check
 
 # The check modules, in code order; importing one registers its check.
-CHECK_MODULES = ("syntax", "continuation", "keys", "ineffective", "variables", "paths")
+CHECK_MODULES = ("syntax", "continuation", "keys", "ineffective", "variables", "paths", "hydra_overrides")
 
 
 @dataclass(frozen=True)
 class LintFinding:
-    """A problem placed in its file; the JSON schema is exactly these fields."""
+    """A problem placed in its file; the JSON schema is these fields (`key`/`override` only when set)."""
 
     path: str
     line: int
@@ -27,6 +27,8 @@ class LintFinding:
     message: str
     hint: str | None
     severity: str
+    key: str | None = None  # set (with `override`) on findings about an override; JSON-only
+    override: str | None = None
 
     def text(self) -> str:
         hint = f" ({self.hint})" if self.hint else ""
@@ -38,8 +40,11 @@ class LintFinding:
         return github_command(level, self.path, self.line, self.col, self.code, body)
 
     def as_dict(self) -> dict:
-        return {"path": self.path, "line": self.line, "col": self.col, "code": self.code,
-                "message": self.message, "hint": self.hint, "severity": self.severity}
+        out = {"path": self.path, "line": self.line, "col": self.col, "code": self.code,
+               "message": self.message, "hint": self.hint, "severity": self.severity}
+        if self.override is not None:
+            out.update(key=self.key, override=self.override)
+        return out
 
 
 def load_checks() -> dict[str, Check]:

@@ -10,18 +10,25 @@ A key that is also gone from the target config is reported once, as VM003.
 from __future__ import annotations
 
 from migrator.lint.registry import Problem, check
+from migrator.lint.hydra_overrides import verdicts
 
 
 @check("VM004", "ineffective-key", severity="warning")
 def ineffective_keys(script):
-    schema = script.schema
+    verdict = verdicts(script)
+    schema = None if all(o.start in verdict.judged for o in script.overrides) else script.schema
     for o in script.overrides:
         if o.prefix == "~" or "." not in o.key:
             continue
         change = script.mappings.key(o.key, script.context)
         if change is None or change.action == "rename":
             continue
-        accepted = schema is not None and schema.knows(o.key)
+        if o.start in verdict.judged:  # Hydra's own word on whether the key is in the config
+            if o.start in verdict.rejected:
+                continue  # VM007 reports it, with the table's hint
+            accepted = o.prefix not in ("+", "++")  # an accepted `+key` was not there: Hydra added it
+        else:
+            accepted = schema is not None and schema.knows(o.key)
         if change.action == "warn" and not accepted and schema is not None and o.prefix not in ("+", "++"):
             continue  # VM003 reports it
         if change.action == "remove" and not accepted:

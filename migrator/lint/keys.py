@@ -7,7 +7,8 @@ picked by `--config-name` or a `model_engine=` choice). Hydra rejects such a key
 
 Not findings: keys under a node whose default is `{}` or `null` (they take any sub-key), `+key`/`++key`
 additions (Hydra adds them), `hydra.*`, and undotted group choices. A renamed key says what it became
-(run verl-migrate); a key that was never in verl (a fork's own) is "unknown", with the closest valid key.
+(run verl-migrate); a key that was never in verl (a fork's own) is "unknown", with a near spelling under
+the same parent as the only did-you-mean (VM007's rule).
 """
 
 from __future__ import annotations
@@ -15,18 +16,23 @@ from __future__ import annotations
 import difflib
 
 from migrator.lint.registry import Problem, check
+from migrator.lint.hydra_overrides import verdicts
 from migrator.lint.script import MODEL_ENGINES
+from migrator.verdict.judge import SPELLING_CUTOFF
 
 
 @check("VM003", "unknown-key")
 def unknown_keys(script):
+    judged = verdicts(script).judged  # VM007 has Hydra's own verdict on these
+    if all(o.start in judged for o in script.overrides):
+        return
     schema = script.schema
     if schema is None:
         return
     replaced = script.replaced_packages
     unknown = []
     for o in script.overrides:
-        if "." not in o.key or o.key.startswith("hydra.") or schema.knows(o.key):
+        if o.start in judged or "." not in o.key or o.key.startswith("hydra.") or schema.knows(o.key):
             continue
         if any(o.key.startswith(package + ".") for package in replaced):
             continue  # `group@package=choice` swapped that node's config for one we have no key list of
@@ -99,21 +105,12 @@ def _release(entry) -> str:
 
 
 def did_you_mean(schema, key: str) -> str | None:
+    """The same rule as VM007's: a near spelling of the last segment among the same parent's keys only."""
     parent, _, leaf = key.rpartition(".")
     if leaf == "model_engine":
         return "`model_engine` is a Hydra group chosen at the top level: write `model_engine=...`"
     siblings = schema.children.get(parent, [])
-    match = difflib.get_close_matches(leaf, siblings, n=1, cutoff=0.75)
+    match = difflib.get_close_matches(leaf, siblings, n=1, cutoff=SPELLING_CUTOFF)
     if match:
         return f"did you mean `{parent}.{match[0]}`?"
-    same_leaf = [k for k in schema.leaves if k.endswith("." + leaf)]
-    if len(same_leaf) == 1:
-        return f"did you mean `{same_leaf[0]}`?"
-    # A node moved or renamed above the leaf: the same leaf under the most similar path.
-    match = difflib.get_close_matches(key, same_leaf, n=1, cutoff=0.7)
-    if match:
-        return f"did you mean `{match[0]}`?"
-    match = difflib.get_close_matches(key, list(schema.leaves), n=1, cutoff=0.85)
-    if match:
-        return f"did you mean `{match[0]}`?"
     return None

@@ -17,6 +17,8 @@ class Problem:
     offset: int
     message: str
     hint: str | None = None
+    key: str | None = None  # for a finding about an override: its dotted key, without prefix
+    override: str | None = None  # ... and the override as written
 
 
 @dataclass(frozen=True)

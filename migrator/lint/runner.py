@@ -39,6 +39,20 @@ def suppressions(src: bytes) -> dict[int, set[str] | None]:
     return out
 
 
+# Checks whose findings sit at an override key: their JSON findings carry `key` and `override` (VM007 sets its own).
+_OVERRIDE_CODES = frozenset({"VM003", "VM004"})
+_WORD = re.compile(rb"""(?:[^\s"'\\]|\\.|"[^"\n]*"|'[^'\n]*')*""")
+
+
+def _about_override(script, problem):
+    """(key, the override as written) when the problem sits at an override's key, else (None, None)."""
+    o = next((o for o in script.overrides if o.start == problem.offset), None)
+    if o is None:
+        return None, None
+    begin = o.start - len(o.prefix)
+    return o.key, _WORD.match(script.src, begin).group().decode("utf-8", "replace")
+
+
 def lint_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: str,
                 select: frozenset[str] | None = None) -> FileReport:
     script = Script(path, src, facts, mappings, rev)
@@ -52,7 +66,11 @@ def lint_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: 
             codes = silenced.get(line, set())
             if codes is None or code in codes:
                 continue
-            report.findings.append(LintFinding(path, line, col, code, problem.message, problem.hint, check.severity))
+            key, override = problem.key, problem.override
+            if key is None and code in _OVERRIDE_CODES:
+                key, override = _about_override(script, problem)
+            report.findings.append(LintFinding(path, line, col, code, problem.message, problem.hint, check.severity,
+                                               key, override))
     report.findings.sort(key=lambda f: (f.line, f.col, f.code))
     report.notes = list(dict.fromkeys(script.notes))
     return report

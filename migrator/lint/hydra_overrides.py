@@ -1,0 +1,205 @@
+"""VM007 Hydra rejects the override: what Hydra itself says at start-up, for every bad override at once.
+
+For each command that runs a verl entry point with a known config (any `@hydra.main` script of the target
+release: `verl.trainer.main_ppo`, `verl.trainer.sft_trainer`, `main_generation`, `main_eval`, fully_async,
+one_step_off, recipes ...; `--config-path`/`--config-name` into verl's tree), the overrides it passes
+(its own words and the arrays and strings it expands) are parsed, composed and applied by Hydra against
+the target release's shipped config tree (migrator/verdict). Findings: an unknown key without `+`, `+` on a
+key that exists, `~` on a missing key, a group choice that does not exist, a key under a value that is not
+a mapping, an override Hydra cannot parse, a config that does not compose.
+
+Not judged: values and keys the shell decides (`$X`, `$(cmd)`: the key is judged with a neutral value; a key
+built at run time is not), `"$@"`, an entry point of a fork (named once with -v), verl's own validation
+after Hydra. Where this check runs, VM003 stays silent; VM003 judges the scripts this one cannot.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from functools import lru_cache
+
+from migrator.lint.registry import Problem, check
+from migrator.lint.launch import exclusive, launches
+from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
+from migrator.verdict.store import configs_dir
+
+_VERDICTS = "_hydra_verdicts"  # where a Script keeps its judged launches (computed once, read by three checks)
+
+
+@check("VM007", "hydra-rejects")
+def hydra_rejects(script):
+    for problem in verdicts(script).problems:
+        yield problem
+
+
+class ScriptVerdicts:
+    """What the verdict found in one script, and which override offsets it judged."""
+
+    def __init__(self):
+        self.problems: list[Problem] = []
+        self.judged: set[int] = set()  # key offsets of overrides Hydra judged
+        self.rejected: set[int] = set()
+        self.launches_judged = 0
+
+
+def verdicts(script) -> ScriptVerdicts:
+    cached = script.__dict__.get(_VERDICTS)
+    if cached is None:
+        cached = script.__dict__[_VERDICTS] = _judge_script(script)
+    return cached
+
+
+def _judge_script(script) -> ScriptVerdicts:
+    out = ScriptVerdicts()
+    found = launches(script)
+    if not found:
+        return out
+    try:
+        configs = release_configs(script.rev)
+    except StoreError as exc:
+        script.notes.append(f"overrides not judged by Hydra: {exc}")
+        return out
+    for launch in found:
+        target = _config_of(script, configs, launch, out)
+        if target is None:
+            continue
+        config_dir, config_name = target
+        if launch.passes_all_args:
+            script.notes.append(f"`{launch.entry}`: overrides passed through \"$@\" are not judged (set by the caller)")
+        if not launch.overrides:
+            continue
+        searchpath = next((o for o in launch.overrides if o.key == "hydra.searchpath"), None)
+        if searchpath is not None:
+            script.notes.append(f"`{launch.entry}`: `{searchpath.written}` adds configs from outside verl: "
+                                "its overrides are not judged")
+            continue
+        out.launches_judged += 1
+        rejections, failure, skipped = _judge_launch(script, configs, config_dir, config_name, launch.overrides)
+        if failure is not None:
+            out.problems.append(Problem(launch.start, f"Hydra cannot compose {config_dir}/{config_name}.yaml of "
+                                                      f"verl {script.rev}: {failure}"))
+            continue
+        out.judged.update(o.start + len(o.prefix) for n, o in enumerate(launch.overrides) if n not in skipped)
+        for o, rejection in rejections:
+            out.rejected.add(o.start + len(o.prefix))
+            key = rejection.key or o.key
+            message = rejection.message.replace(NEUTRAL_VALUE, o.written.partition("=")[2])
+            out.problems.append(Problem(o.start, f"Hydra rejects `{o.written}`: {message}",
+                                        _table_hint(script, key) or rejection.hint, key=key, override=o.written))
+    return out
+
+
+def _judge_launch(script, configs, config_dir, config_name, overrides):
+    """([(override, rejection)], failure, positions not judged). Overrides in different branches of an
+    `if`/`case` never run together: one that shares its key with such an earlier one is judged without it."""
+    shadowed = {n for n, o in enumerate(overrides)
+                if any(p.key == o.key and exclusive(p, o) for p in overrides[:n])}
+    passes = [[n for n in range(len(overrides)) if n not in shadowed]]
+    for n in sorted(shadowed):
+        passes.append([m for m in range(len(overrides))
+                       if m == n or not (overrides[m].key == overrides[n].key and exclusive(overrides[m], overrides[n]))])
+    found: dict[int, object] = {}
+    skipped: set[int] = set()
+    for number, indices in enumerate(passes):
+        verdict = judge(configs, config_dir, config_name, [overrides[m].text for m in indices])
+        if number == 0:
+            script.notes.extend(f"{config_name}: {note}" for note in verdict.notes)
+            skipped.update(indices[n] for n in verdict.skipped)
+        if verdict.failure is not None:
+            return [], verdict.failure, skipped
+        for rejection in verdict.rejections:
+            m = indices[rejection.index]
+            if number == 0 or m == sorted(shadowed)[number - 1]:
+                found.setdefault(m, rejection)
+    return [(overrides[m], found[m]) for m in sorted(found)], None, skipped
+
+
+def _config_of(script, configs, launch, out) -> tuple[str, str] | None:
+    """(config dir, config name) the launch composes at the target, or None with a note or a finding."""
+    entry = configs.entry_by_module(launch.entry) if launch.is_module else configs.entry_by_script(launch.entry)
+    if entry is None and not launch.is_module and "/" not in launch.entry:
+        entry = _beside(configs, launch.entry, script.path)
+    if entry is None:
+        last = _last_release_with(launch.entry, launch.is_module)
+        if last is None:
+            script.notes.append(f"`{launch.entry}` is not a verl entry point: its overrides are not judged")
+        elif _exists(script, launch) is None:
+            script.notes.append(f"`{launch.entry}` is gone in verl {script.rev} (VM006): its overrides are not judged")
+        else:
+            what = "reads no Hydra config" if _exists(script, launch) else "is not"
+            out.problems.append(Problem(launch.start, f"`{launch.entry}` {what} in verl {script.rev} (it was a Hydra "
+                                                      f"entry point up to {last}): its overrides are not judged"))
+        return None
+    config_dir, config_name = entry.config_path, entry.config_name
+    if launch.config_path is not None:
+        # Hydra: absolute, or relative to the directory of the script that declares `@hydra.main`.
+        relative = posixpath.normpath(posixpath.join(posixpath.dirname(entry.script), launch.config_path))
+        config_dir = relative if relative in configs.config_dirs else configs.config_dir_of(launch.config_path)
+        if config_dir is None:
+            script.notes.append(f"`{launch.entry}`: --config-path={launch.config_path} is not one of verl's "
+                                "config directories: its overrides are not judged")
+            return None
+    if launch.config_name is not None:
+        if "$" in launch.config_name:
+            script.notes.append(f"`{launch.entry}`: --config-name={launch.config_name} is set at run time: "
+                                "its overrides are not judged")
+            return None
+        config_name = launch.config_name.removesuffix(".yaml")
+    return config_dir, config_name
+
+
+def _beside(configs, name: str, script_path: str):
+    """`python3 main_ppo_split.py` in examples/split_placement/run.sh: the entry point in the script's own
+    directory (the one it is meant to be run from)."""
+    directory = posixpath.dirname(script_path.replace("\\", "/"))
+    for path, entry in configs.entry_points.items():
+        folder, base = posixpath.split(path)
+        if base == name and (directory == folder or directory.endswith("/" + folder)):
+            return entry
+    return None
+
+
+def _exists(script, launch) -> bool | None:
+    """Is the entry point's file in the target's tree? None: it is not, and VM006 says so (it judges .py
+    files under that top directory; not recipe/ once it became a submodule)."""
+    tree = script.facts.tree(script.rev)
+    if tree is None:
+        return True
+    path = launch.entry.replace(".", "/") + ".py" if launch.is_module else launch.entry
+    tails = [path[i:] for i in range(len(path)) if i == 0 or path[i - 1] == "/"]
+    if any(tree.exists(tail) for tail in tails):
+        return True
+    judged_by_vm006 = any("py" in tree.extensions.get(tail.split("/", 1)[0], ()) for tail in tails if "/" in tail)
+    return None if judged_by_vm006 else False
+
+
+@lru_cache(maxsize=256)
+def _last_release_with(entry: str, is_module: bool) -> str | None:
+    """The newest shipped release whose index has this entry point, or None (never a verl entry point)."""
+    import yaml
+
+    from migrator.mapping.load import builtin_mappings_dir
+
+    try:
+        order = yaml.safe_load((builtin_mappings_dir() / "verl" / "releases.yaml").read_text())["releases"]
+    except Exception:  # noqa: BLE001 - the order only refines a message
+        order = sorted(p.stem for p in (configs_dir() / "releases").glob("*.yaml"))
+    for release in reversed(order):
+        try:
+            configs = release_configs(release)
+        except StoreError:
+            continue
+        found = configs.entry_by_module(entry) if is_module else configs.entry_by_script(entry)
+        if found is not None:
+            return release
+    return None
+
+
+def _table_hint(script, key: str) -> str | None:
+    """What the mapping tables say about this key: its new name, or why it went."""
+    change = script.mappings.key(key)
+    if change is None:
+        return None
+    if change.action == "rename":
+        return f"renamed to `{change.new}`: run `verl-migrate --to {script.rev}` on this script"
+    return change.hint

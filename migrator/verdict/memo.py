@@ -1,0 +1,75 @@
+"""Tables kept on disk between runs, under the cache directory: Hydra's parse of each override text
+(`parsed-*.pickle`) and the verdict on each command's overrides (`verdicts-*.pickle`), per source hash of
+this package and Hydra's and OmegaConf's versions.
+
+Launch scripts repeat the same overrides run after run, and most runs lint unchanged scripts: a verdict is
+keyed by everything it depends on (the config tree's content hash, config, overrides, Hydra's version), so
+a warm run does no Hydra work for them. Each table is read once per process and written back atomically at
+exit when it grew; a missing or unreadable file only costs the time to compute again.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import tempfile
+
+from migrator.verdict.store import cache_root
+
+MAX_ENTRIES = 50_000  # past this a table starts afresh: it is a cache, not a record
+FORMAT = "2"  # bump when what a table holds changes (the source hash changes with any edit anyway)
+
+
+class DiskTable:
+    def __init__(self, name: str):
+        self.name = name
+        self._table: dict | None = None
+        self._loaded_size = 0
+
+    def _path(self):
+        from importlib.metadata import version
+
+        return cache_root() / f"{self.name}-{code_version()}-{version('hydra-core')}-{version('omegaconf')}.pickle"
+
+    @property
+    def table(self) -> dict:
+        if self._table is None:
+            try:
+                table = pickle.loads(self._path().read_bytes())
+                self._table = table if isinstance(table, dict) else {}
+            except Exception:  # noqa: BLE001 - absent, truncated or from another Python: compute again
+                self._table = {}
+            self._loaded_size = len(self._table)
+            atexit.register(self.save)
+        return self._table
+
+    def save(self) -> None:
+        if self._table is None or len(self._table) == self._loaded_size:
+            return
+        table = self._table if len(self._table) <= MAX_ENTRIES else {}
+        try:
+            path = self._path()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(table, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+            self._loaded_size = len(table)
+        except Exception:  # noqa: BLE001 - an unwritable cache (or an unpicklable value) only costs speed
+            pass
+
+
+def code_version() -> str:
+    """A hash of this package's source: a verdict computed by other code is never read back."""
+    import hashlib
+    from pathlib import Path
+
+    digest = hashlib.sha256(FORMAT.encode())
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+PARSED = DiskTable("parsed")  # override text -> (Override, None) | (None, Hydra's message)
+VERDICTS = DiskTable("verdicts")  # (tree digest, config dir, config name, overrides) -> Verdict

@@ -1,0 +1,149 @@
+"""verl's shipped config trees (`mappings/verl/facts/configs/`) and their materialization on disk.
+
+`releases/<rev>.yaml` maps each config file's path to a content-addressed blob and each `@hydra.main`
+script to its config_path/config_name (scripts/extract_verl_configs.py writes them). Hydra composes from
+directories, so a release's tree is written once to `<cache>/configs/<content hash>/` (temp dir + rename:
+a reader never sees half a tree, and a changed tree gets a new name, so a stale one is never used).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import shutil
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+
+class StoreError(Exception):
+    """The shipped config data is missing or unreadable for a release."""
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """One `@hydra.main` script of a release: the config it composes by default."""
+
+    script: str  # verl/trainer/main_ppo.py
+    config_path: str  # verl/trainer/config (relative to verl's root)
+    config_name: str
+
+    @property
+    def module(self) -> str:
+        return self.script.removesuffix(".py").replace("/", ".")
+
+
+@dataclass(frozen=True, eq=False)  # identity-hashed: one per release (lru-cached)
+class ReleaseConfigs:
+    release: str
+    entry_points: dict[str, EntryPoint]  # script path -> entry point
+    files: dict[str, str]  # config file path -> blob digest
+    blobs: Path
+
+    @property
+    def digest(self) -> str:
+        """Names the materialized tree: changes whenever any file or path changes."""
+        text = "\n".join(f"{path}\t{blob}" for path, blob in sorted(self.files.items()))
+        return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+    @property
+    def config_dirs(self) -> frozenset[str]:
+        """Every directory holding a config file (and the directories above it, up to verl's root)."""
+        dirs = set()
+        for path in self.files:
+            parent = posixpath.dirname(path)
+            while parent:
+                dirs.add(parent)
+                parent = posixpath.dirname(parent)
+        return frozenset(dirs)
+
+    def entry_by_module(self, module: str) -> EntryPoint | None:
+        return self.entry_points.get(module.replace(".", "/") + ".py")
+
+    def entry_by_script(self, path: str) -> EntryPoint | None:
+        """`verl/trainer/main_ppo.py`, `./verl/trainer/main_ppo.py` or `$VERL/verl/trainer/main_ppo.py`."""
+        path = path.replace("\\", "/")
+        for script, entry in self.entry_points.items():
+            if path == script or path.endswith("/" + script):
+                return entry
+        return None
+
+    def config_dir_of(self, path: str) -> str | None:
+        """The shipped config directory a `--config-path` value names (by its tail), or None."""
+        path = posixpath.normpath(path.replace("\\", "/")).rstrip("/")
+        best = None
+        for directory in self.config_dirs:
+            if (path == directory or path.endswith("/" + directory)) and (best is None or len(directory) > len(best)):
+                best = directory
+        return best
+
+    def has_config(self, config_dir: str, name: str) -> bool:
+        name = name.removesuffix(".yaml")
+        return f"{config_dir}/{name}.yaml" in self.files
+
+
+def configs_dir() -> Path:
+    from migrator.mapping.load import builtin_mappings_dir
+
+    return builtin_mappings_dir() / "verl" / "facts" / "configs"
+
+
+@lru_cache(maxsize=32)
+def release_configs(release: str, directory: str | None = None) -> ReleaseConfigs:
+    base = Path(directory) if directory else configs_dir()
+    index_path = base / "releases" / f"{release}.yaml"
+    try:
+        index = yaml.load(index_path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except OSError as exc:
+        raise StoreError(f"no shipped Hydra configs for verl {release} ({index_path}: {exc.strerror})") from exc
+    entries = {script: EntryPoint(script, e["config_path"], e["config_name"])
+               for script, e in (index.get("entry_points") or {}).items() if e.get("config_name")}
+    return ReleaseConfigs(release, entries, dict(index.get("files") or {}), base / "blobs")
+
+
+def cache_root() -> Path:
+    """`$XDG_CACHE_HOME/verl-migrate`, else `~/.cache/verl-migrate`; a temp dir when neither is writable."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    candidates = [Path(xdg) / "verl-migrate"] if xdg else []
+    candidates.append(Path.home() / ".cache" / "verl-migrate")
+    for candidate in candidates:
+        try:
+            candidate.mkdir(parents=True, exist_ok=True)
+            if os.access(candidate, os.W_OK):
+                return candidate
+        except OSError:
+            continue
+    return Path(tempfile.gettempdir()) / f"verl-migrate-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+
+
+@lru_cache(maxsize=32)
+def materialize(configs: ReleaseConfigs) -> Path:
+    """The release's config tree as files (verl's layout), written once per content hash."""
+    root = cache_root() / "configs" / configs.digest
+    if (root / ".complete").is_file():
+        return root
+    root.parent.mkdir(parents=True, exist_ok=True)
+    if root.exists():  # left half-written by a crash before `.complete`: its name is ours to reuse
+        shutil.rmtree(root, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root.parent))
+    try:
+        for path, blob in configs.files.items():
+            target = tmp / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(configs.blobs / f"{blob}.yaml", target)
+        (tmp / ".complete").write_text(configs.release + "\n")
+        try:
+            os.replace(tmp, root)
+        except OSError:  # another process finished first: theirs is the same content
+            if not (root / ".complete").is_file():
+                raise
+    except OSError as exc:
+        raise StoreError(f"cannot write verl {configs.release}'s configs under {root.parent}: {exc}") from exc
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return root
