@@ -44,6 +44,17 @@ class Prefilter:
             return {start for _, start, _ in self._automaton.find_matches_as_indexes(data, overlapping=True)}
         return occurrences(data, tuple(token.encode() for token in self.tokens))
 
+    def matches(self, data: bytes) -> list[tuple[str, int, int]]:
+        """(token, start, end) of every occurrence, whole name or not, overlapping ones included."""
+        if self._automaton is not None:
+            return [(self.tokens[i], start, end)
+                    for i, start, end in self._automaton.find_matches_as_indexes(data, overlapping=True)]
+        out = []
+        for token in self.tokens:
+            for start in occurrences(data, (token.encode(),)):
+                out.append((token, start, start + len(token.encode())))
+        return out
+
     def __getstate__(self):
         return {"tokens": self.tokens}
 

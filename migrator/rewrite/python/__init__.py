@@ -25,14 +25,15 @@ KIND = "python"
 
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
+    # The API pass has its own quick check (a module's last name: `from verl.utils import torch_functional`).
+    edits, findings = locate_api(source, mappings)
     if not might_change(source, mappings):
-        return LocateResult((), ())
+        return LocateResult(tuple(edits), tuple(findings))
     result = _locate_ast(source, mappings)
     if result is None:
         result = _locate_statements(source, mappings)
     if result is None:
         result = _locate_module(source, mappings)
-    edits, findings = locate_api(source, mappings)
     if not edits and not findings:
         return result
     return LocateResult(result.edits + tuple(edits), result.findings + tuple(findings))

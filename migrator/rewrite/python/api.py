@@ -21,6 +21,7 @@ import warnings
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import MappingSet
+from migrator.rewrite.python.statements import walk_statements
 
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -28,7 +29,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 def locate_api(source: bytes, maps: MappingSet) -> tuple[list[Edit], list[Finding]]:
     modules = maps.api_modules()
-    if not modules or not any(m.rsplit(".", 1)[-1].encode() in source for m in modules):
+    if not modules or not _may_import(source, modules):
         return [], []
     cookie = _COOKIE.search(b"\n".join(source.split(b"\n", 2)[:2]))
     if cookie and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
@@ -41,9 +42,37 @@ def locate_api(source: bytes, maps: MappingSet) -> tuple[list[Edit], list[Findin
             tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return [], []
-    walker = _ApiWalker(source, maps, _Bindings(tree, modules))
+    bindings = _Bindings(tree, modules)
+    if not bindings.modules and not bindings.names:
+        return [], []
+    walker = _ApiWalker(source, maps, bindings)
     walker.walk(tree)
     return walker.edits, walker.findings
+
+
+def _targets(node) -> list:
+    """What a statement assigns to (the names it binds, besides imports and definitions)."""
+    if isinstance(node, ast.Assign):
+        return node.targets
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [node.target]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in node.items if item.optional_vars is not None]
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [ast.Name(node.name)]
+    return []
+
+
+def _may_import(source: bytes, modules: set[str]) -> bool:
+    """A module is named in full (`import a.b.c`, `from a.b.c import f`, `a.b.c.f()`) or as its package and
+    its last name (`from a.b import c`)."""
+    for module in modules:
+        if module.encode() in source:
+            return True
+        parent, _, last = module.rpartition(".")
+        if parent and parent.encode() in source and last.encode() in source:
+            return True
+    return False
 
 
 class _Bindings:
@@ -61,10 +90,17 @@ class _Bindings:
                 bound_twice.add(local)
             table[local] = value
 
-        for node in ast.walk(tree):
+        def leads_to_api(module: str) -> bool:
+            return any(m == module or m.startswith(module + ".") for m in api_modules)
+
+        for node in walk_statements(tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    if alias.asname:
+                    if not leads_to_api(alias.name):
+                        root = alias.name.split(".")[0]
+                        if alias.asname or not any(m.split(".")[0] == root for m in api_modules):
+                            other.add(alias.asname or root)  # `import verl.x` binds the same `verl`
+                    elif alias.asname:
                         bind(self.modules, alias.asname, alias.name)
                     else:
                         root = alias.name.split(".")[0]
@@ -80,14 +116,17 @@ class _Bindings:
                     if alias.name == "*":
                         continue
                     full = f"{node.module}.{alias.name}"
-                    if any(m == full or m.startswith(full + ".") for m in api_modules):
+                    if leads_to_api(full):
                         bind(self.modules, alias.asname or alias.name, full)
-                    else:
+                    elif node.module in api_modules:
                         bind(self.names, alias.asname or alias.name, f"{node.module}:{alias.name}")
+                    else:
+                        other.add(alias.asname or alias.name)
             elif isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
                 other.add(node.name)
-            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                other.add(node.id)
+            else:
+                for target in _targets(node):
+                    other.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
         for name in bound_twice | other:
             self.modules.pop(name, None)
             self.names.pop(name, None)

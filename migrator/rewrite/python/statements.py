@@ -29,11 +29,26 @@ def _quick_check(mappings: MappingSet) -> tuple[Prefilter, bool]:
     for maps, search, multiline in _QUICK_CHECKS:
         if maps is mappings:
             return search, multiline
-    tokens = mappings.old_tokens() | {m.rsplit(".", 1)[-1] for m in mappings.old_modules() | mappings.api_modules()} \
+    tokens = mappings.old_tokens() | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
         | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
     search, multiline = Prefilter(tokens), any("\n" in token for token in tokens)
     _QUICK_CHECKS[:] = [(mappings, search, multiline)]
     return search, multiline
+
+
+_BARE_NAMES: list[tuple[MappingSet, frozenset[bytes]]] = []
+
+
+def bare_names(mappings: MappingSet) -> frozenset[bytes]:
+    """Tokens that are only a moved module's last name (`actor` of `verl.workers.actor`): they matter in
+    `from verl.workers import actor`, never inside a string, where every rewrite needs a dotted name."""
+    for maps, names in _BARE_NAMES:
+        if maps is mappings:
+            return names
+    names = frozenset(m.rsplit(".", 1)[-1].encode() for m in mappings.old_modules()) \
+        - {t.encode() for t in mappings.old_tokens()}
+    _BARE_NAMES[:] = [(mappings, names)]
+    return names
 
 
 def might_change(source: bytes, mappings: MappingSet) -> bool:
@@ -108,7 +123,11 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     search, multiline = _quick_check(mappings)
     if multiline:
         return None
-    occurrences = sorted(search.starts(source))
+    bare = bare_names(mappings)
+    if bare:
+        occurrences = _occurrences_that_matter(source, tree, search.matches(source), bare, line_starts)
+    else:
+        occurrences = sorted(search.starts(source))
     outside = covering(occurrences, chosen)
     roots = {alias.name.split(".")[0] for span in chosen.values() for stmt in span[2] for node in ast.walk(stmt)
              if isinstance(node, ast.Import) for alias in node.names
@@ -118,6 +137,44 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
 
         covering(word_starts(source, tuple(root.encode() for root in roots)), chosen)
     return Statements(chosen, roots, line_starts, occurrences, outside)
+
+
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _occurrences_that_matter(source: bytes, tree, matches: list[tuple[str, int, int]], bare: frozenset[bytes],
+                             line_starts: list[int]) -> list[int]:
+    """Sorted starts of the token occurrences that can matter. A moved module's bare last name (`actor`,
+    `utils`) counts only as a whole name inside a `from ... import` statement: elsewhere (strings,
+    attributes, `datasets`) nothing rewrites it, and choosing those statements would send big files to
+    libcst for nothing."""
+    whole = [(token, start, end) for token, start, end in matches if token.encode() not in bare or (
+        (start == 0 or source[start - 1] not in _NAME_BYTES) and (end == len(source) or source[end] not in _NAME_BYTES))]
+    imports = sorted((line_starts[n.lineno - 1] + n.col_offset, line_starts[n.end_lineno - 1] + n.end_col_offset)
+                     for n in walk_statements(tree.body) if isinstance(n, ast.ImportFrom)) \
+        if any(token.encode() in bare for token, _, _ in whole) else []
+    starts = [start for start, _ in imports]
+    kept = set()
+    for token, start, end in whole:
+        if token.encode() in bare:
+            index = bisect.bisect_right(starts, start) - 1
+            if not (index >= 0 and start < imports[index][1]):
+                continue
+        kept.add(start)
+    return sorted(kept)
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def walk_statements(body):
+    """Every statement, nested ones included (functions, classes, blocks), without entering expressions."""
+    for node in body:
+        yield node
+        for name in _BLOCKS:
+            inner = getattr(node, name, None)
+            if inner:
+                yield from walk_statements(inner)
 
 
 def _moved(mappings: MappingSet, module: str) -> bool:
