@@ -102,7 +102,7 @@ BROKEN = {
     "bad_regex": (E + "  - {kind: env-removal, old: X, when: {file-matches: ['(']}, pr: 1}\n",
                   "bad_regex.yaml:3: entry #1 (env-removal X): when: when.file-matches: bad regular expression '('"),
     "unknown_kind": (E + "  - {kind: key-rename2, old: a.b, new: c.d, pr: 1}\n",
-                     "unknown_kind.yaml:3: entry #1 (key-rename2 a.b): unknown kind 'key-rename2' (known: env-removal"),
+                     "unknown_kind.yaml:3: entry #1 (key-rename2 a.b): unknown kind 'key-rename2' (known: config-dir-move"),
     "missing_field": (E + "  - {kind: key-rename, old: a.b, pr: 1}\n",
                       "missing_field.yaml:3: entry #1 (key-rename a.b): missing field(s) new for key-rename"),
     "extra_field": (E + "  - {kind: key-rename, old: a.b, new: c.d, pr: 1, foo: 2}\n",

@@ -139,7 +139,7 @@ def render_steps(mappings) -> str:
     for table in mappings.tables:
         exact, subtrees = [], []
         for entry in table.entries:
-            if isinstance(entry, (KeyRename, KeyRemoval, KeyNoAction)):
+            if isinstance(entry, (KeyRename, KeyRemoval, KeyNoAction)) and not entry.scope:
                 (subtrees if entry.old.endswith(".*") else exact).append(_row(entry))
         if exact or subtrees:
             indent = "    "
@@ -179,8 +179,9 @@ def render_exceptions(mappings) -> str:
 
 
 def source(mappings, releases: tuple[str, ...]) -> bytes:
+    # main_ppo's keys only: scoped entries belong to other entry points' configs.
     entries = tuple(e for t in mappings.tables for e in t.entries
-                    if isinstance(e, (KeyRename, KeyRemoval)))
+                    if isinstance(e, (KeyRename, KeyRemoval)) and not e.scope)
     what = (f"Runtime aliases for {len(entries)} deprecated Hydra key(s), verl "
             f"{mappings.from_release} -> {mappings.to_release}.")
     removals = "; ".join(f"aliases from {t.release} go away in {removal_release(releases, t.release)}"
