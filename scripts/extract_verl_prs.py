@@ -49,10 +49,16 @@ def module_targets(module: str) -> list[str]:
     return [stem + ".py", stem + "/"]
 
 
+PACKAGE_MOVES: dict[str, str] = {}  # module-move old -> new, filled by main(): a later PR may touch the moved files
+
+
 def targets(entry: dict) -> list[str]:
     """Files or directories (ending in /) an entry names, which its PR is expected to touch."""
     kind = entry.get("kind", "")
     names = [entry[f] for f in ("old", "new") if isinstance(entry.get(f), str)]
+    if kind.startswith("module-"):
+        names += [new + n[len(old):] for n in list(names) for old, new in PACKAGE_MOVES.items()
+                  if n.startswith(old + ".")]
     if "file" in entry:  # value entries name the verl file that reads or checks the value
         return [entry["file"]]
     if kind.startswith("path-"):
@@ -145,6 +151,7 @@ def main() -> None:
 
     wanted: dict[int, list[str]] = {}
     names: dict[int, set[str]] = {}
+    PACKAGE_MOVES.update({e["old"]: e["new"] for e in table_entries() if e.get("kind") == "module-move"})
     for entry in table_entries():
         wanted.setdefault(int(entry["pr"]), []).extend(targets(entry))
         names.setdefault(int(entry["pr"]), set()).update(key_names(entry))

@@ -81,7 +81,8 @@ def test_every_broken_entry_of_a_table_is_reported(tmp_path):
         f"error: {bad}:2: entry #1 (key-rename a.b): missing field(s) new for key-rename",
         f"error: {bad}:3: entry #2 (key-renam c.d): unknown kind 'key-renam' (known: config-dir-move, "
         "config-dir-removal, config-name-move, entry-point-move, entry-point-removal, env-removal, env-rename, "
-        "key-no-action, key-removal, key-rename, key-scope, module-move, module-removal, path-move, path-removal, "
+        "key-no-action, key-removal, key-rename, key-scope, keyword-rename, module-move, module-no-action, "
+        "module-removal, path-move, path-removal, signature-change, symbol-move, symbol-removal, symbol-rename, "
         "var-rename)",
         f"error: {bad}:5: key-rename x.y: duplicate old 'x.y': already given at line 4",
     ], proc.stderr
