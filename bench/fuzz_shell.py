@@ -1,4 +1,4 @@
-"""Fuzz the rewriters through `engine.process_file` for a fixed time budget (not part of CI).
+"""Fuzz the rewriters through `fileprocess.process_file` for a fixed time budget (not part of CI).
 
     python bench/fuzz_shell.py --seconds 60                 # grammar-ish random mutations (no deps)
     python bench/fuzz_shell.py --seconds 60 --atheris       # coverage-guided (pip install atheris)
@@ -82,7 +82,7 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
 
 class Checker:
     def __init__(self, crashes: Path):
-        from migrator.cli import load_mappings
+        from migrator.cli.common import load_mappings
         from migrator.rewrite import REWRITERS
 
         self.mappings = load_mappings(None, "v0.8.0", ())
@@ -99,7 +99,7 @@ class Checker:
         return proc.returncode == 0
 
     def check(self, data: bytes) -> None:
-        from migrator.engine import process_file
+        from migrator.fileprocess import process_file
 
         for name in self.names:
             result = process_file(name, name, self.mappings, data=data)
@@ -145,7 +145,7 @@ def run_atheris(checker: Checker, seconds: float) -> None:
     import atheris
 
     with atheris.instrument_imports():
-        import migrator.engine  # noqa: F401
+        import migrator.fileprocess  # noqa: F401
         import migrator.rewrite.scan  # noqa: F401
         import migrator.rewrite.shell  # noqa: F401
     corpus = Path(checker.crashes).parent / "fuzz-corpus"

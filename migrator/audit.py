@@ -8,17 +8,15 @@ directory. Uncovered ones are listed with a suggested entry drafted by `derive`'
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import click
 import yaml
 
 from migrator import history
 from migrator.derive import Derivation, derive
 from migrator.mapping.entries import Entry
-from migrator.mapping.load import TableError, _family_match, load_builtin, load_table
+from migrator.mapping.load import _family_match, load_builtin, load_table
 
 # Where a change matters to the audit (uncommitted edits there make an audit of HEAD misleading).
 AUDITED_PREFIXES = ("examples/", "recipe/", "verl/trainer/config/")
@@ -38,6 +36,17 @@ class AuditResult:
     @property
     def ok(self) -> bool:
         return not self.uncovered_scripts and not self.uncovered_keys
+
+
+def audited_head(repo) -> str:
+    """HEAD, when nothing under AUDITED_PREFIXES has uncommitted changes (an audit reads commits)."""
+    dirty = history.dirty_paths(repo, AUDITED_PREFIXES)
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
+        raise history.HistoryError(
+            f"uncommitted changes under {', '.join(AUDITED_PREFIXES)} ({shown}); audit reads commits: "
+            f"commit or stash them, or name the revision with --head")
+    return "HEAD"
 
 
 def table_entries(extra_tables: list[str]) -> list[Entry]:
@@ -89,33 +98,3 @@ def format_report(result: AuditResult) -> str:
     if any(s["pr"] == PR_PLACEHOLDER for s in result.suggestions):
         lines.append(f"# replace {PR_PLACEHOLDER} with this pull request's number (or run audit with --pr N)")
     return "\n".join(lines) + "\n"
-
-
-@click.command("audit")
-@click.option("--repo", default=".", show_default=True, type=click.Path(), help="The verl git repository.")
-@click.option("--base", required=True, metavar="REV", help="The branch the change goes into (e.g. origin/main).")
-@click.option("--head", metavar="REV", help="The change (default: HEAD; needs a clean tree).")
-@click.option("--table", "tables", multiple=True, type=click.Path(dir_okay=False),
-              help="An extra mapping table that counts as coverage (repeatable).")
-@click.option("--pr", type=click.IntRange(min=1), help="The pull request number, for the suggested entries.")
-def command(repo, base, head, tables, pr):
-    """Exit 1 if BASE..HEAD deletes or moves a script or removes a config key that no table covers."""
-    from migrator.cli import EXIT_USAGE, EXIT_WORK_FOUND
-
-    try:
-        git_repo = history.open_repo(repo)
-        if head is None:
-            dirty = history.dirty_paths(git_repo, AUDITED_PREFIXES)
-            if dirty:
-                shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
-                raise history.HistoryError(
-                    f"uncommitted changes under {', '.join(AUDITED_PREFIXES)} ({shown}); audit reads commits: "
-                    f"commit or stash them, or name the revision with --head")
-            head = "HEAD"
-        entries = table_entries(list(tables))
-        result = audit(git_repo, base, head, entries, pr)
-    except (history.HistoryError, TableError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    click.echo(format_report(result), nl=False)
-    sys.exit(0 if result.ok else EXIT_WORK_FOUND)

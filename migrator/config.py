@@ -1,8 +1,14 @@
-"""`[tool.verl-migrate]` in the target's pyproject.toml: defaults that command-line flags override."""
+"""`[tool.verl-migrate]` in the target's pyproject.toml: defaults that command-line flags override.
+
+Every value is checked before a run starts, and every problem is reported at once, each as
+`pyproject.toml:LINE: [tool.verl-migrate] KEY: problem`.
+"""
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -13,10 +19,18 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 KNOWN = {"to": str, "from": str, "exclude": list, "table": list, "allow-dirty": bool, "output-format": str,
          "jobs": int}
+TYPE_NAMES = {str: "a string", list: "a list of strings", bool: "a boolean (true or false)", int: "an integer"}
+OUTPUT_FORMATS = ("text", "json")  # the rewrite's; lint's `github` is a flag only
+SECTION_HEADER = re.compile(r"""\s*\[\s*tool\s*\.\s*(?:verl-migrate|"verl-migrate"|'verl-migrate')\s*\]\s*(?:#.*)?$""")
+KEY_LINE = re.compile(r"""\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*=""")
 
 
 class ConfigError(Exception):
-    pass
+    """One or more problems; str() is one line per problem."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("\n".join(problems))
 
 
 def find_pyproject(paths: list[str]) -> Path | None:
@@ -42,19 +56,94 @@ def load_config(pyproject: Path | None) -> dict:
     if pyproject is None:
         return {}
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        text = pyproject.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{pyproject}: cannot read [tool.verl-migrate]: {exc}") from None
+        raise ConfigError([f"{pyproject}: cannot read [tool.verl-migrate]: {exc}"]) from None
     section = data.get("tool", {}).get("verl-migrate", {})
     if not isinstance(section, dict):
-        raise ConfigError(f"{pyproject}: [tool.verl-migrate] must be a table")
-    for key, value in section.items():
-        expected = KNOWN.get(key)
-        if expected is None:
-            raise ConfigError(f"{pyproject}: [tool.verl-migrate]: unknown option {key!r} "
-                              f"(known: {', '.join(sorted(KNOWN))})")
-        if not isinstance(value, expected) or (expected is list and not all(isinstance(v, str) for v in value)):
-            raise ConfigError(f"{pyproject}: [tool.verl-migrate]: {key} must be {expected.__name__}")
+        raise ConfigError([f"{pyproject}: [tool.verl-migrate] must be a table"])
+    lines = key_lines(text)
+    problems = [f"{pyproject}:{lines[key]}: {message}" if key in lines else f"{pyproject}: {message}"
+                for key, message in section_problems(section, pyproject.parent)]
+    if problems:
+        raise ConfigError(problems)
     if "table" in section:  # table paths are relative to the pyproject that names them
         section["table"] = [str((pyproject.parent / t).resolve()) for t in section["table"]]
+    if "exclude" in section:  # as given, and anchored at the pyproject's directory
+        from migrator.discover import anchor_patterns
+
+        section["exclude"] = list(anchor_patterns(section["exclude"], str(pyproject.parent)))
     return section
+
+
+def section_problems(section: dict, base: Path) -> list[tuple[str, str]]:
+    """(key, message) for every problem in the section, in the order the keys appear."""
+    problems = []
+    for key, value in section.items():
+        where = f"[tool.verl-migrate] {key}"
+        expected = KNOWN.get(key)
+        if expected is None:
+            close = difflib.get_close_matches(key, KNOWN, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append((key, f"[tool.verl-migrate]: unknown option {key!r} (known: {', '.join(sorted(KNOWN))}){hint}"))
+            continue
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            problems.append((key, f"{where}: must be {TYPE_NAMES[expected]}, not {value!r}"))
+            continue
+        if expected is list:
+            bad = [f"#{i + 1} {v!r}" for i, v in enumerate(value) if not isinstance(v, str)]
+            if bad:
+                problems.append((key, f"{where}: every item must be a string (not {', '.join(bad)})"))
+                continue
+        message = _value_problem(key, value, base)
+        if message:
+            problems.append((key, f"{where}: {message}"))
+    return problems
+
+
+def _value_problem(key: str, value, base: Path) -> str | None:
+    if key in ("to", "from"):
+        known = known_releases()
+        if known and value not in known:
+            from migrator.mapping.compose import unknown_release_message
+
+            return unknown_release_message(value, known)
+    elif key == "jobs" and value < 1:
+        return f"must be at least 1, not {value}"
+    elif key == "output-format" and value not in OUTPUT_FORMATS:
+        return f"must be one of {', '.join(map(repr, OUTPUT_FORMATS))}, not {value!r}"
+    elif key == "table":
+        missing = [t for t in value if not (base / t).is_file()]
+        if missing:
+            return f"no such table file: {', '.join(missing)} (relative to {base})"
+    return None
+
+
+def known_releases() -> list[str]:
+    """The built-in release names, in order; [] when they cannot be read (the run reports that itself)."""
+    import yaml
+
+    from migrator.mapping.load import TableError, builtin_mappings_dir
+
+    try:
+        data = yaml.safe_load((builtin_mappings_dir() / "verl" / "releases.yaml").read_text(encoding="utf-8"))
+        return [str(r) for r in data["releases"]]
+    except (TableError, OSError, yaml.YAMLError, KeyError, TypeError):
+        return []
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """The line of each key in the `[tool.verl-migrate]` table of a TOML text (a best effort: the
+    values themselves come from the TOML parser)."""
+    lines: dict[str, int] = {}
+    inside = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("["):
+            inside = bool(SECTION_HEADER.match(line))
+            continue
+        if inside:
+            match = KEY_LINE.match(line)
+            if match:
+                lines.setdefault(next(g for g in match.groups() if g), number)
+    return lines

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
+import stat
 import subprocess
 from collections.abc import Iterator
 from typing import NamedTuple
@@ -17,19 +19,78 @@ class Candidate(NamedTuple):
     skip_reason: str | None = None
 
 
+SYMLINK_PATH = "is a symlink"  # a PATH given that is one: refused (the engine fails it), never followed
 ALWAYS_PRUNED = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".venv",
                            "node_modules"})
 
 
-def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
-    parts = rel.split("/")
+class ExcludeMatcher:
+    """`--exclude` patterns for one walked root. A relative pattern matches the path relative to that
+    root, or any one of its parts (`vendor` skips every `vendor/`); an absolute one matches the absolute
+    path (the command line anchors its patterns at the current directory, pyproject's at its directory).
+    In both, `*` stays within one path part and `**` crosses parts (`**/vendor`, `tree/**/gen_*.sh`)."""
+
+    def __init__(self, patterns: tuple[str, ...], root: str):
+        self.root = os.path.abspath(root)
+        self.relative, self.absolute = [], []
+        for pattern in patterns:
+            pattern = pattern.rstrip("/") or pattern
+            if os.path.isabs(pattern):
+                self.absolute.append(glob_regex(os.path.normpath(pattern)))
+            else:
+                pattern = os.path.normpath(pattern) if pattern not in (".", "") else pattern
+                self.relative.append((pattern, glob_regex(pattern)))
+
+    def __bool__(self) -> bool:
+        return bool(self.relative or self.absolute)
+
+    def __call__(self, rel: str) -> bool:
+        parts = rel.split("/")
+        for pattern, regex in self.relative:
+            # fnmatch's `*` also crosses `/`: kept, so patterns written for it still match.
+            if fnmatch.fnmatch(rel, pattern) or regex.match(rel) or any(fnmatch.fnmatch(p, pattern) for p in parts):
+                return True
+        if self.absolute:
+            full = f"{self.root}/{rel}"
+            return any(regex.match(full) for regex in self.absolute)
+        return False
+
+
+def anchor_patterns(patterns, base: str) -> tuple[str, ...]:
+    """Each pattern as given (relative to each walked root) and, if relative, also anchored at `base`."""
+    anchored: list[str] = []
     for pattern in patterns:
-        pat = pattern.rstrip("/")
-        if fnmatch.fnmatch(rel, pat) or any(fnmatch.fnmatch(p, pat) for p in parts):
-            return True
-        if fnmatch.fnmatch(rel, pat + "/*"):
-            return True
-    return False
+        anchored.append(pattern)
+        if not os.path.isabs(pattern):
+            anchored.append(os.path.normpath(os.path.join(os.path.abspath(base), pattern)))
+    return tuple(anchored)
+
+
+def glob_regex(pattern: str) -> re.Pattern:
+    """A glob as a regex over `/`-separated paths: `*`, `?`, `[...]` within a part, `**` across parts."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2:]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1:end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
 
 
 def git_toplevel(directory: str) -> str | None:
@@ -59,8 +120,11 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[Candid
     """Every regular file under `paths`, in a stable order; skipped ones carry a reason."""
     seen: set[tuple[int, int]] = set()  # (device, inode): the same file reached twice is processed once
     for given in paths:
-        if os.path.islink(given) and not os.path.isdir(given):
-            yield from _symlink_candidate(given, given, os.path.dirname(os.path.abspath(given)) or ".")
+        if os.path.islink(given.rstrip("/") or given):  # file or directory, `link/` too: never followed
+            target = os.path.realpath(given)
+            exists = os.path.exists(target)
+            yield Candidate(given, given, f"{SYMLINK_PATH}; pass its target ({target})" if exists
+                            else "broken symlink or symlink loop")
             continue
         if os.path.isfile(given):
             st = os.stat(given)
@@ -69,9 +133,29 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[Candid
                 yield Candidate(given, given)
             continue
         if not os.path.isdir(given):
-            yield Candidate(given, given, "no such file or directory")
+            yield Candidate(given, given, path_problem(given) or "not a regular file or directory")
             continue
         yield from _walk(given, exclude, seen)
+
+
+FILE_TYPES = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+              (stat.S_ISBLK, "block device"))
+
+
+def path_problem(path: str) -> str | None:
+    """Why a path given on the command line cannot be migrated, or None when it can (or is a symlink)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return "no such file or directory"
+    except NotADirectoryError:
+        return "no such file or directory (a parent is not a directory)"
+    except OSError as exc:
+        return f"cannot stat: {exc.strerror}"
+    for is_type, name in FILE_TYPES:
+        if is_type(mode):
+            return f"not a regular file or directory: {name}"
+    return None
 
 
 def _symlink_candidate(path: str, display: str, root: str) -> Iterator[Candidate]:
@@ -88,6 +172,7 @@ def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> It
     """os.walk's top-down order (a directory's files, then its subdirectories), from one scandir per
     directory: the entry types and inodes come with the listing, so a file costs no stat call."""
     ignored = _git_ignored(root) or set()
+    excluded = ExcludeMatcher(exclude, root)
     errors: list[OSError] = []
     stack = [(root, "")]
     while stack:
@@ -108,13 +193,13 @@ def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> It
             except OSError:
                 is_dir = False
             if is_dir:
-                if name in ALWAYS_PRUNED or rel in ignored or (exclude and _excluded(rel, exclude)):
+                if name in ALWAYS_PRUNED or rel in ignored or (excluded and excluded(rel)):
                     continue
                 if entry.is_symlink():
                     continue  # never follow directory symlinks: they may leave the tree or loop
                 subdirs.append((entry.path, rel))
                 continue
-            if rel in ignored or (exclude and _excluded(rel, exclude)) or \
+            if rel in ignored or (excluded and excluded(rel)) or \
                     name.startswith((".verl-migrate-", ".verl-migrate.lock")):
                 continue
             full = entry.path

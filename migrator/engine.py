@@ -1,186 +1,39 @@
-"""The one place that applies edits, validates the result and writes files.
+"""The run: discover, process every file (`fileprocess`, in `parallel` workers), guard, write.
 
-Rewriters only locate spans; here each file becomes a `FileResult` value (changed, unchanged,
-skipped with a reason, failed with an error), and one file's failure never stops the run.
+Files are written only here, atomically and after the git guard; a write failure turns that file's
+`FileResult` into a failure, never stops the run.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from migrator.atomic import replace_atomically, sync_directories
-from migrator.edits import Edit, Finding, SourceNotParsed
+from migrator.discover import SYMLINK_PATH, discover
+from migrator.filekind import build_prefilter
+from migrator.fileprocess import FileResult
 from migrator.mapping import MappingSet
-from migrator.rewrite import load_rewriter, spec_for
-
-SUPPRESS_MARKER = b"verl-migrate: skip"
-BINARY_SNIFF = 8192
-
-
-@dataclass(frozen=True)
-class ReportedFinding:
-    """A finding placed in its file: what `file:line:col: message (hint) [verl#PR]` prints."""
-
-    path: str
-    line: int
-    col: int
-    kind: str
-    message: str
-    hint: str | None
-    prs: tuple[int, ...]
-    severity: str
-
-    def format(self) -> str:
-        hint = f" ({self.hint})" if self.hint else ""
-        prs = "".join(f" [verl#{pr}]" for pr in self.prs)
-        return f"{self.path}:{self.line}:{self.col}: {self.message}{hint}{prs}"
-
-
-@dataclass(frozen=True)
-class AppliedEdit:
-    line: int
-    kind: str
-    message: str
-    prs: tuple[int, ...]
-    in_comment: bool
-
-
-@dataclass
-class FileResult:
-    path: str
-    status: str  # "changed" | "unchanged" | "skipped" | "failed"
-    reason: str | None = None
-    kind: str | None = None
-    edits: list[AppliedEdit] = field(default_factory=list)
-    findings: list[ReportedFinding] = field(default_factory=list)
-    before: bytes | None = field(default=None, repr=False)
-    after: bytes | None = field(default=None, repr=False)
-
-    @property
-    def edit_counts(self) -> Counter:
-        return Counter(e.kind for e in self.edits)
-
-
-def line_col(source: bytes, offset: int) -> tuple[int, int]:
-    line = source.count(b"\n", 0, offset) + 1
-    line_start = source.rfind(b"\n", 0, offset) + 1
-    return line, offset - line_start + 1
-
-
-def _suppressed_lines(source: bytes) -> set[int]:
-    if SUPPRESS_MARKER not in source:
-        return set()
-    return {i + 1 for i, line in enumerate(source.split(b"\n")) if SUPPRESS_MARKER in line}
-
-
-def apply_edits(source: bytes, edits: list[Edit]) -> tuple[bytes, list[Edit], list[Edit]]:
-    """Apply non-overlapping edits; returns (new source, applied, rejected as overlapping)."""
-    ordered = sorted(dict.fromkeys(edits), key=lambda e: (e.start, e.end))
-    applied, rejected, out, cursor = [], [], [], 0
-    for edit in ordered:
-        if edit.start < cursor:
-            rejected.append(edit)
-            continue
-        out.append(source[cursor:edit.start])
-        out.append(edit.replacement)
-        cursor = edit.end
-        applied.append(edit)
-    out.append(source[cursor:])
-    return b"".join(out), applied, rejected
-
-
-def sniff_skip_reason(data: bytes) -> str | None:
-    """Why a file's bytes are not text we edit, or None."""
-    head = data[:BINARY_SNIFF]
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "UTF-16 encoded text is not supported"
-    if b"\x00" in head:
-        return "binary file"
-    return None
-
-
-def process_file(path: str, display: str, mappings: MappingSet, prefilter=None, data: bytes | None = None,
-                 spec=None) -> FileResult:
-    """Locate, apply and validate the edits for one file. Never writes; never raises.
-
-    `spec`: the rewriter when the caller already decided it (from the name or the `#!` line)."""
-    try:
-        return _process(path, display, mappings, prefilter, data, spec)
-    except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
-        return FileResult(display, "failed", reason=f"internal error: {type(exc).__name__}: {exc}")
-
-
-def _process(path: str, display: str, mappings: MappingSet, prefilter, data: bytes | None, spec) -> FileResult:
-    if data is None:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            return FileResult(display, "skipped", reason=f"unreadable: {exc.strerror or exc}")
-    reason = sniff_skip_reason(data)
-    if reason:
-        return FileResult(display, "skipped", reason=reason)
-    if spec is None:
-        head = data[3:200] if data.startswith(b"\xef\xbb\xbf") else data[:200]
-        spec = spec_for(os.path.basename(path), head)
-    if spec is None:
-        return FileResult(display, "skipped", reason="not a file kind verl-migrate rewrites")
-    if prefilter is not None and not prefilter(data, spec.kind):
-        return FileResult(display, "unchanged", kind=spec.kind)
-    rewriter = load_rewriter(spec)
-    try:
-        located = rewriter.locate(data, mappings, display)
-    except SourceNotParsed as exc:
-        return FileResult(display, "skipped", reason=str(exc), kind=spec.kind)
-    suppressed = _suppressed_lines(data)
-
-    def keep(offset_start: int, offset_end: int) -> bool:
-        if not suppressed:
-            return True
-        first = line_col(data, offset_start)[0]
-        last = line_col(data, max(offset_start, offset_end - 1))[0]
-        return not any(n in suppressed for n in range(first, last + 1))
-
-    edits = [e for e in located.edits if keep(e.start, e.end)]
-    findings = [f for f in located.findings if keep(f.offset, f.offset)]
-    new, applied, rejected = apply_edits(data, edits)
-    for edit in rejected:
-        findings.append(Finding(edit.start, edit.kind, f"overlapping edit not applied: {edit.message}",
-                                None, edit.prs))
-    reported = [ReportedFinding(display, *line_col(data, f.offset), f.kind, f.message, f.hint, f.prs, f.severity)
-                for f in sorted(findings, key=lambda f: f.offset)]
-    applied_report = [AppliedEdit(line_col(data, e.start)[0], e.kind, e.message, e.prs, e.in_comment)
-                      for e in applied]
-    if new == data:
-        return FileResult(display, "unchanged", kind=spec.kind, findings=reported)
-    try:
-        problem = None if _keeps_validity(rewriter, data, applied) else _validate(rewriter, data, new, mappings)
-    except SourceNotParsed as exc:
-        return FileResult(display, "skipped", reason=str(exc), kind=spec.kind, findings=reported)
-    if problem:
-        return FileResult(display, "failed", reason=f"left untouched: {problem}", kind=spec.kind, findings=reported)
-    return FileResult(display, "changed", kind=spec.kind, edits=applied_report, findings=reported,
-                      before=data, after=new)
-
-
-def _keeps_validity(rewriter, before: bytes, applied: list[Edit]) -> bool:
-    """Rewriters whose validation is costly (a `bash -n` process) may prove some edits harmless."""
-    proof = getattr(rewriter, "edits_keep_validity", None)
-    return proof is not None and proof(before, applied)
-
-
-def _validate(rewriter, before: bytes, after: bytes, mappings: MappingSet) -> str | None:
-    """Rewriters that check the result against the intended changes (YAML) declare it and get the mappings."""
-    if getattr(rewriter, "VALIDATE_WITH_MAPPINGS", False):
-        return rewriter.validate(before, after, mappings)
-    return rewriter.validate(before, after)
+from migrator.parallel import process_candidates
 
 
 class WriteError(Exception):
     pass
+
+
+def writable_by_mode(st: os.stat_result) -> bool:
+    """Whether the mode bits let whoever runs us write the file. Not `os.access`: for root every
+    check passes, and a 0444 script in a training container is still its owner's "don't edit";
+    root writes a file when any class may write it."""
+    euid = os.geteuid()
+    if euid == 0:
+        return bool(st.st_mode & 0o222)
+    if st.st_uid == euid:
+        return bool(st.st_mode & stat.S_IWUSR)
+    if st.st_gid == os.getegid() or st.st_gid in os.getgroups():
+        return bool(st.st_mode & stat.S_IWGRP)
+    return bool(st.st_mode & stat.S_IWOTH)
 
 
 def write_atomic(path: str, before: bytes, after: bytes) -> None:
@@ -188,17 +41,19 @@ def write_atomic(path: str, before: bytes, after: bytes) -> None:
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
         raise WriteError("is a symlink; not writing through it")
-    if not os.access(path, os.W_OK):  # the rename would succeed, but the owner said "don't edit"
+    if not writable_by_mode(st):  # the rename would succeed, but the owner said "don't edit"
         raise WriteError("the file is read-only; make it writable to migrate it")
     with open(path, "rb") as fh:
         if fh.read() != before:
             raise WriteError("changed on disk while verl-migrate ran; run again")
-    replace_atomically(path, after, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid), sync_directory=False)
+    replace_atomically(path, after, stat.S_IMODE(st.st_mode), (st.st_uid, st.st_gid), sync_directory=False,
+                       attributes_of=path)
 
 
-def write_results(results: list[FileResult], paths: dict[str, str]) -> None:
-    """Write every changed result; a write failure turns that result into a failure. Each directory
-    is fsynced once after its files (a rename is atomic at once; the fsync only makes it durable)."""
+def write_results(results: list[FileResult], paths: dict[str, str], on_failed=None) -> None:
+    """Write every changed result; a write failure (a full disk, EIO, a read-only file, ...) turns that
+    result into a failure, passed to `on_failed`. Each directory is fsynced once after its files (a
+    rename is atomic at once; the fsync only makes it durable)."""
     written = []
     for result in results:
         if result.status != "changed":
@@ -209,6 +64,8 @@ def write_results(results: list[FileResult], paths: dict[str, str]) -> None:
         except (OSError, WriteError) as exc:
             result.status = "failed"
             result.reason = f"could not write: {getattr(exc, 'strerror', None) or exc}"
+            if on_failed is not None:
+                on_failed(result)
     sync_directories(written)
 
 
@@ -218,6 +75,7 @@ class RunOptions:
     exclude: tuple[str, ...] = ()
     write: bool = True
     allow_dirty: bool = False
+    allow_staged: bool = False  # changes all staged count as clean (the pre-commit hook)
     jobs: int = 1
 
 
@@ -231,22 +89,20 @@ def run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=Non
     """Discover, process and (unless dry) write; the git guard runs before the first write.
 
     A writing run holds the lock of its trees (`migrator.lock`; raises `LockHeld` when another run
-    has it) and first removes temp files that a killed run left behind. Dry runs take no lock."""
+    has it) and first removes temp files that a killed run left behind. Dry runs take no lock.
+    `on_note` gets lines for a person: notes, and `error: PATH: could not write: ...` for a file that
+    `on_result` reported as changed and whose write then failed."""
+    note = on_note or (lambda message: None)
     if not options.write:
-        return _run(options, mappings, on_result, prefilter)
+        return _run(options, mappings, on_result, prefilter, note)
     from migrator.lock import remove_stale_temp_files, run_lock
 
-    note = on_note or (lambda message: None)
     with run_lock(options.paths, note) as me:
         remove_stale_temp_files(options.paths, me, note)
-        return _run(options, mappings, on_result, prefilter)
+        return _run(options, mappings, on_result, prefilter, note)
 
 
-def _run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=None) -> list[FileResult]:
-    from migrator.discover import discover
-    from migrator.parallel import process_candidates
-    from migrator.prefilter import build_prefilter
-
+def _run(options: RunOptions, mappings: MappingSet, on_result, prefilter, note) -> list[FileResult]:
     if prefilter is None:
         prefilter = build_prefilter(mappings)
     results: list[FileResult] = []
@@ -255,6 +111,8 @@ def _run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=No
     for candidate, result in process_candidates(candidates, mappings, prefilter, options.jobs):
         if not candidate.skip_reason:
             paths[candidate.display] = candidate.path
+        elif candidate.skip_reason.startswith(SYMLINK_PATH):
+            result.status = "failed"  # asked for by name and not done: an error, not a quiet skip
         results.append(result)
         if on_result is not None:
             on_result(result)
@@ -263,8 +121,8 @@ def _run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=No
         if changed and not options.allow_dirty:
             from migrator.gitguard import dirty_files
 
-            dirty = dirty_files(changed)
+            dirty = dirty_files(changed, staged_ok=options.allow_staged)
             if dirty:
                 raise DirtyFilesError(dirty)
-        write_results(results, paths)
+        write_results(results, paths, lambda failed: note(f"error: {failed.path}: {failed.reason}"))
     return results

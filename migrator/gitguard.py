@@ -10,8 +10,10 @@ class GitGuardError(Exception):
     pass
 
 
-def dirty_files(paths: list[str]) -> list[str]:
-    """Those of `paths` that are modified, staged, or untracked in their git work tree."""
+def dirty_files(paths: list[str], staged_ok: bool = False) -> list[str]:
+    """Those of `paths` that are modified, staged, or untracked in their git work tree. With `staged_ok`,
+    a file whose changes are all staged is clean: the index keeps its content, and `git diff` will show
+    exactly our edits (what a pre-commit hook needs)."""
     if not paths:
         return []
     import git  # gitpython, loaded only when something is about to be written
@@ -34,7 +36,9 @@ def dirty_files(paths: list[str]) -> list[str]:
         repo = repos[top]
         rel = {os.path.relpath(os.path.realpath(p), top).replace(os.sep, "/"): p for p in members}
         try:
-            out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--", *sorted(rel))
+            # Literal pathspecs: a file named `:wip.sh` or `:(glob)y.sh` is that file, not pathspec magic.
+            out = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--", *sorted(rel),
+                                  env={"GIT_LITERAL_PATHSPECS": "1"})
         except Exception as exc:  # noqa: BLE001 - gitpython raises many kinds; say what git said
             raise GitGuardError(f"git status failed in {top}: {exc}") from None
         entries = out.split("\0")
@@ -47,6 +51,6 @@ def dirty_files(paths: list[str]) -> list[str]:
             code, name = item[:2], item[3:]
             if code[0] in "RC":
                 i += 1  # the rename source follows
-            if name in rel:
+            if name in rel and not (staged_ok and code[1] == " "):
                 dirty.append(rel[name])
     return sorted(set(dirty))

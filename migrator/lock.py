@@ -32,6 +32,8 @@ TEMP_FILE_RE = re.compile(r"\.verl-migrate-.{0,50}\.[A-Za-z0-9_]{8}\.tmp\Z", re.
 # What _create below writes before linking it to the lock name.
 LOCK_PART_RE = re.compile(r"\.verl-migrate-lock\.[0-9]+\.[0-9]+\.part\Z")
 PRUNED = frozenset({".git", ".hg", ".svn", "node_modules"})
+# Errors creating the lock that mean "this tree cannot be written now": run without a lock there.
+UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO})
 
 
 class LockHeld(Exception):
@@ -151,7 +153,7 @@ def _acquire(root: str, me: LockInfo, note: Callable[[str], None]) -> str | None
             if _create(path, me.dumps()):
                 return path
         except OSError as exc:
-            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            if exc.errno in UNWRITABLE:  # the writes will fail the same way, each one reported
                 note(f"note: cannot create {path} ({exc.strerror}); running without a lock there")
                 return None
             raise

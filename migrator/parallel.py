@@ -1,23 +1,26 @@
 """Process discovered files in worker processes, streaming results back in discovery order.
 
-Workers get the composed tables once (fork shares them; other start methods pickle them once per worker
-through the initializer) and then only chunks of paths: file bytes never cross a process boundary, except
+Workers get the composed tables once (fork shares them; other start methods pickle them once per worker)
+and then only chunks of paths: file bytes never cross a process boundary, except
 the before/after of files that change. At most a few chunks are in flight, so memory stays flat however
-large the tree. Small runs (pre-commit: a handful of files) never start a pool.
+large the tree. Small runs (pre-commit: a handful of files) never start a pool. A worker that dies
+(the OOM killer) fails the files of the chunk it held, with the signal, and the run goes on.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
+from multiprocessing.connection import wait
 
 from migrator.discover import Candidate
-from migrator.engine import FileResult, process_file, sniff_skip_reason
-from migrator.prefilter import NOT_A_KIND, KindPrefilter as Prefilter, kind_for, skip_reason_by_name
+from migrator.filekind import NOT_A_KIND, KindPrefilter as Prefilter, kind_for, skip_reason_by_name
+from migrator.fileprocess import FileResult, process_file, sniff_skip_reason
 
 # Below this many files one process is faster than starting workers.
 SERIAL_BELOW = 256
@@ -135,19 +138,137 @@ def _merge(batch: list[Candidate], results: list) -> Iterator[tuple[Candidate, F
         yield candidate, _expand(candidate, compact)
 
 
+def _serve(conn, inherited: list, mappings, prefilter) -> None:
+    """A worker: chunks in, results out, until the parent says stop or goes away (EOF on the pipe)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops us
+    for other in inherited:
+        other.close()  # the parent's ends of the other pipes: else they would never see EOF
+    _init_worker(mappings, prefilter)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        index, batch = task
+        try:
+            conn.send((index, _process_chunk(batch)))
+        except OSError:
+            return
+
+
+class _Worker:
+    """One worker process, our end of its pipe, and the chunk it is working on (`task`)."""
+
+    def __init__(self, context, mappings, prefilter, others: list["_Worker"]):
+        ours, theirs = context.Pipe()
+        inherited = [w.conn for w in others] + [ours] if context.get_start_method() == "fork" else []
+        self.process = context.Process(target=_serve, args=(theirs, inherited, mappings, prefilter), daemon=True)
+        self.process.start()
+        theirs.close()
+        self.conn = ours
+        self.task: tuple[int, list[Candidate]] | None = None
+
+    def death(self) -> str:
+        """Why the process is gone: `killed by signal 9 (SIGKILL)`, `exited with code 1`."""
+        self.process.join(5)
+        if self.process.is_alive():  # it closed its pipe but lingers: not ours to trust any more
+            self.process.kill()
+            self.process.join()
+        code = self.process.exitcode
+        if code is not None and code < 0:
+            try:
+                name = f" ({signal.Signals(-code).name})"
+            except ValueError:
+                name = ""
+            return f"killed by signal {-code}{name}"
+        return f"exited with code {code}"
+
+    def stop(self, wait: float) -> None:
+        if self.task is None and self.process.is_alive():
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+        self.process.join(wait)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+        self.conn.close()
+
+
+def _lost(batch: list[Candidate], why: str) -> list:
+    """Results for a chunk whose worker died: what the name settles, else failed with the reason."""
+    return [decided_by_name(c) or FileResult(c.display, "failed", reason=why) for c in batch]
+
+
 def _pooled(stream: Iterator[Candidate], mappings, prefilter, jobs: int) -> Iterator[tuple[Candidate, FileResult]]:
-    pool = _context().Pool(jobs, initializer=_init_worker, initargs=(mappings, prefilter))
-    pending: deque = deque()
+    """Chunks to `jobs` workers, each over its own pipe, so a worker that dies (the OOM killer) is seen
+    at once (its pipe ends, its sentinel fires): the files of the chunk it held fail with the reason,
+    a new worker takes its place, and the run goes on. (multiprocessing.Pool would wait forever.)"""
+    context = _context()
+    workers: list[_Worker] = []
+    for _ in range(jobs):
+        workers.append(_Worker(context, mappings, prefilter, workers))
+    window: deque = deque()  # (index, chunk) in discovery order, until yielded
+    waiting: deque = deque()  # (index, chunk) not yet sent to a worker
+    done: dict[int, list] = {}
+    batches = enumerate(_batches(stream))
+    exhausted, idle_deaths, finished = False, 0, False
+
+    def replace(worker: _Worker) -> None:
+        worker.conn.close()
+        workers[workers.index(worker)] = _Worker(context, mappings, prefilter,
+                                                 [w for w in workers if w is not worker])
+
     try:
-        for batch in _batches(stream):
-            pending.append((batch, pool.apply_async(_process_chunk, (batch,))))
-            while len(pending) >= jobs * IN_FLIGHT_PER_WORKER:
-                done, result = pending.popleft()
-                yield from _merge(done, result.get())
-        while pending:
-            done, result = pending.popleft()
-            yield from _merge(done, result.get())
-        pool.close()
+        while True:
+            while not exhausted and len(window) < jobs * IN_FLIGHT_PER_WORKER:
+                item = next(batches, None)
+                if item is None:
+                    exhausted = True
+                    break
+                window.append(item)
+                waiting.append(item)
+            for worker in list(workers):
+                if worker.task is not None or not waiting:
+                    continue
+                try:
+                    worker.conn.send(waiting[0])
+                    worker.task = waiting.popleft()
+                except OSError:  # died while idle: it held no files; start another (a few times at most)
+                    why = worker.death()
+                    idle_deaths += 1
+                    if idle_deaths > 2 * jobs:
+                        for index, batch in waiting:
+                            done[index] = _lost(batch, f"not processed: worker processes keep dying ({why})")
+                        waiting.clear()
+                        break
+                    replace(worker)
+            while window and window[0][0] in done:
+                index, batch = window.popleft()
+                yield from _merge(batch, done.pop(index))
+            if exhausted and not window:
+                finished = True
+                return
+            busy = [w for w in workers if w.task is not None]
+            if not busy:
+                continue
+            ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy]))
+            for worker in busy:
+                if worker.conn not in ready and worker.process.sentinel not in ready:
+                    continue
+                try:
+                    index, results = worker.conn.recv()
+                except (EOFError, OSError):
+                    index, batch = worker.task
+                    done[index] = _lost(batch, f"worker process died: {worker.death()}")
+                    worker.task = None
+                    replace(worker)
+                    continue
+                done[index] = results
+                worker.task = None
     finally:
-        pool.terminate()
-        pool.join()
+        for worker in workers:
+            worker.stop(5 if finished else 0)

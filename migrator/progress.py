@@ -1,12 +1,16 @@
-"""A one-line progress display on stderr for long runs: `\\r1234 files, 5 changed, 2100 files/s`.
+"""A one-line progress display on stderr for long runs:
+`\\r1234/5000 files (24%), 5 changed, 2100 files/s, ETA 2s`.
 
 Shown only on a terminal, only once a run has taken about a second, and never with `-q` or JSON output;
-plain ANSI (carriage return, erase to end of line), no dependency.
+plain ANSI (carriage return, erase to end of line), no dependency. The total comes from a second,
+cheap discovery pass in a background thread (only when the line is shown): until it is known, the
+line shows the count and the rate alone.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 DELAY_SECONDS = 1.0
@@ -44,10 +48,21 @@ class Progress:
         self.last_draw = now
         self.draw(now)
 
+    def count_in_background(self, candidates) -> None:
+        """Set `total` from `candidates()` (an iterable of every file the run will report) in a thread."""
+        if not self.enabled:
+            return
+
+        def count() -> None:
+            try:
+                self.total = sum(1 for _ in candidates())
+            except Exception:  # noqa: BLE001 - a progress total is never worth failing a run for
+                pass
+
+        threading.Thread(target=count, name="progress-total", daemon=True).start()
+
     def draw(self, now: float) -> None:
-        elapsed = max(now - self.start, 1e-6)
-        done = f"{self.done}/{self.total}" if self.total else str(self.done)
-        self.stream.write(f"{ERASE_LINE}{done} files, {self.changed} {self.verb}, {self.done / elapsed:.0f} files/s")
+        self.stream.write(ERASE_LINE + progress_line(self.done, self.total, self.changed, self.verb, now - self.start))
         self.stream.flush()
         self.shown = True
 
@@ -58,3 +73,22 @@ class Progress:
             self.stream.flush()
             self.shown = False
             self.last_draw = 0.0
+
+
+def progress_line(done: int, total: int | None, changed: int, verb: str, elapsed: float) -> str:
+    """`1234/5000 files (24%), 5 changed, 2100 files/s, ETA 2s`; without a total, count and rate only."""
+    rate = done / max(elapsed, 1e-6)
+    if not total:
+        return f"{done} files, {changed} {verb}, {rate:.0f} files/s"
+    total = max(total, done)  # files created during the run
+    eta = format_seconds((total - done) / rate) if rate > 0 else "?"
+    return f"{done}/{total} files ({100 * done // total}%), {changed} {verb}, {rate:.0f} files/s, ETA {eta}"
+
+
+def format_seconds(seconds: float) -> str:
+    seconds = int(seconds + 0.5)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
-from migrator.engine import FileResult
+from migrator.fileprocess import FileResult
 
 
 @dataclass

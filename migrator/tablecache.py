@@ -32,8 +32,10 @@ def cache_dir() -> Path | None:
     return Path(xdg) / "verl-migrate" if xdg else Path.home() / ".cache" / "verl-migrate"
 
 
-def cache_key(from_release: str | None, to_release: str | None, tables: tuple[str, ...]) -> str | None:
-    """The hash naming the cache entry, or None when an input cannot be read (then nothing is cached)."""
+def cache_key(from_release: str | None, to_release: str | None, tables: tuple[str, ...],
+              table_bytes: tuple[bytes, ...] | None = None) -> str | None:
+    """The hash naming the cache entry, or None when an input cannot be read (then nothing is cached).
+    `table_bytes`: the `tables` already read (a pipe cannot be read twice)."""
     from migrator.mapping.load import builtin_mappings_dir
 
     digest = hashlib.sha256()
@@ -44,9 +46,11 @@ def cache_key(from_release: str | None, to_release: str | None, tables: tuple[st
         # The facts decide which names are live (compose) and so the prefilter's tokens: they count too.
         facts = sorted(p for p in (builtin / "facts").rglob("*") if p.is_file())
         inputs = (sorted(builtin.glob("*.yaml")) + facts + sorted(code.glob("*.py"))
-                  + [Path(__file__).resolve().parent / "prefilter.py"] + [Path(t) for t in tables])
-        for path in inputs:
-            data = path.read_bytes()
+                  + [Path(__file__).resolve().parent / name for name in ("prefilter.py", "filekind.py")])
+        read = [(path, path.read_bytes()) for path in inputs]
+        read += zip(map(Path, tables), table_bytes if table_bytes is not None else
+                    [Path(t).read_bytes() for t in tables])
+        for path, data in read:
             digest.update(str(path).encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
     except Exception:  # noqa: BLE001 - an unreadable input: compose (and report) without the cache
         return None
@@ -95,15 +99,18 @@ def store(key: str, value) -> None:
 
 def composed(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
     """(MappingSet, Prefilter) from the cache, else composed now and stored. Raises TableError."""
-    key = cache_key(from_release, to_release, tables)
+    from migrator.mapping.load import read_table
+
+    sources = [(t, read_table(Path(t))) for t in tables]  # once each: `--table <(cmd)` is a pipe
+    key = cache_key(from_release, to_release, tables, tuple(data for _, data in sources))
     if key is not None:
         cached = load(key)
         if cached is not None:
             return cached
     from migrator.mapping import compose, load_builtin
-    from migrator.prefilter import build_prefilter
+    from migrator.filekind import build_prefilter
 
-    mappings = compose(load_builtin(), from_release, to_release, list(tables))
+    mappings = compose(load_builtin(), from_release, to_release, sources)
     value = (mappings, build_prefilter(mappings))
     if key is not None:
         store(key, value)

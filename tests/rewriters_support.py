@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from migrator.engine import process_file
+from migrator.fileprocess import process_file
 from migrator.mapping import compose
 from migrator.mapping.load import load_release_index
 

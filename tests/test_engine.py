@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 
 from migrator.edits import Edit
-from migrator.engine import apply_edits, process_file, run, RunOptions, write_atomic
+from migrator.engine import run, RunOptions, write_atomic
+from migrator.fileprocess import apply_edits, process_file
 
 OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
@@ -110,18 +111,20 @@ def test_one_failure_does_not_stop_the_run(tmp_path, core_mappings, monkeypatch)
 
 def test_without_bash_a_reparse_must_not_add_errors(monkeypatch):
     from migrator.rewrite import shell
+    from migrator.rewrite.shell import validity
 
-    monkeypatch.setattr(shell.shutil, "which", lambda name: None)
+    monkeypatch.setattr(validity.shutil, "which", lambda name: None)
     assert shell.validate(b"echo a\n", b"echo b\n") is None
     assert "parse errors" in shell.validate(b"echo a\n", b"echo $(( \n")
 
 
 def test_bash_n_runs_only_when_an_edit_could_change_what_bash_parses(tmp_path, core_mappings, monkeypatch):
     from migrator.rewrite import shell
+    from migrator.rewrite.shell import validity
 
     checked = []
     real_bash_n = shell._bash_n
-    monkeypatch.setattr(shell, "_bash_n", lambda bash, source: checked.append(source) or real_bash_n(bash, source))
+    monkeypatch.setattr(validity, "_bash_n", lambda bash, source: checked.append(source) or real_bash_n(bash, source))
     # A plain key renamed inside its word: proved harmless, no bash -n.
     script = tmp_path / "rename.sh"
     script.write_bytes(OLD)

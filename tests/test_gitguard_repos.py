@@ -179,3 +179,39 @@ def test_untracked_files_with_newline_and_non_utf8_names_are_refused(repo):
     out = cli(root)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert (root / "clean.sh").read_bytes() == OLD
+
+
+
+MAGIC_NAMES = [":wip.sh", ":!x.sh", ":(glob)y.sh", ":(icase)Z.sh", "[ab].sh", "*.sh", ":^q.sh"]
+
+
+def _committed_tree(root: Path, names: list[str]) -> None:
+    root.mkdir()
+    for name in names:
+        (root / name).write_bytes(OLD)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "--literal-pathspecs", "add", "--", *names], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com",
+                    "commit", "-qm", "initial"], check=True)
+
+
+@pytest.mark.parametrize("name", MAGIC_NAMES)
+def test_a_name_git_would_read_as_pathspec_magic_is_guarded(tmp_path, name):
+    root = tmp_path / "magic"
+    _committed_tree(root, [name, "clean.sh", "a.sh"])
+    (root / name).write_bytes(OLD + b"# my uncommitted edit\n")
+    paths = [str(root / n) for n in (name, "clean.sh", "a.sh")]
+    assert dirty_files(paths) == [str(root / name)]
+
+
+def test_the_cli_refuses_dirty_files_with_magic_names(tmp_path):
+    root = tmp_path / "magic"
+    _committed_tree(root, [":wip.sh", ":(glob)y.sh", "clean.sh"])
+    for name in (":wip.sh", ":(glob)y.sh"):
+        (root / name).write_bytes(OLD + b"# my uncommitted edit\n")
+    out = cli(root)
+    assert out.returncode == 2, out.stderr
+    for name in (":wip.sh", ":(glob)y.sh"):
+        assert f"  {root / name}\n" in out.stderr
+        assert (root / name).read_bytes() == OLD + b"# my uncommitted edit\n"
+    assert (root / "clean.sh").read_bytes() == OLD

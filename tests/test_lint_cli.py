@@ -144,7 +144,9 @@ def test_pre_commit_hooks_are_shipped():
     hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())
     by_id = {h["id"]: h for h in hooks}
     assert set(by_id) == {"verl-migrate", "verl-migrate-lint"}
-    assert by_id["verl-migrate"]["entry"] == "verl-migrate" and by_id["verl-migrate"]["pass_filenames"] is True
+    # pre-commit passes staged files: the rewrite must accept them (test_cli_precommit.py runs a commit).
+    assert by_id["verl-migrate"]["entry"] == "verl-migrate --allow-staged"
+    assert by_id["verl-migrate"]["pass_filenames"] is True and by_id["verl-migrate"]["require_serial"] is True
     assert by_id["verl-migrate-lint"]["entry"] == "verl-migrate lint"
     assert by_id["verl-migrate-lint"]["types"] == ["shell"]
 

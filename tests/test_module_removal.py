@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from migrator.engine import process_file
+from migrator.fileprocess import process_file
 from migrator.mapping import TableError, compose, load_builtin, load_table
 from migrator.shims.plan import plan_shims
 

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from migrator import engine, prefilter
+from migrator import fileprocess, prefilter
 from migrator.engine import RunOptions, run
 from migrator.mapping import compose, load_builtin
-from migrator.prefilter import Prefilter, build_prefilter, kind_for
+from migrator.filekind import build_prefilter, kind_for
+from migrator.prefilter import Prefilter
 from migrator.tablecache import composed
 from perf_helpers import NEW_SCRIPT, OLD_SCRIPT, TABLE
 
@@ -87,13 +88,13 @@ def test_file_without_a_token_is_not_parsed(tmp_path, monkeypatch):
     (tmp_path / "new.sh").write_text(NEW_SCRIPT)
     (tmp_path / "launch").write_text(NEW_SCRIPT)
     loaded = []
-    real = engine.load_rewriter
+    real = fileprocess.load_rewriter
 
     def spy(spec):
         loaded.append(spec.kind)
         return real(spec)
 
-    monkeypatch.setattr(engine, "load_rewriter", spy)
+    monkeypatch.setattr(fileprocess, "load_rewriter", spy)
     monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
     mappings, check = composed("main", "main", (str(TABLE),))
     results = {r.path.rsplit("/", 1)[-1]: r for r in run(RunOptions([str(tmp_path)], write=False, jobs=1),
@@ -118,6 +119,6 @@ def test_split_names_reach_the_kinds_that_split_them():
 def test_extension_is_splitext_lowered(name):
     import os
 
-    from migrator.prefilter import _extension
+    from migrator.filekind import _extension
 
     assert _extension(name) == os.path.splitext(name)[1].lower()

@@ -10,6 +10,7 @@ carrying an old key, path or env export from the built-in tables. Whatever the s
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
@@ -20,12 +21,15 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
-import migrator.cli as cli_module
-from migrator.cli import cli, load_mappings
-from migrator.engine import apply_edits, process_file
+from migrator.cli import cli
+from migrator.cli.common import load_composed
+from migrator.fileprocess import apply_edits, process_file
 from migrator.rewrite import shell
 
-MAPPINGS = load_mappings(None, "v0.8.0", ())
+# The package's `migrate` attribute is the click command; the module is the one that calls load_composed.
+migrate_module = importlib.import_module("migrator.cli.migrate")
+COMPOSED = load_composed(None, "v0.8.0", ())
+MAPPINGS = COMPOSED[0]
 BASH = shutil.which("bash")
 
 RENAMED_KEY = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
@@ -268,14 +272,14 @@ def test_check_diff_and_write_agree(tmp_path_factory, sources):
     cwd = os.getcwd()
     outcome = {}
     # The tables are composed once per session, not three times per example (0.16 s each).
-    real_load, cli_module.load_mappings = cli_module.load_mappings, lambda *args: MAPPINGS
+    real_load, migrate_module.load_composed = migrate_module.load_composed, lambda *args: COMPOSED
     try:
         for mode, flags in (("check", ["--check"]), ("diff", ["--diff"]), ("write", [])):
             os.chdir(base / mode)
             outcome[mode] = runner.invoke(cli, ["--to", "v0.8.0", "-q", *flags, "."], catch_exceptions=False)
     finally:
         os.chdir(cwd)
-        cli_module.load_mappings = real_load
+        migrate_module.load_composed = real_load
     diff = outcome["diff"].stdout_bytes
     written = {name: (base / "write" / name).read_bytes() for name in files}
     changed = {name for name in files if written[name] != files[name]}

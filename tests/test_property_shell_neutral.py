@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from migrator.edits import Edit
-from migrator.engine import apply_edits
+from migrator.fileprocess import apply_edits
 from migrator.rewrite.shell import _argument_removal_span, edits_keep_validity, parse
 
 BASH = shutil.which("bash")

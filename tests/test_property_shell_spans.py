@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrator.engine import apply_edits
+from migrator.fileprocess import apply_edits
 from migrator.rewrite import shell
 
 OLD_KEYS = ["actor_rollout_ref.rollout.update_weights_bucket_megabytes", "critic.model.fsdp_config.param_offload",

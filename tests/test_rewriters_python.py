@@ -99,7 +99,7 @@ def test_command_lists_without_a_shell_only_get_the_string_scan():
 def test_attribute_chain_inside_the_config_is_not_renamed_again():
     # ray_init.* moved under ray_kwargs: after one run the chain spells the new key, whose tail
     # `ray_init.num_cpus` must not be taken for the old key on a second run.
-    from migrator.engine import apply_edits
+    from migrator.fileprocess import apply_edits
     from migrator.mapping import compose, load_builtin
     from migrator.rewrite import python
 

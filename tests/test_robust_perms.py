@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from migrator.cli import load_mappings
+from migrator.cli.common import load_mappings
 from migrator.engine import RunOptions, run
 
 NOBODY = 65534

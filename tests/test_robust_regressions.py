@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from migrator.cli import load_mappings
-from migrator.engine import FileResult, process_file
+from migrator.cli.common import load_mappings
+from migrator.fileprocess import FileResult, process_file
 from migrator.report import unified_diff
 
 MAPPINGS = load_mappings(None, "v0.8.0", ())

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from conftest import FIXTURES
-from migrator.engine import apply_edits, process_file
+from migrator.fileprocess import apply_edits, process_file
 from migrator.rewrite import shell
 
 CASES = sorted(p.name[: -len(".in.sh")] for p in (FIXTURES / "shell").glob("*.in.sh"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrator.engine import apply_edits
+from migrator.fileprocess import apply_edits
 from migrator.rewrite import shell
 
 
@@ -209,11 +209,12 @@ def test_a_hung_bash_n_is_killed_and_reported(tmp_path, monkeypatch):
     import time
 
     from migrator.rewrite import shell
+    from migrator.rewrite.shell import validity
 
     fake = tmp_path / "bash"
     fake.write_text("#!/bin/sh\nsleep 5 &\nsleep 30\n")
     fake.chmod(0o755)
-    monkeypatch.setattr(shell, "BASH_N_TIMEOUT", 0.5)
+    monkeypatch.setattr(validity, "BASH_N_TIMEOUT", 0.5)
     started = time.monotonic()
     assert shell._bash_n(str(fake), b"echo hi\n") == "`bash -n` did not finish within 0.5 s"
     assert time.monotonic() - started < 10

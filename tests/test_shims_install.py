@@ -163,3 +163,38 @@ def test_no_stubs_inside_a_git_submodule(checkout, tmp_path):
     assert "recipe/ is a git submodule" in result.stderr and "vendored/ is a git submodule" in result.stderr
     assert not (checkout / "recipe").exists() and not (checkout / "vendored/x/run.sh").exists()
     assert check(checkout, "--table", str(table)).returncode == 0
+
+
+def test_install_removes_only_stub_paths_the_tables_define(checkout):
+    """A keys module, a `generate --out` folder inside the checkout and stubs in a nested repository
+    carry our header but are not this run's to remove."""
+    keys = checkout / "verl/utils/deprecated_keys.py"
+    assert run_cli("shims", "keys", "--to", "v0.8.0", "--out", str(keys)).returncode == 0
+    assert run_cli("shims", "generate", "--to", "v0.8.0", "--out", str(checkout / "my_shims")).returncode == 0
+    nested = checkout / "third_party/verl_fork"
+    (nested / ".git").mkdir(parents=True)
+    assert run_cli("shims", "generate", "--to", "v0.8.0", "--out", str(nested)).returncode == 0
+    before = {p: p.read_bytes() for p in checkout.rglob("*") if p.is_file()}
+    assert len(before) > 200
+    result = install(checkout)
+    assert result.returncode == 0, result.stderr
+    assert "removed   " not in result.stdout + result.stderr
+    for path, data in before.items():
+        assert path.read_bytes() == data, path
+    assert check(checkout).returncode == 0, "check must not call them leftovers either"
+    # An expired stub at a path the tables define is still removed (test_expired_stubs_are_removed_by_policy).
+    (checkout / MINDSPEED_NEW).unlink()
+    result = install(checkout, to="main")
+    assert f"removed   {MINDSPEED_OLD}" in result.stdout
+    assert all(line.split()[1] in result.stdout and not line.split()[1].startswith(("my_shims/", "third_party/"))
+               for line in result.stdout.splitlines() if line.startswith("removed"))
+    assert keys.is_file() and (checkout / "my_shims" / MINDSPEED_OLD).is_file() and (nested / MINDSPEED_OLD).is_file()
+
+
+def test_a_stub_in_a_nested_repository_is_never_removed(checkout):
+    assert install(checkout).returncode == 0
+    (checkout / "examples/.git").mkdir()  # examples/ became a submodule since
+    (checkout / MINDSPEED_NEW).unlink()
+    result = install(checkout, to="main")
+    assert result.returncode == 0, result.stderr
+    assert (checkout / MINDSPEED_OLD).is_file() and f"removed   {MINDSPEED_OLD}" not in result.stdout

@@ -159,3 +159,46 @@ def test_printer_fixture_is_what_we_think(tmp_path):
     script = write_script(tmp_path / "p.sh", ARGV_PRINTER)
     result = subprocess.run(["bash", str(script), "a b", ""], input=b"x", capture_output=True)
     assert parse_printer(result.stdout) == (["a b", ""], "ENV DEVICE=unset MODE=unset", "x")
+
+
+SOURCEABLE = 'NEW_VAR="set by the new script"\nprintf "new got %s;" "$@"\n'
+
+
+@pytest.fixture
+def sourced_tree(tmp_path):
+    table = tmp_path / "t.yaml"
+    table.write_text(TABLE)
+    root = tmp_path / "verl"
+    assert run_cli("shims", "generate", "--to", "v0.8.0", "--table", str(table), "--out", str(root)).returncode == 0
+    write_script(root / "examples/new_dir/sub/run_new.sh", SOURCEABLE)
+    return root
+
+
+def _source(stub, *args, env=None):
+    """A bash caller that sources `stub` and then goes on: its variables must survive."""
+    caller = ('root=mine target=mine message=mine self=mine here=mine link=mine\n'
+              f'. "$1" {" ".join(args)}\n'
+              'echo " status=$? NEW_VAR=${NEW_VAR-unset} DEVICE=${DEVICE-unset} root=$root target=$target '
+              'message=$message self=$self here=$here link=$link after"\n')
+    full_env = {k: v for k, v in os.environ.items() if k not in ("DEVICE", "MODE", "VERL_MIGRATE_SHIM")}
+    return subprocess.run(["bash", "-c", caller, "caller", str(stub)], capture_output=True, text=True,
+                          env={**full_env, **(env or {})}, timeout=60)
+
+
+def test_a_sourced_stub_sources_the_new_script_and_returns(sourced_tree):
+    result = _source(sourced_tree / "examples/old_dir/run_old.sh", "'a b'", "c")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ("new got trainer.device=npu;new got +x.y=1;new got a b;new got c; status=0 "
+                             "NEW_VAR=set by the new script DEVICE=npu root=mine target=mine message=mine "
+                             "self=mine here=mine link=mine after\n")
+    assert result.stderr.count("\n") == 1 and "is deprecated" in result.stderr
+
+
+def test_a_sourced_stub_that_fails_returns_its_status(sourced_tree):
+    result = _source(sourced_tree / "examples/old_dir/run_old.sh", env={"VERL_MIGRATE_SHIM": "error"})
+    assert "status=2 NEW_VAR=unset" in result.stdout and result.stdout.endswith("after\n")
+    result = _source(sourced_tree / "examples/gone.sh")
+    assert "status=2 NEW_VAR=unset" in result.stdout and result.stdout.endswith("after\n")
+    (sourced_tree / "examples/new_dir/sub/run_new.sh").unlink()
+    result = _source(sourced_tree / "examples/old_dir/run_old.sh")
+    assert "status=127 NEW_VAR=unset" in result.stdout and "is missing" in result.stderr

@@ -1,53 +1,18 @@
 """`verl-migrate lint`: static checks for verl launch scripts, one module per check.
 
-Each check module registers itself with `@check(code, name, severity)` and yields `Problem`s
+Each check module registers itself with `registry.check(code, name, severity)` and yields `Problem`s
 (byte offsets into the script); the runner places them, applies suppression comments and prints.
 See docs/lint.md for every code's meaning.
 """
 
 from __future__ import annotations
 
-import sys
-
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from migrator.lint.registry import CHECKS, Check
 
 # The check modules, in code order; importing one registers its check.
 CHECK_MODULES = ("syntax", "continuation", "keys", "ineffective", "variables", "paths", "hydra_overrides")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """What a check finds: where (byte offset into the script), what, and how to fix it."""
-
-    offset: int
-    message: str
-    hint: str | None = None
-    key: str | None = None  # for a finding about an override: its dotted key, without prefix
-    override: str | None = None  # ... and the override as written
-
-
-@dataclass(frozen=True)
-class Check:
-    code: str
-    name: str
-    severity: str  # "error" (the job breaks or misbehaves) | "warning" (the line does nothing)
-    run: Callable[..., Iterable[Problem]]
-    doc: str
-
-
-CHECKS: dict[str, Check] = {}
-
-
-def check(code: str, name: str, severity: str = "error"):
-    """Register `run(script) -> Iterable[Problem]` under a stable code."""
-
-    def register(run):
-        doc = (sys.modules[run.__module__].__doc__ or "").strip()
-        CHECKS[code] = Check(code, name, severity, run, doc)
-        return run
-
-    return register
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.lint import Problem, check
+from migrator.lint.registry import Problem, check
 
 # An unescaped `\` followed by blanks, optionally a comment, then the end of the line.
 _BROKEN_TAIL = re.compile(rb"(?<!\\)(?:\\\\)*(\\)[ \t]+(?:#[^\n]*)?\r?$", re.M)

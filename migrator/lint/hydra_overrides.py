@@ -18,7 +18,7 @@ from __future__ import annotations
 import posixpath
 from functools import lru_cache
 
-from migrator.lint import Problem, check
+from migrator.lint.registry import Problem, check
 from migrator.lint.launch import exclusive, launches
 from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
 from migrator.verdict.store import configs_dir

@@ -9,7 +9,7 @@ A key that is also gone from the target config is reported once, as VM003.
 
 from __future__ import annotations
 
-from migrator.lint import Problem, check
+from migrator.lint.registry import Problem, check
 from migrator.lint.hydra_overrides import verdicts
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 
-from migrator.lint import Problem, check
+from migrator.lint.registry import Problem, check
 from migrator.lint.hydra_overrides import verdicts
 from migrator.lint.script import MODEL_ENGINES
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.lint import Problem, check
+from migrator.lint.registry import Problem, check
 from migrator.lint.facts import extension
 
 TOPS = ("examples", "verl", "recipe")

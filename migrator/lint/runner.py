@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from migrator.engine import sniff_skip_reason
+from migrator.fileprocess import sniff_skip_reason
 from migrator.lint import LintFinding, load_checks
 from migrator.lint.facts import Facts
 from migrator.lint.script import Script

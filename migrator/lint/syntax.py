@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 
-from migrator.lint import Problem, check
+from migrator.lint.registry import Problem, check
 
 _BASH_ERROR = re.compile(r"^/dev/stdin: line (\d+): (.*)$")
 

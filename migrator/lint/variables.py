@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from migrator.lint import Problem, check
+from migrator.lint.registry import Problem, check
 
 ENV_LOWERCASE = frozenset({"http_proxy", "https_proxy", "no_proxy", "ftp_proxy", "all_proxy"})
 _DEFAULT_OPERATOR = re.compile(rb"\s*\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+])")

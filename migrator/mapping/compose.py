@@ -318,11 +318,12 @@ class MappingSet:
 
 
 def compose(tables: TableSet, from_release: str | None = None, to_release: str | None = None,
-            extra_tables: list[Path] | None = None) -> MappingSet:
+            extra_tables: list[Path | tuple[str, bytes]] | None = None) -> MappingSet:
     """Compose the tables of the releases after `from_release` up to and including `to_release`.
 
     Extra (user) tables naming a release are merged into it, replacing built-in entries that
-    have the same `old`; tables without a release apply after the target release.
+    have the same `old`; tables without a release apply after the target release. An extra table
+    is a path or (path, bytes already read): a pipe can be read only once.
     """
     releases = list(tables.releases)
     from_release = from_release or releases[0]
@@ -335,8 +336,9 @@ def compose(tables: TableSet, from_release: str | None = None, to_release: str |
         raise TableError("--from/--to", None, f"--from {from_release} is newer than --to {to_release}")
     chosen = {r: tables.tables[r] for r in releases[lo + 1: hi + 1]}
     trailing: list[ReleaseTable] = []
-    for path in extra_tables or []:
-        user = load_table(Path(path))
+    for source in extra_tables or []:
+        path, data = source if isinstance(source, tuple) else (source, None)
+        user = load_table(Path(path), data=data)
         if not user.release:
             trailing.append(user)
             continue
@@ -356,4 +358,14 @@ def compose(tables: TableSet, from_release: str | None = None, to_release: str |
 
 class UnknownRelease(TableError):
     def __init__(self, option: str, name: str, known: list[str]):
-        super().__init__(option, None, f"unknown release {name!r} (known: {', '.join(known)})")
+        super().__init__(option, None, unknown_release_message(name, known))
+
+
+def unknown_release_message(name: str, known) -> str:
+    """`unknown release '0.9.0' (known: ...); did you mean 'v0.9.0'?`"""
+    import difflib
+
+    known = list(known)
+    close = [f"v{name}"] if f"v{name}" in known else difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown release {name!r} (known: {', '.join(known)}){hint}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
+import select
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +35,26 @@ class TableError(Exception):
         where = f"{file}:{line}" if line else file
         what = f" {entry}:" if entry else ""
         super().__init__(f"{where}:{what} {message}")
+
+
+class TableErrors(TableError):
+    """Several problems in one table, reported together; str() is one line per problem."""
+
+    def __init__(self, problems: list[TableError]):
+        first = problems[0]
+        super().__init__(first.file, first.line, first.message, first.entry)
+        self.problems = problems
+        self.args = ("\n".join(str(p) for p in problems),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def raise_all(problems: list[TableError]) -> None:
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise TableErrors(problems)
 
 
 @dataclass(frozen=True)
@@ -187,14 +209,19 @@ def _family_match(old: str, candidate: str, family: str) -> bool:
 
 
 def check_table_consistency(table: ReleaseTable) -> None:
-    """Duplicates, chains and cycles inside one table, and renames into something removed."""
+    """Duplicates, chains and cycles inside one table, and renames into something removed: all reported."""
+    raise_all(consistency_problems(table))
+
+
+def consistency_problems(table: ReleaseTable) -> list[TableError]:
+    problems: list[TableError] = []
     seen: dict[tuple, Entry] = {}
     for entry in table.entries:
         other = seen.get(entry.identity)
         if other is not None:
-            raise TableError(table.file, entry.origin.line,
-                             f"duplicate old {getattr(entry, 'old')!r}: already given at line {other.origin.line}",
-                             entry.describe())
+            problems.append(TableError(table.file, entry.origin.line, f"duplicate old {getattr(entry, 'old')!r}: "
+                                       f"already given at line {other.origin.line}", entry.describe()))
+            continue
         seen[entry.identity] = entry
     by_family: dict[str, list[Entry]] = {}
     for entry in table.entries:
@@ -217,20 +244,63 @@ def check_table_consistency(table: ReleaseTable) -> None:
                     problem = "forms a rename cycle"
                 else:
                     problem = "chains into another rename in the same table (write old -> final new)"
-                raise TableError(table.file, entry.origin.line,
-                                 f"{problem}: {other.describe()} at line {other.origin.line}", entry.describe())
+                problems.append(TableError(table.file, entry.origin.line,
+                                           f"{problem}: {other.describe()} at line {other.origin.line}",
+                                           entry.describe()))
+                break  # one problem per entry
+    return problems
 
 
-def load_table(path: Path, release: str | None = None, display: str | None = None) -> ReleaseTable:
-    """Load one table file. `release` is the release the table must declare (built-in tables)."""
+# How long a table that is a FIFO may wait for its writer (`--table <(cmd)` has one at once).
+FIFO_WAIT_SECONDS = 30.0
+
+
+def read_table(path: Path, display: str | None = None) -> bytes:
+    """A table's bytes, read exactly once: a regular file, or a pipe or FIFO (`--table <(cat t.yaml)`
+    is `/dev/fd/N`, which a second read would find empty). A FIFO that no one writes to fails after
+    FIFO_WAIT_SECONDS instead of hanging."""
+    file = display or str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open would block until a writer comes
+    except FileNotFoundError:
+        raise TableError(file, None, "no such table file") from None
+    except OSError as exc:
+        raise TableError(file, None, f"cannot read table: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise TableError(file, None, "cannot read table: is a directory")
+        if stat.S_ISFIFO(mode):
+            poller = select.poll()
+            poller.register(fd, select.POLLIN | select.POLLHUP)
+            if not poller.poll(FIFO_WAIT_SECONDS * 1000):
+                raise TableError(file, None, f"cannot read table: a pipe or FIFO that nothing wrote to in "
+                                             f"{FIFO_WAIT_SECONDS:g} s")
+        os.set_blocking(fd, True)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except OSError as exc:
+        raise TableError(file, None, f"cannot read table: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def load_table(path: Path, release: str | None = None, display: str | None = None,
+               data: bytes | None = None) -> ReleaseTable:
+    """Load one table file. `release` is the release the table must declare (built-in tables).
+    `data`: the file's bytes when the caller read them already (`read_table`)."""
     import yaml
 
     file = display or str(path)
+    if data is None:
+        data = read_table(path, file)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TableError(file, None, "no such table file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise TableError(file, None, f"cannot read table: {exc}") from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -261,9 +331,14 @@ def load_table(path: Path, release: str | None = None, display: str | None = Non
     if not isinstance(entries_raw, list):
         raise TableError(file, data["__lines__"].get("entries"), "'entries' must be a list")
     lines = getattr(entries_raw, "lines", [None] * len(entries_raw))
-    entries = tuple(parse_entry(raw, file, declared or "", i, lines[i]) for i, raw in enumerate(entries_raw))
-    table = ReleaseTable(release=declared or "", file=file, entries=entries)
-    check_table_consistency(table)
+    entries, problems = [], []
+    for i, raw in enumerate(entries_raw):  # every broken entry is reported, not just the first
+        try:
+            entries.append(parse_entry(raw, file, declared or "", i, lines[i]))
+        except TableError as exc:
+            problems.append(exc)
+    table = ReleaseTable(release=declared or "", file=file, entries=tuple(entries))
+    raise_all(problems + consistency_problems(table))
     return table
 
 
@@ -277,11 +352,12 @@ class TableSet:
     facts: ReleaseFacts | None = None
 
 
-def load_release_index(directory: Path, display_root: Path | None = None) -> TableSet:
+def load_release_index(directory: Path, display_as: str | None = None) -> TableSet:
+    """`display_as` is the name messages and generated files give `directory` (default: its path)."""
     import yaml
 
     index = directory / "releases.yaml"
-    display = _display(index, display_root)
+    display = _display(index, display_as)
     try:
         data = yaml.safe_load(index.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
@@ -294,20 +370,16 @@ def load_release_index(directory: Path, display_root: Path | None = None) -> Tab
     tables = {}
     for release in releases[1:]:
         path = directory / f"{release}.yaml"
-        tables[release] = load_table(path, release=release, display=_display(path, display_root))
+        tables[release] = load_table(path, release=release, display=_display(path, display_as))
     facts = ReleaseFacts(directory / "facts")
     return TableSet(directory.name, tuple(releases), tables, facts if facts.available else None)
 
 
-def _display(path: Path, root: Path | None) -> str:
-    if root is None:
-        return str(path)
-    try:
-        return os.path.relpath(path, root)
-    except ValueError:
-        return str(path)
+def _display(path: Path, display_as: str | None) -> str:
+    return f"{display_as}/{path.name}" if display_as else str(path)
 
 
 def load_builtin() -> TableSet:
-    root = builtin_mappings_dir()
-    return load_release_index(root / "verl", display_root=root.parent if root.name == "mappings" else root)
+    # Named as in the repository whatever the install layout (the wheel has migrator/_builtin_mappings):
+    # generated shims record the name, so they must not depend on where they were generated.
+    return load_release_index(builtin_mappings_dir() / "verl", display_as="mappings/verl")

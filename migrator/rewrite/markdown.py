@@ -9,12 +9,11 @@ text scan: overrides at word starts, `-m module`, script paths, and dotted keys 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
-from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
+from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
-from migrator.rewrite import literal
+from migrator.rewrite import embedded
 
 KIND = "markdown"
 
@@ -66,56 +65,24 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     for start, end, lang in code_blocks(source, rst=path.lower().endswith(".rst")):
         if start < cursor:
             continue
-        _text(source, cursor, start, mappings, edits, findings)
+        embedded.text_edits(source, cursor, start, mappings, edits, findings)
         code_block_edits(source, start, end, lang, mappings, edits, findings)
         cursor = end
-    _text(source, cursor, len(source), mappings, edits, findings)
+    embedded.text_edits(source, cursor, len(source), mappings, edits, findings)
     return LocateResult(tuple(edits), tuple(findings))
-
-
-def _text(src: bytes, start: int, end: int, maps: MappingSet, edits: list, findings: list) -> None:
-    if end > start:
-        e, f = literal.text_edits(src, start, end, maps, prose=True)
-        edits.extend(e)
-        findings.extend(f)
 
 
 def code_block_edits(src: bytes, start: int, end: int, lang: bytes, maps: MappingSet, edits: list,
                      findings: list) -> None:
-    """A code block through its language's rewriter when it parses and validates, else the text scan."""
+    """A code block through its language's rewriter (`LANGUAGES`), else the text scan (`embedded`)."""
     module_name = LANGUAGES.get(lang)
-    if module_name is not None:
-        import importlib
+    if module_name is None:
+        embedded.text_edits(src, start, end, maps, edits, findings)
+        return
+    import importlib
 
-        rewriter = importlib.import_module(module_name)
-        block = src[start:end]
-        try:
-            located = rewriter.locate(block, maps, f"block.{lang.decode()}")
-            after = apply(block, located.edits)
-            if after == block:
-                problem = None
-            elif getattr(rewriter, "VALIDATE_WITH_MAPPINGS", False):
-                problem = rewriter.validate(block, after, maps)
-            else:
-                problem = rewriter.validate(block, after)
-        except SourceNotParsed:
-            located, problem = None, "unparsed"
-        if located is not None and problem is None:
-            edits.extend(dataclasses.replace(e, start=e.start + start, end=e.end + start) for e in located.edits)
-            findings.extend(dataclasses.replace(f, offset=f.offset + start) for f in located.findings)
-            return
-    _text(src, start, end, maps, edits, findings)
-
-
-def apply(source: bytes, edits) -> bytes:
-    out, cursor = [], 0
-    for edit in sorted(set(edits), key=lambda e: (e.start, e.end)):
-        if edit.start < cursor:
-            continue
-        out.append(source[cursor:edit.start] + edit.replacement)
-        cursor = edit.end
-    out.append(source[cursor:])
-    return b"".join(out)
+    embedded.block_edits(importlib.import_module(module_name), f"block.{lang.decode()}", src, start, end, maps,
+                         edits, findings)
 
 
 def _fence_lines(source: bytes) -> list[bytes]:

@@ -9,7 +9,7 @@ chains through subtree moves (a.* -> b.*, then b.x -> c.x) resolve the same way.
 from __future__ import annotations
 
 from migrator.mapping.entries import KeyNoAction, KeyRemoval, KeyRename
-from migrator.shims.plan import GeneratedFile, header_lines, removal_release, run_hint, seal
+from migrator.shims.model import GeneratedFile, header_lines, removal_release, run_hint, seal
 
 TEMPLATE = r'''{header}
 """Accept deprecated verl Hydra override keys for one more release: `sys.argv[1:] = translate(sys.argv[1:])`.

@@ -8,7 +8,7 @@ imports as the very module object `new.mod.x`.
 
 from __future__ import annotations
 
-from migrator.shims.plan import GeneratedFile, comment_safe, header_lines, pr_links, removal_release, run_hint, seal
+from migrator.shims.model import GeneratedFile, comment_safe, header_lines, pr_links, removal_release, run_hint, seal
 
 # Shared by both forms: warn at import with the importer's location, forward attributes lazily.
 COMMON = r'''{header}

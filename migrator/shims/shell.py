@@ -1,4 +1,5 @@
-"""Shell stubs at old script paths: warn once on stderr, then `exec` the moved script.
+"""Shell stubs at old script paths: warn once on stderr, then `exec` the moved script (or, when the
+stub is sourced from bash, source the moved script and return).
 
 The stub finds the verl root from its own real location (following symlinks to the stub with plain
 `readlink`, which GNU, BSD/macOS and busybox all have), so it runs from any cwd. Every piece of
@@ -10,50 +11,69 @@ from __future__ import annotations
 
 import posixpath
 
-from migrator.shims.plan import GeneratedFile, header_lines, pr_links, removal_release, run_hint, seal
+from migrator.shims.model import GeneratedFile, header_lines, pr_links, removal_release, run_hint, seal
 
 # {header}: comment block; {message}: quoted warning; {depth}: directories between root and stub.
-RESOLVE = r"""# Find the verl root from the stub's own location: follow symlinks to the stub, then climb.
-self=${BASH_SOURCE[0]}
-while [ -L "$self" ]; do
-  link=$(readlink -- "$self") || break
-  case $link in
-    /*) self=$link ;;
-    *) self=$(dirname -- "$self")/$link ;;
-  esac
-done
-here=$(CDPATH='' cd -- "$(dirname -- "$self")" && pwd) || exit 127
+# Inside a function (`local` variables): a stub that is sourced leaves the caller's variables alone.
+RESOLVE = r"""  # Find the verl root from the stub's own location: follow symlinks to the stub, then climb.
+  self=${BASH_SOURCE[0]}
+  while [ -L "$self" ]; do
+    link=$(readlink -- "$self") || break
+    case $link in
+      /*) self=$link ;;
+      *) self=$(dirname -- "$self")/$link ;;
+    esac
+  done
+  here=$(CDPATH='' cd -- "$(dirname -- "$self")" && pwd) || return 127
 """
 
 MOVED = r"""#!/usr/bin/env bash
 {header}
-# Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
+# Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
+# a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${{BASH_VERSION:-}}" ]; then exec bash "$0" "$@"; fi
-# shellcheck disable=SC2016  # table text is printed literally, never expanded
-message={message}
-case ${{VERL_MIGRATE_SHIM:-}} in
-  error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
-  quiet) ;;
-  *) printf '%s\n' "$message" >&2 ;;
-esac
-{resolve}root=$here
-{climb}target=$root/{new}
-if [ ! -f "$target" ]; then
-  # The logical path may run through a symlinked directory: try the physical one.
-  root=$(CDPATH='' cd -P -- "$here" && pwd -P) || exit 127
-  {climb}  target=$root/{new}
+# Warns, then sets verl_migrate_target to the new script (or returns 2 or 127).
+verl_migrate_stub() {{
+  local message self link here root target
+  # shellcheck disable=SC2016  # table text is printed literally, never expanded
+  message={message}
+  case ${{VERL_MIGRATE_SHIM:-}} in
+    error) printf 'error: %s\n' "$message" >&2; return 2 ;;
+    quiet) ;;
+    *) printf '%s\n' "$message" >&2 ;;
+  esac
+{resolve}  root=$here
+  {climb}target=$root/{new}
+  if [ ! -f "$target" ]; then
+    # The logical path may run through a symlinked directory: try the physical one.
+    root=$(CDPATH='' cd -P -- "$here" && pwd -P) || return 127
+    {climb}  target=$root/{new}
+  fi
+  if [ ! -f "$target" ]; then
+    printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
+    return 127
+  fi
+  verl_migrate_target=$target
+}}
+if [[ "${{BASH_SOURCE[0]}}" != "$0" ]]; then
+  # Sourced (`. old.sh`, `source old.sh`): source the new script and return to the caller, as
+  # sourcing the old one did (an `exec` would end the caller's shell).
+  verl_migrate_stub || return
+  unset -f verl_migrate_stub
+  {exports_sourced}# shellcheck disable=SC1090  # the new script's path is known only at run time
+  . "$verl_migrate_target"{args} "$@"
+  return
 fi
-if [ ! -f "$target" ]; then
-  printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
-  exit 127
-fi
-{exports}exec "${{BASH:-bash}}" "$target"{args} "$@"
+verl_migrate_stub || exit
+{exports}exec "${{BASH:-bash}}" "$verl_migrate_target"{args} "$@"
 """
 
 REMOVED = r"""#!/usr/bin/env bash
 {header}
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' {message} >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2
 """
 
@@ -86,9 +106,10 @@ def stub(change, to_release: str, releases: tuple[str, ...]) -> GeneratedFile:
         header=_comment(header),
         message=shell_quote(message),
         resolve=RESOLVE,
-        climb=f"for _ in {' '.join(['x'] * depth)}; do root=${{root%/*}}; done\n" if depth else "",
+        climb=f"for _ in {' '.join(['x'] * depth)}; do root=${{root%/*}}; done\n  " if depth else "",
         new=shell_quote(change.new),
         exports="".join(f"export {k}={shell_quote(v)}\n" for k, v in change.env),
+        exports_sourced="".join(f"export {k}={shell_quote(v)}\n  " for k, v in change.env),
         args="".join(f" {shell_quote(a)}" for a in change.args),
     )
     return GeneratedFile(change.old, seal(text), 0o755, "path-stub", change.old, change.new, requires=(change.new,))

@@ -3,7 +3,9 @@
 Safety: a file without the generated marker is a real file and is never overwritten or removed;
 nothing is written outside the root (every existing parent is resolved and must stay inside it,
 and the file itself must not be a symlink). Generated files that the tables no longer call for
-(expired by the deprecation policy) are removed when their content hash shows no hand edits.
+(expired by the deprecation policy) are removed when their content hash shows no hand edits, and
+only at paths the tables define (`ShimPlan.owned`): never a keys module, a `generate --out` folder
+or anything in a submodule, whatever header those carry.
 """
 
 from __future__ import annotations
@@ -16,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrator.atomic import replace_atomically
-from migrator.shims.plan import MARKER_WINDOW, GeneratedFile, ShimPlan, read_seal
+from migrator.shims.model import MARKER_WINDOW, GeneratedFile, ShimPlan, read_seal
 
-SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".tox"}
 
 
 class UnsafePath(Exception):
@@ -74,19 +75,21 @@ def _head(path: Path) -> bytes:
         return fh.read(MARKER_WINDOW)
 
 
-def generated_files(root: Path) -> dict[str, Path]:
-    """Every file under `root` that carries the generated marker (symlinks and VCS dirs skipped)."""
+def generated_files(root: Path, owned: frozenset[str]) -> dict[str, Path]:
+    """The files at stub paths the tables define (`ShimPlan.owned`) that carry the generated marker,
+    outside submodules and nested repositories, reached without following a symlink out of `root`.
+    Nothing else is ever ours to remove, whatever header it has."""
     found = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in filenames:
-            path = Path(dirpath) / name
-            try:
-                if not stat.S_ISREG(os.lstat(path).st_mode) or read_seal(_head(path)) is None:
-                    continue
-            except OSError:
+    submodules = nested_repositories(root)
+    for relpath in sorted(owned):
+        try:
+            path = resolve_inside(root, relpath)
+            if not stat.S_ISREG(os.lstat(path).st_mode) or read_seal(_head(path)) is None:
                 continue
-            found[path.relative_to(root).as_posix()] = path
+        except (UnsafePath, OSError):
+            continue
+        if _in_nested_repository(root, relpath, submodules) is None:
+            found[relpath] = path
     return found
 
 
@@ -176,7 +179,7 @@ def install(plan: ShimPlan, root: Path, require_targets: bool) -> tuple[list[Out
             continue
         write_new(path, f.content, f.mode)
         outcomes.append(Outcome(f.relpath, "created"))
-    for relpath, path in sorted(generated_files(root).items()):
+    for relpath, path in sorted(generated_files(root, plan.owned).items()):
         if relpath in names:
             continue
         stored, actual = read_seal(path.read_bytes())  # type: ignore[misc]
@@ -214,6 +217,6 @@ def check(plan: ShimPlan, root: Path, require_targets: bool) -> tuple[list[Outco
             outcomes.append(Outcome(f.relpath, "stale", "not executable"))
         else:
             outcomes.append(Outcome(f.relpath, "ok"))
-    for relpath in sorted(set(generated_files(root)) - names):
+    for relpath in sorted(set(generated_files(root, plan.owned)) - names):
         outcomes.append(Outcome(relpath, "extra", "generated earlier, no longer called for by the tables"))
     return outcomes, notes

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/cispo_trainer/run_cispo_qwen2_5_0_5b_gsm8k.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/cispo_trainer/run_cispo_qwen2_5_0_5b_gsm8k.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=0a2647c1d62061bb2ce788967f63835c8f7ce872fa8f6399740a4274a8106d3f
+# verl-migrate-shim: sha256=4f7651fd174f04ff79d9b4f5e99574463625290023cbcba4f3fefb7ac9aa80d0
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/cispo_trainer/run_cispo_qwen2_5_0_5b_gsm8k.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/cispo_trainer/run_qwen3_8b_fsdp.sh (Qwen3-8B by default, set MODEL_PATH for another model); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

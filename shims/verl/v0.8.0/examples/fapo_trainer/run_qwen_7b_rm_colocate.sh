@@ -3,7 +3,9 @@
 # Deprecation stub: examples/fapo_trainer/run_qwen_7b_rm_colocate.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/fapo_trainer/run_qwen_7b_rm_colocate.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=4b87edbd0e98f30cf5904454a338e3ff83a71f1aa9374113a803a524f75e3427
+# verl-migrate-shim: sha256=cf42fefd221762f8615da1564ab8ec23d3d2fb90320a908a3c914dba529d2a1a
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/fapo_trainer/run_qwen_7b_rm_colocate.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): FAPO examples were dropped from examples/; use the fapo recipe in the verl-recipe submodule (recipe/fapo); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/fapo_trainer/run_qwen_7b_rm_standalone.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/fapo_trainer/run_qwen_7b_rm_standalone.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=785fbc9626f014f54ea64546fd4f942ce44bac72b158eb07634570a4c4807a3e
+# verl-migrate-shim: sha256=87f6cac920abaa75efdbca38c6960362521183efd810cb1c1670a8bdd34c8b1d
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/fapo_trainer/run_qwen_7b_rm_standalone.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): FAPO examples were dropped from examples/; use the fapo recipe in the verl-recipe submodule (recipe/fapo); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/gdpo_trainer/run_qwen1_5b_gdpo.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/gdpo_trainer/run_qwen1_5b_gdpo.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=908169143d727155858b4db89759ac6df1b31357c2b6702e13d1b38764305df5
+# verl-migrate-shim: sha256=f06bac01f82b6e8d94278ccb3363b22818a8e349efa1b827fb62c5dfee692fdd
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/gdpo_trainer/run_qwen1_5b_gdpo.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/gdpo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

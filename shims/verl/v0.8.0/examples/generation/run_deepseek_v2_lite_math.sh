@@ -3,7 +3,9 @@
 # Deprecation stub: examples/generation/run_deepseek_v2_lite_math.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/generation/run_deepseek_v2_lite_math.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=f91ca81c23ce1fe0d4c40dc2493044cc9cb309c23f9f5ef02dffd731b53fd3ec
+# verl-migrate-shim: sha256=8e25a2beb35ff57d6902638d2f07d043ace8584c1dd071d146f71d086bc5c6e4
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/generation/run_deepseek_v2_lite_math.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/generation/run_deepseek_llm_7b.sh and set MODEL_PATH to the DeepSeek-V2-Lite checkpoint; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/gmpo_trainer/run_qwen2_5-7b_math.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/gmpo_trainer/run_qwen2_5-7b_math.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=ae8732e7de5e81a1f50795c35939c9e50c68f814d1d27448efe55a7c19e78470
+# verl-migrate-shim: sha256=18c2ab724e3a36f5d7bf0a2b41ed8c95da52463e8e7e3977f89948f8a63e07dc
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/gmpo_trainer/run_qwen2_5-7b_math.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/gmpo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

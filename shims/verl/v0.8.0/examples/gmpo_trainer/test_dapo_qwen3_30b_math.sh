@@ -3,7 +3,9 @@
 # Deprecation stub: examples/gmpo_trainer/test_dapo_qwen3_30b_math.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/gmpo_trainer/test_dapo_qwen3_30b_math.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=a78359cf9f0948c8113f14424d1cb11b89f2849e776e31824883840c2777a7f4
+# verl-migrate-shim: sha256=0c884289ad71c1989aa9a9f16bc43254fb368649091516f13be685b08477b211
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/gmpo_trainer/test_dapo_qwen3_30b_math.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/gmpo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH to a Qwen3-30B-A3B checkpoint; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

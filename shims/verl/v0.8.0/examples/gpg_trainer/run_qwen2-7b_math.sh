@@ -3,7 +3,9 @@
 # Deprecation stub: examples/gpg_trainer/run_qwen2-7b_math.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/gpg_trainer/run_qwen2-7b_math.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=0cda623bd4c2fe1d6f04085814defa1e4ce81932ace03b5989e1779810deec23
+# verl-migrate-shim: sha256=d8e8afe38780b20293928f3189bf3612edb4f1360644c7315386fb68eed172e1
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/gpg_trainer/run_qwen2-7b_math.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/gpg_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

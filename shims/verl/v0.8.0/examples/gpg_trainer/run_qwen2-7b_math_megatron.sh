@@ -3,7 +3,9 @@
 # Deprecation stub: examples/gpg_trainer/run_qwen2-7b_math_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/gpg_trainer/run_qwen2-7b_math_megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=400a3a1861fbcabdfeb2092b8bd3a66461c01e47d9c29871f684afb2c39adcc3
+# verl-migrate-shim: sha256=6636bec7ee44a70a41edfe05778962d1028bf4c1d3aa2562f510272a72167134
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/gpg_trainer/run_qwen2-7b_math_megatron.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/gpg_trainer/run_qwen3_8b_megatron.sh and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

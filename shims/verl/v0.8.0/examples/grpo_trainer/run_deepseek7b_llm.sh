@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_deepseek7b_llm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_deepseek7b_llm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=919c24c70c8bd1c0292a6d41194489511452126bdef789d371fb7e78e635ea6c
+# verl-migrate-shim: sha256=0b6944fc9ea10426877f61c36c4b02b664e51a1e3687b184468246a0bd92e9af
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_deepseek7b_llm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH=deepseek-ai/deepseek-llm-7b-chat; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_deepseek7b_llm_math.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_deepseek7b_llm_math.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=67bbecd525ff21b6784b7239a44ee4e2577f0b00872cb1f34e57d967d95692ab
+# verl-migrate-shim: sha256=333bee6d71d264da9c2cc92d49c4d3082b1eb27170d3965e7880fa4e7ea8f2ae
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_deepseek7b_llm_math.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH=deepseek-ai/deepseek-llm-7b-chat; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_deepseek7b_llm_math_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_deepseek7b_llm_math_megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=05859d2adda9449ebec3f51999727e4907d62a604d3c8fff5455f4819dc8ff66
+# verl-migrate-shim: sha256=d63bbca24bfe14f3cc1a638e8597fad93d765b46cb9e4703d7fdcb898ba319df
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_deepseek7b_llm_math_megatron.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen3_8b_megatron.sh and set MODEL_PATH=deepseek-ai/deepseek-llm-7b-chat; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

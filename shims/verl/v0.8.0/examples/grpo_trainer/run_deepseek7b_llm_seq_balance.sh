@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_deepseek7b_llm_seq_balance.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_deepseek7b_llm_seq_balance.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=e21acc7c8e7bfc1ae7e8453eb230b48f95eed513986c6e31bf4a27ffa75af71a
+# verl-migrate-shim: sha256=41bed2677f7f2f66b919983940f8976568eac254cdeeb09b1e44939ac877d038
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_deepseek7b_llm_seq_balance.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen3_8b_fsdp.sh (dynamic batch size is on by default) and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

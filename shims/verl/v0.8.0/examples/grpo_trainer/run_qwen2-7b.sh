@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2-7b.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2-7b.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=b90eeb3fa051bb9841be2e46f91be5b7bd49bbbc20f79c7699a36887fff70b16
+# verl-migrate-shim: sha256=f7836c07609109c58c9ff041502511055dba41f6a2bfa6b0e9b16c2ef01fdbd3
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2-7b.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH=Qwen/Qwen2-7B-Instruct; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

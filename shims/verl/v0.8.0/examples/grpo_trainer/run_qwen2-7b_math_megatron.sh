@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2-7b_math_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2-7b_math_megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=521fff3b20d15b93d58f35a00f4835552ec461b814e6501dd2b96024badfaeee
+# verl-migrate-shim: sha256=ca7b673d67670803646cadf3ac592e62294361cbb12464d5ec70553d34df48aa
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2-7b_math_megatron.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen3_8b_megatron.sh and set MODEL_PATH=Qwen/Qwen2-7B-Instruct; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

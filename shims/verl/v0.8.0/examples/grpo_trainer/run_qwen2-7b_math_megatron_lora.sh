@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2-7b_math_megatron_lora.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2-7b_math_megatron_lora.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=927545aec925a13eb6c4137dd03b99460b9113adddb5342624280c4f14a0deaa
+# verl-migrate-shim: sha256=eb03f04a7c52a22cac8a79f3f9d27ec2408ff89ab953352cbb5162108ad70049
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2-7b_math_megatron_lora.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/tuning/lora/run_qwen3_30b_a3b_megatron.sh for Megatron LoRA, or examples/tuning/lora/run_qwen3_8b_fsdp.sh; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

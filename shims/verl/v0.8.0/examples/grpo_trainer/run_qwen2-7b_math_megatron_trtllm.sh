@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2-7b_math_megatron_trtllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2-7b_math_megatron_trtllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=7aebe761d7e83a758d37b606e25d3bd2aecb82ead1e69eea6991d1d9ddd1454b
+# verl-migrate-shim: sha256=3e2cee87ea96672a7394725680f9e71654ce064968303b3b742284f7dacb1c79
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2-7b_math_megatron_trtllm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen3_8b_megatron.sh with INFER_BACKEND=trtllm and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2-7b_math_trtllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2-7b_math_trtllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=56bd2de22a9eaf276d886f03f3902c02829184059465074c86d3d425c7d8e11d
+# verl-migrate-shim: sha256=2dbf3f88239f6486753e6b5027dd1a13dac04ed34a41b1ef355a9b990c46c5a6
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2-7b_math_trtllm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen3_8b_fsdp.sh with INFER_BACKEND=trtllm and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2-7b_sgl_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2-7b_sgl_megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=ab59a23892b4d5603fce5d60477561c9815f0bf9786ce78a4c39573794ffffc8
+# verl-migrate-shim: sha256=2fb9b23fb0d71a38dbc8951771dcde73e9f7ce618bfe9e19006689351e86a9d0
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2-7b_sgl_megatron.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen3_8b_megatron.sh with INFER_BACKEND=sglang and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

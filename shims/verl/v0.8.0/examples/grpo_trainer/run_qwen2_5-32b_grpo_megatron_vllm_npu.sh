@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5-32b_grpo_megatron_vllm_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2_5-32b_grpo_megatron_vllm_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=508026a5f8b5b02360683216efea3757630a7a29b502f73e007f245d00b481ed
+# verl-migrate-shim: sha256=6eeaff38bfe76b67fdf55526eaec593ebfb2aa0a1944af9f0341d5665021a9ea
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2_5-32b_grpo_megatron_vllm_npu.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/tuning/scaling/run_qwen2_5_32b_megatron.sh (Qwen2.5-32B Megatron); NPU settings are in examples/ascend_extras/; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5-3b_gsm8k_grpo_lora.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2_5-3b_gsm8k_grpo_lora.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=e6aff153fb6011e68ef12dc692dcb562f23cbc210bffc54f26cf742f4701cbb2
+# verl-migrate-shim: sha256=39fdda995833383f3b140fc5a8d5a768b33998a61afb2b4a206b2d289508dc46
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2_5-3b_gsm8k_grpo_lora.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/tuning/lora/run_qwen3_8b_fsdp.sh and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_7b_grpo_discrete_prof_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2_5_7b_grpo_discrete_prof_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=5ed4744e8621602198c737eaed811af3aa063014ec7d9e8d5d5b08a6b7a187b2
+# verl-migrate-shim: sha256=a6964d67d22cdf708470b8e549ef91ab04d2fcb4865b91258c218d14fd47965a
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2_5_7b_grpo_discrete_prof_npu.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/profile/run_qwen3_8b_npu_profile_discrete.sh and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

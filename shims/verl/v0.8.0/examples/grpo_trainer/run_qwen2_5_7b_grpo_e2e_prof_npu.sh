@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_7b_grpo_e2e_prof_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2_5_7b_grpo_e2e_prof_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=62f8d6ad8628e4f909d795abc654d0395e255249ea904e9432889aa4d2408826
+# verl-migrate-shim: sha256=727749276846348ca142ce632c2cb1b71f07f1762339eb34dbc925bb3a3c3354
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2_5_7b_grpo_e2e_prof_npu.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/profile/run_qwen3_8b_npu_profile_e2e.sh and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

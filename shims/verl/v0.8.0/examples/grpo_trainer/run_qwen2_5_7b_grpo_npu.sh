@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_7b_grpo_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2_5_7b_grpo_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=ea49d42071f0b74812fd5acba9b219a2f45def7c91c5e9239f649adff7ac7fe7
+# verl-migrate-shim: sha256=e02d867d12f8c63afeddb562a17e002b3cd8b52866ccc872942aa75422646b70
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2_5_7b_grpo_npu.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen3_8b_fsdp.sh with DEVICE=npu and set MODEL_PATH=Qwen/Qwen2.5-7B-Instruct; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

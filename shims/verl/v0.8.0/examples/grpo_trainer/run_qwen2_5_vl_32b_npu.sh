@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl_32b_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2_5_vl_32b_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=97e6b98fe09089dfebabfeebca7d68e525e071a3479921b2a734299efa5ff4cf
+# verl-migrate-shim: sha256=b1567c28dd4a24977b1ec6b96eb79c85e09054f7dd009519786d457ac16fd19f
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2_5_vl_32b_npu.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh with DEVICE=npu and set MODEL_PATH=Qwen/Qwen2.5-VL-32B-Instruct plus parallel sizes; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl_3b_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2_5_vl_3b_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=24d72ab56c7d7b95beb674608193458476d6b28de804cdfd55e1d0e4bb482347
+# verl-migrate-shim: sha256=4eeea742ae6545eda42ed56100b02b744d55cb8a13448765dc9609084f9f7c0c
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2_5_vl_3b_npu.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh with DEVICE=npu and set MODEL_PATH=Qwen/Qwen2.5-VL-3B-Instruct; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

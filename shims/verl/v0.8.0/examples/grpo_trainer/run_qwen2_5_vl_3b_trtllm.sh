@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen2_5_vl_3b_trtllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen2_5_vl_3b_trtllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=77917dcf91b10e5a6aaa426f7b6dc7474e5114af72bcaa33525c4dd5cca08285
+# verl-migrate-shim: sha256=1e1fe1d4cf388ccd739146e2307802ee065de23aaa50034337a32ea1dc65b614
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen2_5_vl_3b_trtllm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh with INFER_BACKEND=trtllm and set MODEL_PATH=Qwen/Qwen2.5-VL-3B-Instruct; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3-4b_gsm8k_grpo_lora_merge.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen3-4b_gsm8k_grpo_lora_merge.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=c5c54faabfcf60b68957300c2dc269bd8cc35607ca0815eec0e6d219e018161e
+# verl-migrate-shim: sha256=a23c1d1f5cc45c3ed4c8155658bdabf8a6de6c2c78e005b9452e334442b27cef
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen3-4b_gsm8k_grpo_lora_merge.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/tuning/lora/run_qwen3_8b_merge_fsdp.sh and set MODEL_PATH=Qwen/Qwen3-4B; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,37 +3,53 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_5_35b_vllm_fsdp.sh -> examples/grpo_trainer/run_qwen3_5_35b_fsdp.sh
 # From table entry: path-move examples/grpo_trainer/run_qwen3_5_35b_vllm_fsdp.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=0b77376906162aad33431c4649066460321d8ffa70e23e18eb358a879e60970d
-# Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
+# verl-migrate-shim: sha256=eb4a72fc53afd286d6900d49b338ac4c3827290063615503cff7f826b7a91688
+# Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
+# a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
-# shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/grpo_trainer/run_qwen3_5_35b_vllm_fsdp.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_5_35b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
-case ${VERL_MIGRATE_SHIM:-} in
-  error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
-  quiet) ;;
-  *) printf '%s\n' "$message" >&2 ;;
-esac
-# Find the verl root from the stub's own location: follow symlinks to the stub, then climb.
-self=${BASH_SOURCE[0]}
-while [ -L "$self" ]; do
-  link=$(readlink -- "$self") || break
-  case $link in
-    /*) self=$link ;;
-    *) self=$(dirname -- "$self")/$link ;;
+# Warns, then sets verl_migrate_target to the new script (or returns 2 or 127).
+verl_migrate_stub() {
+  local message self link here root target
+  # shellcheck disable=SC2016  # table text is printed literally, never expanded
+  message='verl-migrate: examples/grpo_trainer/run_qwen3_5_35b_vllm_fsdp.sh is deprecated: it moved to examples/grpo_trainer/run_qwen3_5_35b_fsdp.sh in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  case ${VERL_MIGRATE_SHIM:-} in
+    error) printf 'error: %s\n' "$message" >&2; return 2 ;;
+    quiet) ;;
+    *) printf '%s\n' "$message" >&2 ;;
   esac
-done
-here=$(CDPATH='' cd -- "$(dirname -- "$self")" && pwd) || exit 127
-root=$here
-for _ in x x; do root=${root%/*}; done
-target=$root/'examples/grpo_trainer/run_qwen3_5_35b_fsdp.sh'
-if [ ! -f "$target" ]; then
-  # The logical path may run through a symlinked directory: try the physical one.
-  root=$(CDPATH='' cd -P -- "$here" && pwd -P) || exit 127
+  # Find the verl root from the stub's own location: follow symlinks to the stub, then climb.
+  self=${BASH_SOURCE[0]}
+  while [ -L "$self" ]; do
+    link=$(readlink -- "$self") || break
+    case $link in
+      /*) self=$link ;;
+      *) self=$(dirname -- "$self")/$link ;;
+    esac
+  done
+  here=$(CDPATH='' cd -- "$(dirname -- "$self")" && pwd) || return 127
+  root=$here
   for _ in x x; do root=${root%/*}; done
   target=$root/'examples/grpo_trainer/run_qwen3_5_35b_fsdp.sh'
+  if [ ! -f "$target" ]; then
+    # The logical path may run through a symlinked directory: try the physical one.
+    root=$(CDPATH='' cd -P -- "$here" && pwd -P) || return 127
+    for _ in x x; do root=${root%/*}; done
+    target=$root/'examples/grpo_trainer/run_qwen3_5_35b_fsdp.sh'
+  fi
+  if [ ! -f "$target" ]; then
+    printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
+    return 127
+  fi
+  verl_migrate_target=$target
+}
+if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
+  # Sourced (`. old.sh`, `source old.sh`): source the new script and return to the caller, as
+  # sourcing the old one did (an `exec` would end the caller's shell).
+  verl_migrate_stub || return
+  unset -f verl_migrate_stub
+  # shellcheck disable=SC1090  # the new script's path is known only at run time
+  . "$verl_migrate_target" "$@"
+  return
 fi
-if [ ! -f "$target" ]; then
-  printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
-  exit 127
-fi
-exec "${BASH:-bash}" "$target" "$@"
+verl_migrate_stub || exit
+exec "${BASH:-bash}" "$verl_migrate_target" "$@"

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3_8b_grpo_sglang_32k_spmd_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen3_8b_grpo_sglang_32k_spmd_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=33ccb7964f1c19f46dee4a5bb3afc490baa8d4d6b6cd179aaf70d05ad401feb4
+# verl-migrate-shim: sha256=b69b11e54b0274797aafca793d6354bd98900be58b787c0840a614704c66f369
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen3_8b_grpo_sglang_32k_spmd_npu.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/grpo_trainer/run_qwen3_8b_fsdp.sh with DEVICE=npu INFER_BACKEND=sglang and raise the response length for 32k; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3moe-30b_grpo_megatron_vllm_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen3moe-30b_grpo_megatron_vllm_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=5ff384d77c51d2a897c2e08454e34e46e94feff0eb60e15397307b45c656a265
+# verl-migrate-shim: sha256=433b157d538cd488bbdcb421b2d1481a1285890c404fb94cc6755323a1b7e4c0
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen3moe-30b_grpo_megatron_vllm_npu.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_megatron.sh (NPU Megatron, SGLang rollout); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

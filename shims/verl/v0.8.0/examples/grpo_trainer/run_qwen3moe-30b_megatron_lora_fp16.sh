@@ -3,7 +3,9 @@
 # Deprecation stub: examples/grpo_trainer/run_qwen3moe-30b_megatron_lora_fp16.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/grpo_trainer/run_qwen3moe-30b_megatron_lora_fp16.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=22711cccb9b67c3afb38ae30278fcb4cbdd99dd6de2a316f2ebb4ae000254d08
+# verl-migrate-shim: sha256=4f766468c7b00a9f37beb07c18a7927e68ef531cd0695fce58633b6c6d314171
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/grpo_trainer/run_qwen3moe-30b_megatron_lora_fp16.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/tuning/lora/run_qwen3_30b_a3b_megatron.sh and set the fp16 dtype overrides; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

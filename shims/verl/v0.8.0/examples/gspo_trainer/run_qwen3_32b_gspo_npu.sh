@@ -3,7 +3,9 @@
 # Deprecation stub: examples/gspo_trainer/run_qwen3_32b_gspo_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/gspo_trainer/run_qwen3_32b_gspo_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=28e298906dc3f89aa98be89e841183b6f11b52ae806dac0b81a3b8265dc1ed6f
+# verl-migrate-shim: sha256=c35940a57422c81239a785594cbcb3dc18497dab1e89b1f6b2de1323525f1062
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/gspo_trainer/run_qwen3_32b_gspo_npu.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/gspo_trainer/run_qwen3_8b_fsdp.sh with DEVICE=npu and set MODEL_PATH to a Qwen3-32B checkpoint; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/gspo_trainer/test_gspo_3b_math.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/gspo_trainer/test_gspo_3b_math.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=1265dc0e407fdf41149f0ac5280d80cab3d17886c0dbcad457e16d868c90ad33
+# verl-migrate-shim: sha256=edb0c88e47ad3c19a0289044126895e72b7f102bb29d7b3ff57b8c39716de493
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/gspo_trainer/test_gspo_3b_math.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/gspo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

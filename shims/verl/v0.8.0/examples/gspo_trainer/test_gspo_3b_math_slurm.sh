@@ -3,7 +3,9 @@
 # Deprecation stub: examples/gspo_trainer/test_gspo_3b_math_slurm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/gspo_trainer/test_gspo_3b_math_slurm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=b7b68c5632ef0ffccd2be42ec606765f6e53ab2129abc89f244a79287a3d342f
+# verl-migrate-shim: sha256=029f6b9d3177f50109c224d2d226871aba8a61e9e9e9b336a340ff4fe447ed5a
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/gspo_trainer/test_gspo_3b_math_slurm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/gspo_trainer/run_qwen3_8b_fsdp.sh with examples/tutorial/slurm/ray_on_slurm.slurm; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/mtp_trainer/test_dapo_mimo_7b_with_mtp_math_megatron_4_4.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/mtp_trainer/test_dapo_mimo_7b_with_mtp_math_megatron_4_4.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=fafb17c3268ec0caabb9fcffc768ee4c8d4d48b2c65bb48b5521c3c16db7c6d9
+# verl-migrate-shim: sha256=55865464e7d690fe5f211f1ecb7cf79130f4b1ffecdb4503a714b628e8c96c7a
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/mtp_trainer/test_dapo_mimo_7b_with_mtp_math_megatron_4_4.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/mtp_trainer/run_mimo_7b_mtp_fully_async_megatron_multinode.sh (fully async MTP); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/otb_trainer/run_qwen2_5-7b.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/otb_trainer/run_qwen2_5-7b.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=60c51c0291bc87b1d33d59ca9a7356a6f17ae5e75c31cb7e97be75d5bcfdc496
+# verl-migrate-shim: sha256=f360696bc9ebd4ca75c5f999f0b5539ae3d434a9db8bc214bd7b06c4550f859d
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/otb_trainer/run_qwen2_5-7b.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/otb_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH=Qwen/Qwen2.5-7B; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

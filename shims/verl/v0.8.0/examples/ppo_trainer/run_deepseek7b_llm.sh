@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_deepseek7b_llm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_deepseek7b_llm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=978452ada4c040361282550b98689f169626940b988c832c1802d05f8e20ab07
+# verl-migrate-shim: sha256=da1ae6feacaa9469628f75a1eef14471165fb63d1af62b32b51df21eedceafec
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_deepseek7b_llm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH=deepseek-ai/deepseek-llm-7b-chat; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_deepseek7b_llm_modelscope.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_deepseek7b_llm_modelscope.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=525e678381b3b080b5cdcdfe91db0625f7521e82da7962296d54a0603971f6f0
+# verl-migrate-shim: sha256=4c4b076842a7fb03ecc76da6352b9fb74d6faacd6ee08c14f74360a6d14d0599
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_deepseek7b_llm_modelscope.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_fsdp.sh with VERL_USE_MODELSCOPE=True and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

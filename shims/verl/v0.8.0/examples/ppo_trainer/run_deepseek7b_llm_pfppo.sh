@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_deepseek7b_llm_pfppo.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_deepseek7b_llm_pfppo.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=aa2513ea637a19e0df495c5dbe937b1d6409fcfa9af531c3f25344d7acbe74d4
+# verl-migrate-shim: sha256=54c1572099ce2df73da57fa9cfd84911d2c7111ad77cbb71e440f229d9960052
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_deepseek7b_llm_pfppo.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_fsdp.sh and add algorithm.use_pf_ppo=True; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_deepseek7b_llm_sandbox_fusion.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_deepseek7b_llm_sandbox_fusion.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=cdcdbb653d2d656fe7229f083056f0a8e9bc44ae1c9e889b4f6f1a9e16d731c0
+# verl-migrate-shim: sha256=398916bca5693bb47b56311eb777957b2876759d690e2ee9e2cb3f366ad2e65f
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_deepseek7b_llm_sandbox_fusion.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_fsdp.sh and add the reward.sandbox_fusion.url override; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_deepseek7b_llm_sp2.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_deepseek7b_llm_sp2.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=b3bd36780610335f39a52abe7fcb2ad8fa71928e6f6c0c31863e191ddcbf9e83
+# verl-migrate-shim: sha256=80629375135dcc4cc1591efb63b2b738059f69339aa2a48f1fcc903a55dfd46e
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_deepseek7b_llm_sp2.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_fsdp.sh and set the ulysses_sequence_parallel_size overrides; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_deepseek_full_hh_rlhf.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_deepseek_full_hh_rlhf.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=29369ec8bc68ae809d4849d3fbeda3341307a2b01dd783a65157e840054cd532
+# verl-migrate-shim: sha256=9930ff620413396f8df1d1443655e5d9c8c41da5dfceab349639248695700c15
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_deepseek_full_hh_rlhf.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_megatron.sh and set MODEL_PATH and the hh_rlhf data; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

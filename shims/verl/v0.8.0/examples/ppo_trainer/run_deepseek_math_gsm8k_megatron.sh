@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_deepseek_math_gsm8k_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_deepseek_math_gsm8k_megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=5e09621706ee4d4884aa0b19d6729efa8fd2e1e25b94c2efce06858782b8f270
+# verl-migrate-shim: sha256=da9d51ab0d36bf26c3f81f015df21421bcb7ae1487b007a4189ee1b3c2fbc940
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_deepseek_math_gsm8k_megatron.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_megatron.sh and set MODEL_PATH=deepseek-ai/deepseek-llm-7b-chat; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

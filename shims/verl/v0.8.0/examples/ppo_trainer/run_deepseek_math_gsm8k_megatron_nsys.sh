@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_deepseek_math_gsm8k_megatron_nsys.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_deepseek_math_gsm8k_megatron_nsys.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=09eeddf447d48ad6e8e92508c21bf47f735bc7b11c91caf522af7b4d2ada82d6
+# verl-migrate-shim: sha256=aef4d5dfd43ebac77447adc189d4cff2c73d2209cf52776d5427a5b070675eeb
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_deepseek_math_gsm8k_megatron_nsys.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_megatron.sh with the global_profiler nsys overrides (see examples/profile/); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

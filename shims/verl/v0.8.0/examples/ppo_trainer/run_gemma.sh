@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_gemma.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_gemma.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=9aa0fa911bcf0092f0681128e2a9caad08e8dc83b3ea2a95575a7dce4c80e17b
+# verl-migrate-shim: sha256=21c058060bde65d0cefbf50073d6086f993da1d726a5fc9b7ca0f6b2f974216f
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_gemma.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH=google/gemma-2-2b-it; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

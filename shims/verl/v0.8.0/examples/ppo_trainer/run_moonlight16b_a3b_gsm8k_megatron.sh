@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_moonlight16b_a3b_gsm8k_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_moonlight16b_a3b_gsm8k_megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=386b86d3c6e7a6eeaa2d092848f7061922c371df093bc2a373794a2463c41ff3
+# verl-migrate-shim: sha256=5d211d37c6e0a5483570b325b40dbca615e9841a731fd33824000d5b15bb8fa8
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_moonlight16b_a3b_gsm8k_megatron.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_megatron.sh with a Moonlight model, see examples/grpo_trainer/run_moonlight_16b_a3b_megatron.sh; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen1.5_moe_a2.7b-gsm8k_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen1.5_moe_a2.7b-gsm8k_megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=1caccad38d892efee8a12f6e0455b7da2020abf4e26df43abeecab8d86ed3167
+# verl-migrate-shim: sha256=47d4800e35ad30eecf950fcc06816e28f90c924d04cf3028f284daf62666d1dc
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen1.5_moe_a2.7b-gsm8k_megatron.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_megatron.sh and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

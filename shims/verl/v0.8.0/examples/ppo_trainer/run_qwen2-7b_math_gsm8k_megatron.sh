@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen2-7b_math_gsm8k_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen2-7b_math_gsm8k_megatron.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=417684911e843a8cc4e0886aa2c48e05666bb21688c83416e44f0f286f6b1620
+# verl-migrate-shim: sha256=8938435be0da445dbbdf5a033b75fae25bf0ac03d07e4e8f1a9a070d5a98249b
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen2-7b_math_gsm8k_megatron.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_megatron.sh and set MODEL_PATH=Qwen/Qwen2-7B-Instruct; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen2-7b_rm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen2-7b_rm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=247214913d51f67ac0b9e8539ca49367584576d6b33fff73404e676446039414
+# verl-migrate-shim: sha256=fb56978817c95cd454d2fcb82f82143af186c3762d819fa7d70ba18d255ae1bd
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen2-7b_rm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): for a model reward see examples/grpo_trainer/run_mistral_nemo_12b_skyworkrm_fsdp.sh (reward.reward_model.*); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

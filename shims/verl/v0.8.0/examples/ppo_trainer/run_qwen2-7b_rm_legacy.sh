@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen2-7b_rm_legacy.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen2-7b_rm_legacy.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/5194
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=a41f625fae8c0bec4bf00523991266aeb119a93338170ed938918a4abf5f235e
+# verl-migrate-shim: sha256=00593c25bf4f33f5ee24192390a84d16e370cc72aef127114581200e9912e17e
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen2-7b_rm_legacy.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/5194): use examples/ppo_trainer/run_qwen2-7b_rm.sh (reward model via reward.reward_model.*); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

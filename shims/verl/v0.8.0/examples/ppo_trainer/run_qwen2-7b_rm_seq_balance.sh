@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen2-7b_rm_seq_balance.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen2-7b_rm_seq_balance.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=325fab2bd986a1dbcadba7f43bb89562c522c980498353c44ec6e3dc25c7c468
+# verl-migrate-shim: sha256=d21a2d4e543f832a79799d61e8078d22e5fe8748a31428eecb266482b231ae57
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen2-7b_rm_seq_balance.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): for a model reward see examples/grpo_trainer/run_mistral_nemo_12b_skyworkrm_fsdp.sh (reward.reward_model.*); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

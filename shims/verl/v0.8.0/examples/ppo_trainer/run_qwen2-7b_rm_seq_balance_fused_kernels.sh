@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen2-7b_rm_seq_balance_fused_kernels.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen2-7b_rm_seq_balance_fused_kernels.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=995b6e894441fbe295ae5f1c3aec3ac77ddb81a73a0dcb7e7913c9023fbbef48
+# verl-migrate-shim: sha256=0e74f5871fa67bca2ff6b417439e505a427302aff3c015a434a6cca5a00be464
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen2-7b_rm_seq_balance_fused_kernels.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): for a model reward see examples/grpo_trainer/run_mistral_nemo_12b_skyworkrm_fsdp.sh (reward.reward_model.*); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen2-7b_rm_seq_balance_nsys.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen2-7b_rm_seq_balance_nsys.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=bd589b43a42088195b0a5fd8d5c4fbeeb2616d225882589daae512ebda3621ea
+# verl-migrate-shim: sha256=4184665680beba099946adefa2be213b02d735e09843f390049ed51c96d4f201
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen2-7b_rm_seq_balance_nsys.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): for a model reward see examples/grpo_trainer/run_mistral_nemo_12b_skyworkrm_fsdp.sh; for nsys see examples/profile/; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

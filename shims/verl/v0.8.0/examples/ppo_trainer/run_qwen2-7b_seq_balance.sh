@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen2-7b_seq_balance.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen2-7b_seq_balance.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=2527d9065f4d6aa31eb486f910be21f4dae5f72ff5763476ce030c2aec2fd916
+# verl-migrate-shim: sha256=9a79e2306fefabf7dae8aa60e2298d4a82f621a0cf4a896623f3859d8be169aa
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen2-7b_seq_balance.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH=Qwen/Qwen2-7B-Instruct; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

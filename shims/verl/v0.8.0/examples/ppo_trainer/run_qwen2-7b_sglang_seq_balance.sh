@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen2-7b_sglang_seq_balance.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen2-7b_sglang_seq_balance.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=0c7fdf549c33f0c2572a1fbe1f49eaa5eef02ec1834cff8bb95c09cb2aca3d8f
+# verl-migrate-shim: sha256=4ea7ec4c02e68015be49e5f0f674f8b02d2671179efc515201b85e433fe7d0b4
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen2-7b_sglang_seq_balance.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_fsdp.sh with INFER_BACKEND=sglang and set MODEL_PATH=Qwen/Qwen2-7B-Instruct; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

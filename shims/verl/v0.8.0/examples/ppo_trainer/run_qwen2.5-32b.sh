@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen2.5-32b.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen2.5-32b.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=47b0b302383ec9e028b200d85d49d827ab3f0f8a731cbcc6ed722cfef403a50e
+# verl-migrate-shim: sha256=205223afdbdceae9ba3433e19d6c3f90e69b37ccfc324397ec44f3e508bc8e14
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen2.5-32b.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/ppo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH=Qwen/Qwen2.5-32B-Instruct plus parallel sizes; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen2.5-3b_rm_legacy.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen2.5-3b_rm_legacy.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/5194
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=2a00cbd09027318412f1a875d32a53ac73169a777c0a543fe722570762879392
+# verl-migrate-shim: sha256=8db55949176b3c3ab4e5fe381ba4ec31b66b332a238d0a6038efb5ab22a95b56
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen2.5-3b_rm_legacy.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/5194): use examples/ppo_trainer/run_qwen2.5-3b_rm_reward_loop_colocate.sh; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen2.5-3b_rm_reward_loop_colocate.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ppo_trainer/run_qwen2.5-3b_rm_reward_loop_colocate.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=4a181d86944ada3f5a2a5f93e150e3684acfa89223c1d46bf19d613ff7acc4bc
+# verl-migrate-shim: sha256=8c6ae15ae981cb2555ee2e75783eb664ddc880e576aa26bfb02d024e8ce6d24c
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ppo_trainer/run_qwen2.5-3b_rm_reward_loop_colocate.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): for a model reward see examples/grpo_trainer/run_mistral_nemo_12b_skyworkrm_fsdp.sh (reward.reward_model.*); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,38 +3,55 @@
 # Deprecation stub: examples/ppo_trainer/run_qwen3-8b_npu.sh -> examples/ppo_trainer/run_qwen3_8b_fsdp.sh
 # From table entry: path-move examples/ppo_trainer/run_qwen3-8b_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=1a606aade5c3485c2090325917a612e8c3b74d59aeb6c48125750c2e08d74943
-# Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only).
+# verl-migrate-shim: sha256=4c9ecff5c8c554716c1e3a9bee1b56455a0b987d0188ba6632529fed11d5d44f
+# Re-run under bash when started as `sh stub.sh` (BASH_SOURCE is bash-only). Sourced from sh or dash
+# a stub cannot tell that it was sourced: source it from bash (docs/shims.md).
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
-# shellcheck disable=SC2016  # table text is printed literally, never expanded
-message='verl-migrate: examples/ppo_trainer/run_qwen3-8b_npu.sh is deprecated: it moved to examples/ppo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
-case ${VERL_MIGRATE_SHIM:-} in
-  error) printf 'error: %s\n' "$message" >&2; exit 2 ;;
-  quiet) ;;
-  *) printf '%s\n' "$message" >&2 ;;
-esac
-# Find the verl root from the stub's own location: follow symlinks to the stub, then climb.
-self=${BASH_SOURCE[0]}
-while [ -L "$self" ]; do
-  link=$(readlink -- "$self") || break
-  case $link in
-    /*) self=$link ;;
-    *) self=$(dirname -- "$self")/$link ;;
+# Warns, then sets verl_migrate_target to the new script (or returns 2 or 127).
+verl_migrate_stub() {
+  local message self link here root target
+  # shellcheck disable=SC2016  # table text is printed literally, never expanded
+  message='verl-migrate: examples/ppo_trainer/run_qwen3-8b_npu.sh is deprecated: it moved to examples/ppo_trainer/run_qwen3_8b_fsdp.sh (run with DEVICE=npu) in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126) and this stub goes away in the release after v0.9.0; run: verl-migrate --to v0.8.0 <your scripts>'
+  case ${VERL_MIGRATE_SHIM:-} in
+    error) printf 'error: %s\n' "$message" >&2; return 2 ;;
+    quiet) ;;
+    *) printf '%s\n' "$message" >&2 ;;
   esac
-done
-here=$(CDPATH='' cd -- "$(dirname -- "$self")" && pwd) || exit 127
-root=$here
-for _ in x x; do root=${root%/*}; done
-target=$root/'examples/ppo_trainer/run_qwen3_8b_fsdp.sh'
-if [ ! -f "$target" ]; then
-  # The logical path may run through a symlinked directory: try the physical one.
-  root=$(CDPATH='' cd -P -- "$here" && pwd -P) || exit 127
+  # Find the verl root from the stub's own location: follow symlinks to the stub, then climb.
+  self=${BASH_SOURCE[0]}
+  while [ -L "$self" ]; do
+    link=$(readlink -- "$self") || break
+    case $link in
+      /*) self=$link ;;
+      *) self=$(dirname -- "$self")/$link ;;
+    esac
+  done
+  here=$(CDPATH='' cd -- "$(dirname -- "$self")" && pwd) || return 127
+  root=$here
   for _ in x x; do root=${root%/*}; done
   target=$root/'examples/ppo_trainer/run_qwen3_8b_fsdp.sh'
+  if [ ! -f "$target" ]; then
+    # The logical path may run through a symlinked directory: try the physical one.
+    root=$(CDPATH='' cd -P -- "$here" && pwd -P) || return 127
+    for _ in x x; do root=${root%/*}; done
+    target=$root/'examples/ppo_trainer/run_qwen3_8b_fsdp.sh'
+  fi
+  if [ ! -f "$target" ]; then
+    printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
+    return 127
+  fi
+  verl_migrate_target=$target
+}
+if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
+  # Sourced (`. old.sh`, `source old.sh`): source the new script and return to the caller, as
+  # sourcing the old one did (an `exec` would end the caller's shell).
+  verl_migrate_stub || return
+  unset -f verl_migrate_stub
+  export DEVICE='npu'
+  # shellcheck disable=SC1090  # the new script's path is known only at run time
+  . "$verl_migrate_target" "$@"
+  return
 fi
-if [ ! -f "$target" ]; then
-  printf 'error: verl-migrate stub: %s is missing\n' "$target" >&2
-  exit 127
-fi
+verl_migrate_stub || exit
 export DEVICE='npu'
-exec "${BASH:-bash}" "$target" "$@"
+exec "${BASH:-bash}" "$verl_migrate_target" "$@"

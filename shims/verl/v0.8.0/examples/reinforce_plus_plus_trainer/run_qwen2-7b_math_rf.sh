@@ -3,7 +3,9 @@
 # Deprecation stub: examples/reinforce_plus_plus_trainer/run_qwen2-7b_math_rf.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/reinforce_plus_plus_trainer/run_qwen2-7b_math_rf.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=d1ca3cd0f225ba0cd6f3eba2e7580090e9c2b967a3d3793b293eb326ce291421
+# verl-migrate-shim: sha256=8eb38991bf68b040275509118716945186e8640e2387dbdf351a2de23991c3c6
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/reinforce_plus_plus_trainer/run_qwen2-7b_math_rf.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/reinforce_plus_plus_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/reinforce_plus_plus_trainer/run_qwen2-7b_math_rf_baseline.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/reinforce_plus_plus_trainer/run_qwen2-7b_math_rf_baseline.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=ca69e165a6ecd07756f7a2520574098e8e47b98b801c3f7c9a94ca8b0b48104a
+# verl-migrate-shim: sha256=687d34e00a544f3df600799c48c008fed53325ca696960878b3584fa92c0089b
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/reinforce_plus_plus_trainer/run_qwen2-7b_math_rf_baseline.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/reinforce_plus_plus_trainer/run_qwen3_8b_fsdp.sh with algorithm.adv_estimator=reinforce_plus_plus_baseline; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

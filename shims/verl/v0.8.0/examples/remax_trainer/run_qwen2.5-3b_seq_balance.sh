@@ -3,7 +3,9 @@
 # Deprecation stub: examples/remax_trainer/run_qwen2.5-3b_seq_balance.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/remax_trainer/run_qwen2.5-3b_seq_balance.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=d7952367ce3025c47595d08106fb608b6b722467af318e1ceeb2a1e6baad5adc
+# verl-migrate-shim: sha256=bb089aa9365cf1d9d9953ec4dd1831d125d40dec28493f39e126eb0866349a6f
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/remax_trainer/run_qwen2.5-3b_seq_balance.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/remax_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH=Qwen/Qwen2.5-3B-Instruct; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

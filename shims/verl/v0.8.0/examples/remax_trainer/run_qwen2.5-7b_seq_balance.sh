@@ -3,7 +3,9 @@
 # Deprecation stub: examples/remax_trainer/run_qwen2.5-7b_seq_balance.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/remax_trainer/run_qwen2.5-7b_seq_balance.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=929b20fd9993c3024df3952952dcc84a99e11bf7bd82ba055cec2c2a3257e729
+# verl-migrate-shim: sha256=fc26e799be03ca6c3321884c11828652d7d38b6cfa5c70c4060d5e0d77005c49
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/remax_trainer/run_qwen2.5-7b_seq_balance.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/remax_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH=Qwen/Qwen2.5-7B-Instruct; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

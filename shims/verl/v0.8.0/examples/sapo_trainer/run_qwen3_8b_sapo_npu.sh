@@ -3,7 +3,9 @@
 # Deprecation stub: examples/sapo_trainer/run_qwen3_8b_sapo_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/sapo_trainer/run_qwen3_8b_sapo_npu.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=b5831479a99ffd20364771dbd62a049dcbc2e8b8d25da83a87ccc069213d3342
+# verl-migrate-shim: sha256=7100f35d1af8eb38e1fa235b378ec307a76107771c878961323958c0b2c90893
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/sapo_trainer/run_qwen3_8b_sapo_npu.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): use examples/sapo_trainer/run_qwen3_8b_fsdp.sh; NPU environment settings are in examples/ascend_extras/; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/sglang_multiturn/run_qwen0.5b_gsm8k_multiturn_curriculum.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/sglang_multiturn/run_qwen0.5b_gsm8k_multiturn_curriculum.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=930914aa86f6e4765793ba040943755be6cda5ce0fcef6241e3ecc687c970d3a
+# verl-migrate-shim: sha256=9f75c1f8729e586ad900d3d7a95c235b470adcfbba640cf273cae592f305c4d6
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/sglang_multiturn/run_qwen0.5b_gsm8k_multiturn_curriculum.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): multi-turn tool examples were removed; see examples/tutorial/agent_loop_get_started/ and the agent loop docs; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/sglang_multiturn/run_qwen2.5-0.5b_gsm8k_multiturn_w_interaction.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/sglang_multiturn/run_qwen2.5-0.5b_gsm8k_multiturn_w_interaction.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6074
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=6caa43f677208651228d25b7a14eeac8c2bb361f2b7e50efc00fa3089da17b6f
+# verl-migrate-shim: sha256=754afa710fb4f673b94da13aece9301df23ff014c3bdf46cb11316ee6223b167
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/sglang_multiturn/run_qwen2.5-0.5b_gsm8k_multiturn_w_interaction.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6074): verl/interactions was deprecated; see examples/tutorial/agent_loop_get_started/ for agent loops; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/sglang_multiturn/run_qwen2.5-3b_gsm8k_multiturn_server.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/sglang_multiturn/run_qwen2.5-3b_gsm8k_multiturn_server.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=6fbc8e5fbcbdb9863a11c48f267958afa8e7046de959a4e37b3370b216ee2a8a
+# verl-migrate-shim: sha256=4fe88f9ede1cae6dc5535e9a99c30b7ec9e0fa7808a2e77a48b405211466f39f
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/sglang_multiturn/run_qwen2.5-3b_gsm8k_multiturn_server.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): multi-turn tool examples were removed; see examples/tutorial/agent_loop_get_started/ and the agent loop docs; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/sglang_multiturn/run_qwen2.5-3b_gsm8k_multiturn_vllm_fsdp.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/sglang_multiturn/run_qwen2.5-3b_gsm8k_multiturn_vllm_fsdp.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=d1a3f6940c474e72e78a4aa6fc892d5ec681bde0ed7a672155d857526ae13e50
+# verl-migrate-shim: sha256=65d645a291864acedd45614e90677513f9837bfd11ffd1543db006d4a6d4df8c
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/sglang_multiturn/run_qwen2.5-3b_gsm8k_multiturn_vllm_fsdp.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): multi-turn tool examples were removed; see examples/tutorial/agent_loop_get_started/ and the agent loop docs; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

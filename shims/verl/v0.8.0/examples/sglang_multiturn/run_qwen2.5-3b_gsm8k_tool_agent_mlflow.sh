@@ -3,7 +3,9 @@
 # Deprecation stub: examples/sglang_multiturn/run_qwen2.5-3b_gsm8k_tool_agent_mlflow.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/sglang_multiturn/run_qwen2.5-3b_gsm8k_tool_agent_mlflow.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=3fd272925f1f2447698d1f9d460f00fdaae782242676f60e576c0ae17c70e8f5
+# verl-migrate-shim: sha256=8d5454e690f3508022b65adf2641c937810ffe3641f23035b0fcca8bf0abec82
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/sglang_multiturn/run_qwen2.5-3b_gsm8k_tool_agent_mlflow.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): multi-turn tool examples were removed; see examples/tutorial/agent_loop_get_started/ and the agent loop docs; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

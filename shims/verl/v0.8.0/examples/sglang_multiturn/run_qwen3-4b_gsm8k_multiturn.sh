@@ -3,7 +3,9 @@
 # Deprecation stub: examples/sglang_multiturn/run_qwen3-4b_gsm8k_multiturn.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/sglang_multiturn/run_qwen3-4b_gsm8k_multiturn.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=9bfbaf5159fd24751474329bd31d3f96aec567051ac74cb64269fa4056251330
+# verl-migrate-shim: sha256=3eb640ed1d91e3fe928a3d1aff0483331958d94e93329dd87d5130aadf80085b
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/sglang_multiturn/run_qwen3-4b_gsm8k_multiturn.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): multi-turn tool examples were removed; see examples/tutorial/agent_loop_get_started/ and the agent loop docs; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

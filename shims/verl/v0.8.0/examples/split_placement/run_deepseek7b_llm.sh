@@ -3,7 +3,9 @@
 # Deprecation stub: examples/split_placement/run_deepseek7b_llm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/split_placement/run_deepseek7b_llm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=4b9feb2a16a9dae83db9e94045fcce060f978da322384de7e93d87a8c6bddfc2
+# verl-migrate-shim: sha256=e6de75dfcf9915ef7a01289d6227674deeb9ef932dbfe900e1f2466e29a639b4
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/split_placement/run_deepseek7b_llm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): split placement example removed; use examples/ppo_trainer/run_qwen3_8b_fsdp.sh; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

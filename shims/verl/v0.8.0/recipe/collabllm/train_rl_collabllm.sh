@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/collabllm/train_rl_collabllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/collabllm/train_rl_collabllm.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=a10d317731389b79668decac4a4418a11eaea445a9f0b3bdad3cf26fa93a532e
+# verl-migrate-shim: sha256=0b5123ec5b2554b17bb4c42ad358272e2ef62e06b0d91da8af77006747e4c822
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/collabllm/train_rl_collabllm.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/collabllm/train_sft_collabllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/collabllm/train_sft_collabllm.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=aa8c346162eeee64456d7a98dfee7cf681704148cfff65f751f46365d12d4017
+# verl-migrate-shim: sha256=090dc8ef6322b45180bab18a5c760ddd4160cb0b1ecb3e173ff60ab28175124b
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/collabllm/train_sft_collabllm.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

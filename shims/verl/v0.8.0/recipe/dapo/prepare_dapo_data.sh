@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/prepare_dapo_data.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/prepare_dapo_data.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=068b3302a3d18496de96263e91d2eb2c63f54fe51958e4779da1b4b7a91d020f
+# verl-migrate-shim: sha256=a5904b36f5ce502c9b057b1781fd8a8c794c4480a3c5815ebdf3757685392840
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/prepare_dapo_data.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

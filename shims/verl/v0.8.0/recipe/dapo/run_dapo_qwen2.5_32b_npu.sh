@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/run_dapo_qwen2.5_32b_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/run_dapo_qwen2.5_32b_npu.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=b27f7f23340c85f7f6ce92e0fb99d72075fa8a46918032bc35fef4d11cd46c8e
+# verl-migrate-shim: sha256=5e3a70b6b0db638ba1013b14ab275d06a16c26bf74b57aa3faf5c26d0f2e9af2
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/run_dapo_qwen2.5_32b_npu.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

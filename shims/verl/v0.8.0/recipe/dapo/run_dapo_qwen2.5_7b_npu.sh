@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/run_dapo_qwen2.5_7b_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/run_dapo_qwen2.5_7b_npu.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=d5ccf8c1849dfd28f5034148392aedcc45554eee73487c70e9901e6de1ac7ecb
+# verl-migrate-shim: sha256=b64e8f415266b9f1a35f4ece6cdefffb59b637f24a2d9b59c8e801c265d1c48d
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/run_dapo_qwen2.5_7b_npu.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/run_dapo_qwen3_14b_base_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/run_dapo_qwen3_14b_base_npu.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=a681c686fa63625a42d66b48cf93a95a9fa4481c64821fa730f83a9a491623c3
+# verl-migrate-shim: sha256=ee331d3963c1a152c1f2977225341fa92d154616fb0a68232b06bf5514e24906
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/run_dapo_qwen3_14b_base_npu.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

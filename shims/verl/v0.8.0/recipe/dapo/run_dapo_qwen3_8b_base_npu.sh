@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/run_dapo_qwen3_8b_base_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/run_dapo_qwen3_8b_base_npu.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=677b0f0ef2ccc8b2097063bfc002c36396ad64bd5412498a8b09fa91d2c226e3
+# verl-migrate-shim: sha256=ed410a4247a7cbcb6299fe41a3c8759a1e8950146f7bbf6942a9c015d8aa4155
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/run_dapo_qwen3_8b_base_npu.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/run_dapo_qwen3_moe_30b_vllm_fp8_rollout.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/run_dapo_qwen3_moe_30b_vllm_fp8_rollout.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=5e1d4b07a4e5639da6b8db8e65094a6144f966bc0d2fcb4a59ba3f5ade4ef5e7
+# verl-migrate-shim: sha256=ce874932fbd295d59f5e7a4b669b4a2d798bc91b6df8a97c4b357bc257104f90
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/run_dapo_qwen3_moe_30b_vllm_fp8_rollout.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

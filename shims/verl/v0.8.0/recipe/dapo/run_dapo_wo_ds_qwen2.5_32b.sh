@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/run_dapo_wo_ds_qwen2.5_32b.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/run_dapo_wo_ds_qwen2.5_32b.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=2b30ef8575bd68d40944bcb55d1ac9cbd7a9394003d337b9a911ae55503dd4e7
+# verl-migrate-shim: sha256=7b5ab004f9e7c51189ba53525774b857e25ae4bbd74c5ece0f0947a7eb78484c
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/run_dapo_wo_ds_qwen2.5_32b.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/test_dapo_7b.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/test_dapo_7b.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=25ceedd308715f0a1ab1ecdc3598ad7e227c7c2c91ffa3535f44f0092aee93ec
+# verl-migrate-shim: sha256=985f0284073376836955a5819fce6b27f0d5c2ba3e4c039d0f2cdf3295dba8ac
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/test_dapo_7b.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

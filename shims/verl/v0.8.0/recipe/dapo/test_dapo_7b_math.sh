@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/test_dapo_7b_math.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/test_dapo_7b_math.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=468446473c24bdf9e6045064db5299371b4efae631835166873d09a667896f98
+# verl-migrate-shim: sha256=572901abe25ead3fff46ca6e80209821be7c085b47a1d8f0aabb3b0829cb1f37
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/test_dapo_7b_math.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/test_dapo_7b_math_lora.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/test_dapo_7b_math_lora.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=dd2743562d65df00e4890b14f75229d2ce96ab2b58c5eddd73fa2bd2fe616b2d
+# verl-migrate-shim: sha256=e61b795f58267026b6e7b38dbbb9e4067ee6af0d1724f26685a70b7463e3645c
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/test_dapo_7b_math_lora.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/test_dapo_7b_math_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/test_dapo_7b_math_megatron.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=00ebc8b66967f54ca40aa8ba30de6b0d3836996c91704417d8c8bc5bcd6dc40e
+# verl-migrate-shim: sha256=58d218ca54fad079fc94d11a46ced3f35c7e28645e0374b32effd60031f37c36
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/test_dapo_7b_math_megatron.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

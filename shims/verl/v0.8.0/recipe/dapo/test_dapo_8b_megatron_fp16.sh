@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/test_dapo_8b_megatron_fp16.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/test_dapo_8b_megatron_fp16.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=ec524adda2f54e2beb8e28b1a27386fbeb02be3b211502af34aceadda466cdc2
+# verl-migrate-shim: sha256=7e5e43a174edd311015f06fadc620b2eb55546bc1efb8842b13093c59ee279b5
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/test_dapo_8b_megatron_fp16.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

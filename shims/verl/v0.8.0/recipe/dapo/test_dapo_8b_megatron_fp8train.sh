@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/test_dapo_8b_megatron_fp8train.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/test_dapo_8b_megatron_fp8train.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=f86b226a7b7addee11c933a512f938dd775b53763ee12e4fd4902bb4e554c77f
+# verl-migrate-shim: sha256=43edb600998e45727104da289c22d8b14ef508d445320039dea49c3183473897
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/test_dapo_8b_megatron_fp8train.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/test_dapo_glm_air_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/test_dapo_glm_air_megatron.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=fc833a9586c47537923592f9a0308e83540c655b276d7d35087fa313e2df9842
+# verl-migrate-shim: sha256=481651d33c7b3dbc97d6aa6be8a0d0029b5a7e26f4c85892905a57359d621f78
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/test_dapo_glm_air_megatron.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

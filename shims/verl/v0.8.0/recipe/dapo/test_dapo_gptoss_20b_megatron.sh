@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/test_dapo_gptoss_20b_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/test_dapo_gptoss_20b_megatron.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=876a5285ecf3e8f8b8e7d0c4c2e567565fff77d37fc4dbf0ce93d6df8dded4a6
+# verl-migrate-shim: sha256=1e541dc634364b80132d852ff1863231fe665da9098720fab1a892016b583ae1
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/test_dapo_gptoss_20b_megatron.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/test_dapo_qwen3_30b_math.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/test_dapo_qwen3_30b_math.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=cdcf736bdf92dacf2af04d252bb117c42a34366e98b8bbf3a95883d900da5b43
+# verl-migrate-shim: sha256=9ca347d2d06424a91a11ad5e88eb5af8d47e79e0f97ef9cacd466733a60ca9a8
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/test_dapo_qwen3_30b_math.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

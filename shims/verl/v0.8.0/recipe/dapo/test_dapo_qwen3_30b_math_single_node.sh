@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/test_dapo_qwen3_30b_math_single_node.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/test_dapo_qwen3_30b_math_single_node.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=a9eea53a21d19beeb62d8e019d10ab5f84bad4c4dc451b0d6eebc0e7e500b759
+# verl-migrate-shim: sha256=f54d423d3deec685f385bb68014807638d5dd1bc61ec31e47dd762110b94ef3f
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/test_dapo_qwen3_30b_math_single_node.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/dapo/test_dapo_qwen3next_80b_megatron.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/dapo/test_dapo_qwen3next_80b_megatron.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=5e5a65e38b8923b0faccdc973b897bc2b7fb5a2b47e7dd4bc9b7495e24df272f
+# verl-migrate-shim: sha256=a32c4257d563b1cc61d63365b7461eeb87d4ebd32c18fe48f53e0af37e8d49fc
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/dapo/test_dapo_qwen3next_80b_megatron.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

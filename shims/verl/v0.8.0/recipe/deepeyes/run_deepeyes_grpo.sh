@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/deepeyes/run_deepeyes_grpo.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/deepeyes/run_deepeyes_grpo.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=220483c0d9d8371e364ac596f67a43dd71460c9188a4560e0d15648cad366662
+# verl-migrate-shim: sha256=44439fd9c409ba9d1ccd8d39c2de6a3cf1606eb42c766e1be157ce936436ceb1
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/deepeyes/run_deepeyes_grpo.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

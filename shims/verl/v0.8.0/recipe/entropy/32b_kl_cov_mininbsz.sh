@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/entropy/32b_kl_cov_mininbsz.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/entropy/32b_kl_cov_mininbsz.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=edf652f86a24b82161a838ae1bd5acbf5d84a1ae3891cfb8eec5e9ab7860f89a
+# verl-migrate-shim: sha256=47b45f33dc90371da4d81785f0e94fa2c2bdce3fd8d9558833dc5fc736eb4cbc
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/entropy/32b_kl_cov_mininbsz.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

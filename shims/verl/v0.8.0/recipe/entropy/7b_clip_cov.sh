@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/entropy/7b_clip_cov.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/entropy/7b_clip_cov.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=2fbcf1549bb331cb585ba8f766d8bee71ecb1c12f8fef46d7f7119289e37f2e7
+# verl-migrate-shim: sha256=6be08e3a2be331e3de32cc8398d2a406a429f0e6d4282ece1864fc9cafdaa5db
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/entropy/7b_clip_cov.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

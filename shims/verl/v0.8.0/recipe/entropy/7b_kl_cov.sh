@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/entropy/7b_kl_cov.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/entropy/7b_kl_cov.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=3a10c40d22f165d7614797fc1e1a7033097d92e9637e760a6f0d63ab1444aeb8
+# verl-migrate-shim: sha256=db132e9f9b29b239bd1a0ea34a012ee8feda54db50bd1db4dfaf454646c959dc
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/entropy/7b_kl_cov.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/fapo/run_baseline_32b.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/fapo/run_baseline_32b.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=8705917e53a9bf415d649367f0c634dae3500165c076e8cdfbc2793677568b24
+# verl-migrate-shim: sha256=02119c35e3afe9ca3d2390e892a704c9439c9e56e523df8989781e14c3e7d61a
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/fapo/run_baseline_32b.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/fapo/run_baseline_7b.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/fapo/run_baseline_7b.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=9dd8624f7c550a9dea288f37eee6162dbcfc64f884a4b834eebb95c52a57e841
+# verl-migrate-shim: sha256=f0a075c84b69da02d0c9ac4220de290c6f38a3b2a47be64d4f2880ec3afc79a3
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/fapo/run_baseline_7b.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/fapo/run_fapo_7b_remote.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/fapo/run_fapo_7b_remote.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=46942fd536b3b19ec860005c214f3f33bb3d710f1d55c3ae985d0b60fca86cf3
+# verl-migrate-shim: sha256=e5182f8ef794bf065f312bcf5f901a5edc6ba982e49e62095893eb5919a1f054
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/fapo/run_fapo_7b_remote.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/fapo/run_fapo_genrm_train.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/fapo/run_fapo_genrm_train.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=a12e6755c7c08c1fb7c42b303b5a4581edbc02e0f1b08997430cbf38d5a3bdb5
+# verl-migrate-shim: sha256=848566cb20f2c56a6e07bbca7fb176f1a5acb5d78fb99e53d4aa8ffff465e796
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/fapo/run_fapo_genrm_train.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/flowrl/run_flowrl_qwen2.5_7b.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/flowrl/run_flowrl_qwen2.5_7b.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=b4dfaac41fb887740c7d6be7e4d11c1dc4f9935a74fcf5a353b8b262065ee976
+# verl-migrate-shim: sha256=0813bd0c1b4d245bd165acf7b61283c2bc7bfed46dadaac96442cbcecb250652
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/flowrl/run_flowrl_qwen2.5_7b.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/genrm_remote/run_genrm_remote.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/genrm_remote/run_genrm_remote.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=b35ab48444d5c08ba8f4bec96e8dc64936c97267baee1777a1cf1a9ba3627c8e
+# verl-migrate-shim: sha256=14f0e91e7ffd5d7289c0b2cfe6567c166cb5a4e1950b8aa0b2d1e5c7faf82aca
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/genrm_remote/run_genrm_remote.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

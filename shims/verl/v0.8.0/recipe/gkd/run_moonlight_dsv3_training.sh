@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/gkd/run_moonlight_dsv3_training.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/gkd/run_moonlight_dsv3_training.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=797f3da615565e06ecbc941cfd87d7b2d03c83ccfad90a55079a0a8ad3e08b09
+# verl-migrate-shim: sha256=ea77b7587e69a344a7790d07c99a9ad3e7b51c92d70ec997225d339b562ce8b4
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/gkd/run_moonlight_dsv3_training.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

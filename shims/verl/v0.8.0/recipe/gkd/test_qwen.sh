@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/gkd/test_qwen.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/gkd/test_qwen.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=094dd7b09352537bf44ea466747681eeca19a0a69ddebf5ff3c77ef84f077f23
+# verl-migrate-shim: sha256=b7bc4f9ddf82a32459275c2eb43d1508ef2ad4770e19243c0f131a4aa7c33be8
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/gkd/test_qwen.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

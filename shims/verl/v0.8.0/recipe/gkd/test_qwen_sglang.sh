@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/gkd/test_qwen_sglang.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/gkd/test_qwen_sglang.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=96ded7f901ab8870323e41ee70dec21b8770f4621a85360cfa68c953b119c134
+# verl-migrate-shim: sha256=16763cf320696cd9e3e145f25d2aabc885774f8f99709bd825d3264a44f06983
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/gkd/test_qwen_sglang.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/infigui-g1/run_3b.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/infigui-g1/run_3b.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=f00d1a4ec23198508c635857ece519e466d20065db1f489d39d7d9fdd92a3d32
+# verl-migrate-shim: sha256=388823504509d5ed3ab0b53f008ecf6ae7f03783ede4e4d33e72cfe815b2b1e5
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/infigui-g1/run_3b.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

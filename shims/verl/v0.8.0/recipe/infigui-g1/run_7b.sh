@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/infigui-g1/run_7b.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/infigui-g1/run_7b.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=be8a0e6db49307f8754ff036051da4f40027d64b252b17a705e1a0e5de29ee9a
+# verl-migrate-shim: sha256=5f83f17e0ab86ef028cce79d68d7e607cb5bccec65cae0b7ea299cdce3927acd
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/infigui-g1/run_7b.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/open_math_reasoning/run_generation.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/open_math_reasoning/run_generation.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=3eb992a4c59418a163a9fedcc154e982934bc9afbe83085e527e177a3ee660e7
+# verl-migrate-shim: sha256=eb15509a78db71f58c932351e2919dfb49f05ecd4bc09ee4404caef265043eac
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/open_math_reasoning/run_generation.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

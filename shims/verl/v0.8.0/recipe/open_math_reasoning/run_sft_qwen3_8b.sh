@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/open_math_reasoning/run_sft_qwen3_8b.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/open_math_reasoning/run_sft_qwen3_8b.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=700ed545847f3544f1981556c43d235722ab04376762bde47352e662d4884bfe
+# verl-migrate-shim: sha256=7679ccca5e90d365d9bbd249ef2da0776e9c482109b076486c948cfbea93bc81
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/open_math_reasoning/run_sft_qwen3_8b.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/prime/run_prime_qwen.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/prime/run_prime_qwen.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=f738ae0c921c016360c95820a1532f71a3b64f8154ad4f184d445572483da48c
+# verl-migrate-shim: sha256=6e559e97bcb14602302b93bab861f267fc5326655a066331e4e4a0bf9fbe9283
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/prime/run_prime_qwen.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

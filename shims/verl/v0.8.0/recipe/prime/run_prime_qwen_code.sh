@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/prime/run_prime_qwen_code.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/prime/run_prime_qwen_code.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=1e5de051bd827ff227ccccfc76f69e6e81be87d9a0fef1e856b1c176431039e9
+# verl-migrate-shim: sha256=f04c886950e8bf77cc59ea0ef977805e7c66bab125aab59b66f23a6118c2d3dc
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/prime/run_prime_qwen_code.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

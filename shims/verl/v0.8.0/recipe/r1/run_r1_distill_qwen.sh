@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/r1/run_r1_distill_qwen.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/r1/run_r1_distill_qwen.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=54f3ed55da76324d79aa7ba9a8637c08731ee4b92d0e632940d85179c4843923
+# verl-migrate-shim: sha256=5d17ee2d5fb7804acaa6889552ee7e1799056931b25cc60e2261a36431975cba
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/r1/run_r1_distill_qwen.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

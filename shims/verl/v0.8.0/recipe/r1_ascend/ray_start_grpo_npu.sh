@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/r1_ascend/ray_start_grpo_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/r1_ascend/ray_start_grpo_npu.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=d6445e4d7f7d43269fe857d27f9f4a22f14211fd0f93502b79120a02950062aa
+# verl-migrate-shim: sha256=81bf8ad8f478b45dbfaddc50b1709de51cefd56f4659c3e1958750238d7e6056
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/r1_ascend/ray_start_grpo_npu.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/r1_ascend/run_deepseekv3_671b_grpo_megatron_npu.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/r1_ascend/run_deepseekv3_671b_grpo_megatron_npu.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=53a8d6a3ef47744993c8d42731c15814f3e46a843b2649f361422b0c750f500f
+# verl-migrate-shim: sha256=25726d6becb92b13156bb046a310c48a4857526632cc8ca7eb359ec9a11fbee6
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/r1_ascend/run_deepseekv3_671b_grpo_megatron_npu.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

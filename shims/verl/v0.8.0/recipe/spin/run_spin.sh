@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/spin/run_spin.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/spin/run_spin.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=78d054a81dc73c5da952769cf00e90b66b72e817429c2aff2ead013143ee636e
+# verl-migrate-shim: sha256=d1d8cacc54c2d0fed265e6958132dbe3b03b3e98ed055067dae64961117c73ff
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/spin/run_spin.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/sppo/run_qwen2.5-7b_rm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/sppo/run_qwen2.5-7b_rm.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=d9ad474f6bf4fd9e6ed49d6336df5a9fe770fb06cf13db148cea0fda3c760d47
+# verl-migrate-shim: sha256=4020c5fcf19b5bfbb81b281fec04536306d4276d8e694efab219d7b47e45265b
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/sppo/run_qwen2.5-7b_rm.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/transfer_queue/run_qwen3-8b_transferqueue.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/transfer_queue/run_qwen3-8b_transferqueue.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/5454
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=fc0ad603aca14b267c0b37b49508ffce26628c339292709a77d22c816e6bfafe
+# verl-migrate-shim: sha256=4ec13a0aa14ffd935f5c51e3a238c24615c291a0ba137a00bcb8e8e12409661a
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/transfer_queue/run_qwen3-8b_transferqueue.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/5454): TransferQueue moved to verl/experimental/transfer_queue; see its README for the launch command; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

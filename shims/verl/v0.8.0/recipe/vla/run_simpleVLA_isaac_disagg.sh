@@ -4,7 +4,9 @@
 # From table entry: path-move recipe/vla/run_simpleVLA_isaac_disagg.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # From table entry: path-removal verl/experimental/vla/run_simpleVLA_isaac_disagg.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6162
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=8ab2bd7e6f30b543dce59bc65a6b0fd31a4cc43aa20d6a1127e4b0eff33f1c70
+# verl-migrate-shim: sha256=ccd3800dc5686671707c6755740c5467458598ff63a75d8229ef7edcd1809a4d
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/vla/run_simpleVLA_isaac_disagg.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795, https://github.com/verl-project/verl/pull/6162): VLA training moved to the standalone verl-vla repository; run run_simpleVLA_isaac_disagg.sh from there; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

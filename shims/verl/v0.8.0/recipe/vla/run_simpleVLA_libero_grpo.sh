@@ -4,7 +4,9 @@
 # From table entry: path-move recipe/vla/run_simpleVLA_libero_grpo.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # From table entry: path-removal verl/experimental/vla/run_simpleVLA_libero_grpo.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6162
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=58117650085acc9c043aa8f5d9b04aaf76aba6049830e4f7e4e3a68638753f57
+# verl-migrate-shim: sha256=98e8718d4ff33c8b0d865eac8171fbeb2813ee2bb70818b2a9b26d0c70628e7b
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/vla/run_simpleVLA_libero_grpo.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795, https://github.com/verl-project/verl/pull/6162): VLA training moved to the standalone verl-vla repository; run run_simpleVLA_libero_grpo.sh from there; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

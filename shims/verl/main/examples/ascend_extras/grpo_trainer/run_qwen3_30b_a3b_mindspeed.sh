@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh in mappings/verl/main.yaml (release main), PR https://github.com/verl-project/verl/pull/7374
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the second release after main.
-# verl-migrate-shim: sha256=08087b09216dfeca790140590eb2cd83bbf52511cbbd69837032ad9dc14e6ce2
+# verl-migrate-shim: sha256=c4985ea8634f90fbf544b6ed7cced8061abc10671f16d5c14acb2be8c71c3b91
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh was removed in verl main (https://github.com/verl-project/verl/pull/7374): the MindSpeed-LLM backend was removed; use examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_megatron.sh (Megatron on NPU); run: verl-migrate --to main <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/ascend_extras/grpo_trainer/run_qwen3_32b_mindspeed.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/ascend_extras/grpo_trainer/run_qwen3_32b_mindspeed.sh in mappings/verl/main.yaml (release main), PR https://github.com/verl-project/verl/pull/7374
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the second release after main.
-# verl-migrate-shim: sha256=aa3b2a0de1a97261a5fd84a8ab0a213eee934eb3f5c1cdc2361311bc6d1422eb
+# verl-migrate-shim: sha256=e6d95e7940f99a10c88822a6024a214484f61064239c96ae66c0ecb8136317ef
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/ascend_extras/grpo_trainer/run_qwen3_32b_mindspeed.sh was removed in verl main (https://github.com/verl-project/verl/pull/7374): the MindSpeed-LLM backend was removed; use examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_megatron.sh (Megatron on NPU); run: verl-migrate --to main <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

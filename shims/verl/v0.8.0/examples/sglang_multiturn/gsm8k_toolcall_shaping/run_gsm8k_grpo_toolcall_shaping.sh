@@ -3,7 +3,9 @@
 # Deprecation stub: examples/sglang_multiturn/gsm8k_toolcall_shaping/run_gsm8k_grpo_toolcall_shaping.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/sglang_multiturn/gsm8k_toolcall_shaping/run_gsm8k_grpo_toolcall_shaping.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=01452ef6bb710af4e0da17b81daa5e35750f2fbf14098fb50a9d470c1fcacbf8
+# verl-migrate-shim: sha256=a65c2c97916ba64930768069e46cae3556c9db6e350d51b92f03b3b54322a166
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/sglang_multiturn/gsm8k_toolcall_shaping/run_gsm8k_grpo_toolcall_shaping.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): multi-turn tool examples were removed; see examples/tutorial/agent_loop_get_started/ and the agent loop docs; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

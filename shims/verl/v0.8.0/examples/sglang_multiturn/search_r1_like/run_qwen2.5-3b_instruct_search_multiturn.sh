@@ -3,7 +3,9 @@
 # Deprecation stub: examples/sglang_multiturn/search_r1_like/run_qwen2.5-3b_instruct_search_multiturn.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/sglang_multiturn/search_r1_like/run_qwen2.5-3b_instruct_search_multiturn.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=faff47ab07113b0ab048f5fe50639cb67a7a27552fe683bd6ca5e7726736e484
+# verl-migrate-shim: sha256=bd7a5118eb567dac04bce481bf24fe0b37a0a0ccb1dbed27a1a067f51334192f
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/sglang_multiturn/search_r1_like/run_qwen2.5-3b_instruct_search_multiturn.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): multi-turn tool examples were removed; see examples/tutorial/agent_loop_get_started/ and the agent loop docs; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

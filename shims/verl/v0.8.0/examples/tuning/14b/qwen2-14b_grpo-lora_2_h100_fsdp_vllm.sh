@@ -3,7 +3,9 @@
 # Deprecation stub: examples/tuning/14b/qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/tuning/14b/qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=9a7ceab087cd4c507abd3c9c0318906f478b30ef6147e97537d90140b820643d
+# verl-migrate-shim: sha256=8fe7bc536f77b69cfcfa1f74021a2235a206b5a86ec31dacefc9d24458ecffa7
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/tuning/14b/qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): per-hardware tuning scripts were replaced by examples/tuning/lora/run_qwen3_8b_fsdp.sh; set MODEL_PATH and parallel sizes (see examples/tuning/README.md); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

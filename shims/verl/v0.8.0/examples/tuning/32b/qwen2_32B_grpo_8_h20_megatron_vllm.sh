@@ -3,7 +3,9 @@
 # Deprecation stub: examples/tuning/32b/qwen2_32B_grpo_8_h20_megatron_vllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/tuning/32b/qwen2_32B_grpo_8_h20_megatron_vllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=b8afbb700c8b5adbbc16fb0b7b08aa4bc1606bd4b1760c6fa0e4f01f319c5dad
+# verl-migrate-shim: sha256=8b738e58031f8d09870cc5561267f3d99229158a914d5adcb776d85e396c44da
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/tuning/32b/qwen2_32B_grpo_8_h20_megatron_vllm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): per-hardware tuning scripts were replaced by examples/tuning/scaling/run_qwen2_5_32b_megatron.sh; set MODEL_PATH and parallel sizes (see examples/tuning/README.md); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

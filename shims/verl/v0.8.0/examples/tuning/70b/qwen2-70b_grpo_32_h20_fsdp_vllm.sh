@@ -3,7 +3,9 @@
 # Deprecation stub: examples/tuning/70b/qwen2-70b_grpo_32_h20_fsdp_vllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/tuning/70b/qwen2-70b_grpo_32_h20_fsdp_vllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=dc1451e090f00b29b07b50256150b08f3625510ffe1318d0eb6f34c90deaef5c
+# verl-migrate-shim: sha256=90512a6e71eebb8a69f1a12c1d65ac6efd73075bef042f38cc78deec04f7bd09
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/tuning/70b/qwen2-70b_grpo_32_h20_fsdp_vllm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): per-hardware tuning scripts were replaced by examples/tuning/scaling/run_qwen2_5_72b_fsdp.sh; set MODEL_PATH and parallel sizes (see examples/tuning/README.md); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: examples/tuning/70b/qwen2-70b_grpo_32_h800_fsdp_vllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/tuning/70b/qwen2-70b_grpo_32_h800_fsdp_vllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=83c3cfa33d5469bc52388292b8ee1fb2028667d965157b576899209287f30a51
+# verl-migrate-shim: sha256=18cbfb23e4ab508d05e6c5a89c144f78a4c326d47ec2bbbd7a83a9a18f8aaad9
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/tuning/70b/qwen2-70b_grpo_32_h800_fsdp_vllm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): per-hardware tuning scripts were replaced by examples/tuning/scaling/run_qwen2_5_72b_fsdp.sh; set MODEL_PATH and parallel sizes (see examples/tuning/README.md); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

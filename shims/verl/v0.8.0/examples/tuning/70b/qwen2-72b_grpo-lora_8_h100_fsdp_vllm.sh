@@ -3,7 +3,9 @@
 # Deprecation stub: examples/tuning/70b/qwen2-72b_grpo-lora_8_h100_fsdp_vllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/tuning/70b/qwen2-72b_grpo-lora_8_h100_fsdp_vllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=5af7360fdefc97f56d6564e3e886f26be0f74c8bbf3822714e994a345135df9d
+# verl-migrate-shim: sha256=4224a0051607aad67d59fc8024d670e2f3105a09511aa1dac8c8bba9934acefc
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/tuning/70b/qwen2-72b_grpo-lora_8_h100_fsdp_vllm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): per-hardware tuning scripts were replaced by examples/tuning/lora/run_qwen3_8b_fsdp.sh; set MODEL_PATH and parallel sizes (see examples/tuning/README.md); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

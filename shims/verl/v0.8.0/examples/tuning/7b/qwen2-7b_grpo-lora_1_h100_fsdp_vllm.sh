@@ -3,7 +3,9 @@
 # Deprecation stub: examples/tuning/7b/qwen2-7b_grpo-lora_1_h100_fsdp_vllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/tuning/7b/qwen2-7b_grpo-lora_1_h100_fsdp_vllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=9e03301653b068b82de46b5694dfb3b92c16912225475ab2962b8e29203f9c60
+# verl-migrate-shim: sha256=b92bc4935bce6683b48ceafdbc6ba45809f004895aed4486f326485029c7fb17
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: examples/tuning/7b/qwen2-7b_grpo-lora_1_h100_fsdp_vllm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): per-hardware tuning scripts were replaced by examples/tuning/lora/run_qwen3_8b_fsdp.sh; set MODEL_PATH and parallel sizes (see examples/tuning/README.md); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

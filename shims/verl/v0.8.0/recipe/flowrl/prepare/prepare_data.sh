@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/flowrl/prepare/prepare_data.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/flowrl/prepare/prepare_data.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=263bb6d1e955e7b98bf7a370d736023b8af4ccc83a4ae0b9e89739cc412dc4a7
+# verl-migrate-shim: sha256=fc7f7e9b533b7f28e6cd4174ad93f781e4dc0f9ccf8e0abc9fff889b3b5b2b62
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/flowrl/prepare/prepare_data.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/flowrl/prepare/prepare_model.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/flowrl/prepare/prepare_model.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=f06896cc7033622a85ccff3457f0c41fc281cc97ad8a5937b354d86e421f7ee2
+# verl-migrate-shim: sha256=bd09d71b2912ec85dfccadcd78bb96c033dcae7fc6d84a05b52f43d7395a8ebf
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/flowrl/prepare/prepare_model.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

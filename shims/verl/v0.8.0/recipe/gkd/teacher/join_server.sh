@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/gkd/teacher/join_server.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/gkd/teacher/join_server.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=063411dfeca55e3ef1a462bcbea08cb3b79a6ab8d14c0ef55176675b5e1ac2e4
+# verl-migrate-shim: sha256=41ef26ae68c9191ad15b7457fb8e0e3ec31b5ef8aa6f381b4943cc586d9b38a4
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/gkd/teacher/join_server.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -3,7 +3,9 @@
 # Deprecation stub: recipe/gkd/teacher/start_server.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal recipe/gkd/teacher/start_server.sh in mappings/verl/v0.7.1.yaml (release v0.7.1), PR https://github.com/verl-project/verl/pull/4795
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in v0.9.0.
-# verl-migrate-shim: sha256=409a1ba0281f74393ca3d14c98cb17551dacd5c4c0a582457ab93dcc7b96e585
+# verl-migrate-shim: sha256=d2e29875d2e06c34a79f10fd1b9d71876338ba9d8420ccfcb1b84c1c960f8161
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: recipe/gkd/teacher/start_server.sh was removed in verl v0.7.1 (https://github.com/verl-project/verl/pull/4795): recipe/ is now the verl-recipe git submodule: run git submodule update --init recipe and the script is at the same path; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

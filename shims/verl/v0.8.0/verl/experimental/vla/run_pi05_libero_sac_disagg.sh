@@ -3,7 +3,9 @@
 # Deprecation stub: verl/experimental/vla/run_pi05_libero_sac_disagg.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal verl/experimental/vla/run_pi05_libero_sac_disagg.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6162
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=478cb5df4900f267f587fc50f143d1bbd99d6fc8c218a1baaa6577f0209707af
+# verl-migrate-shim: sha256=7d86df144b30ad9f445086233c070c97e69b0f7142842ac78486b5d0e190a98c
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: verl/experimental/vla/run_pi05_libero_sac_disagg.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6162): VLA training moved to the standalone verl-vla repository; run run_pi05_libero_sac_disagg.sh from there; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

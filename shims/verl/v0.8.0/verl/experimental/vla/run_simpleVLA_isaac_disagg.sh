@@ -3,7 +3,9 @@
 # Deprecation stub: verl/experimental/vla/run_simpleVLA_isaac_disagg.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal verl/experimental/vla/run_simpleVLA_isaac_disagg.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6162
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=c26a6215e5f84528cea09c48e3c3a440ed2dee9307b6dd21871c4f3693c90a3b
+# verl-migrate-shim: sha256=198b70717816f83b1d753b3bf434e4b2a4704382c96d3f9765e7f805523077cb
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: verl/experimental/vla/run_simpleVLA_isaac_disagg.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6162): VLA training moved to the standalone verl-vla repository; run run_simpleVLA_isaac_disagg.sh from there; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

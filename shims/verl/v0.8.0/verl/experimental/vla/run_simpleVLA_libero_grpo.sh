@@ -3,7 +3,9 @@
 # Deprecation stub: verl/experimental/vla/run_simpleVLA_libero_grpo.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal verl/experimental/vla/run_simpleVLA_libero_grpo.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6162
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=096a01d637758bc9cbbd6bf70181c2b80eac9e4637944d69517eee4a85500c61
+# verl-migrate-shim: sha256=5e72ec0a044883fdcf51e12635258eacdbb0b5cfd9d973beff318d3bee0876dd
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
 printf 'error: %s\n' 'verl-migrate: verl/experimental/vla/run_simpleVLA_libero_grpo.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6162): VLA training moved to the standalone verl-vla repository; run run_simpleVLA_libero_grpo.sh from there; run: verl-migrate --to v0.8.0 <your scripts>' >&2
+# Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
+(return 0 2>/dev/null) && return 2
 exit 2

@@ -1,180 +1,33 @@
-"""YAML: Hydra configs (nested keys renamed in place or moved between parents, removed keys deleted)
-and the command strings any YAML file carries (CI `run:` steps, k8s `args:`, `_target_:` modules).
-
-Located with PyYAML's composed node marks, never round-tripped: a move cuts the key's lines (with
-the comments right above it) and inserts them, re-indented, under the new parent, creating missing
-parents with the file's indentation step. Untouched lines keep their bytes, order, quoting and
-comments. `validate` loads both versions and checks the data changed by exactly the table's changes.
+"""Planning a YAML file's edits: command strings in scalar values, and keys renamed in place, moved
+between parents (cut with the comments right above them and inserted, re-indented, under the new
+parent) or removed. Only locates: every change is an `Edit` of the original bytes or a `Finding`.
 """
 
 from __future__ import annotations
-
-import bisect
-import copy
-import re
-from dataclasses import dataclass, field
 
 import yaml
 
 from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
 from migrator.mapping import KeyChange, MappingSet
 from migrator.rewrite import literal
+from migrator.rewrite.yaml.document import (
+    STR_TAG,
+    BlockMapping,
+    Key,
+    Lines,
+    compose_all,
+    has_anchors,
+    is_block_mapping,
+    is_empty_null,
+    node_last_line,
+    package_prefix,
+)
+from migrator.rewrite.yaml.insert import Insert
 
-KIND = "yaml"
-VALIDATE_WITH_MAPPINGS = True
 
-_PACKAGE = re.compile(rb"\A(?:[ \t]*(?:#[^\n]*)?\r?\n)*?[ \t]*#[ \t]*@package[ \t]+(?P<package>[^\s]+)")
-_STR_TAG = "tag:yaml.org,2002:str"
-
-
-class _Unsafe(Exception):
+class Unsafe(Exception):
     """A structural change here cannot be made by editing lines; report it as a manual step."""
 
-
-# -- reading the file -------------------------------------------------------------------------------
-
-class _Lines:
-    """Line starts in bytes, and (line, column in characters) -> byte offset."""
-
-    def __init__(self, source: bytes, base: int):
-        self.src = source
-        self.raw = source[base:].splitlines(keepends=True) or [b""]
-        self.text = [line.decode("utf-8") for line in self.raw]
-        self.starts = []
-        cursor = base
-        for line in self.raw:
-            self.starts.append(cursor)
-            cursor += len(line)
-        if self.raw[-1].endswith((b"\n", b"\r")):
-            self.raw.append(b"")
-            self.text.append("")
-            self.starts.append(cursor)
-        self.newline = b"\r\n" if b"\r\n" in source else b"\n"
-
-    def byte(self, mark) -> int:
-        line = min(mark.line, len(self.text) - 1)
-        return self.starts[line] + len(self.text[line][:mark.column].encode("utf-8"))
-
-    def after(self, line: int) -> int:
-        return self.starts[line] + len(self.raw[line])
-
-    def indent(self, line: int) -> int:
-        raw = self.raw[line]
-        return len(raw) - len(raw.lstrip(b" "))
-
-    def is_comment(self, line: int) -> bool:
-        return self.raw[line].lstrip().startswith(b"#")
-
-
-def package_prefix(source: bytes) -> tuple[str, ...] | None:
-    """The key path a Hydra config's `# @package` header puts it under; None when it cannot be known."""
-    m = _PACKAGE.match(source)
-    if m is None:
-        return ()
-    package = m.group("package").decode("ascii", "replace")
-    if package == "_global_":
-        return ()
-    if package.startswith("_") or not re.fullmatch(r"[A-Za-z0-9_.-]+", package):
-        return None
-    return tuple(package.split("."))
-
-
-def _last_line(node) -> int:
-    """The last line holding bytes of `node` (block collections end where the next token starts)."""
-    if isinstance(node, yaml.MappingNode) and not node.flow_style and node.value:
-        return _last_line(node.value[-1][1])
-    if isinstance(node, yaml.SequenceNode) and not node.flow_style and node.value:
-        return _last_line(node.value[-1])
-    end = node.end_mark
-    if end.column == 0 and end.line > node.start_mark.line:
-        return end.line - 1
-    return end.line
-
-
-def _is_block_mapping(node) -> bool:
-    return isinstance(node, yaml.MappingNode) and not node.flow_style
-
-
-def _is_empty_null(node) -> bool:
-    return isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null" and node.value in ("", "~") \
-        and node.start_mark.index == node.end_mark.index
-
-
-@dataclass
-class _Key:
-    raw: tuple[str, ...]  # the keys as written, from the document root (what the loaded data is indexed by)
-    path: tuple[str, ...]  # full config path of this key
-    local: tuple[str, ...]  # the key as written (flat dotted keys have several components)
-    key: yaml.ScalarNode
-    value: yaml.Node
-    mapping: "_Mapping"
-    first_line: int = 0  # with the comments right above it
-    last_line: int = 0
-    children: "_Mapping | None" = None  # the value, when it is a block mapping
-
-
-@dataclass
-class _Mapping:
-    raw: tuple[str, ...]
-    path: tuple[str, ...]
-    node: yaml.MappingNode
-    owner: _Key | None
-    keys: list[_Key] = field(default_factory=list)
-
-    @property
-    def column(self) -> int:
-        return self.keys[0].key.start_mark.column if self.keys else self.node.start_mark.column
-
-
-# -- parsing ------------------------------------------------------------------------------------------
-
-# libyaml when PyYAML has it: composing verl's generated 1,000-line configs in pure Python was most of a
-# run over verl's tree. Its nodes, events and data equal the pure-Python loader's on every YAML file of
-# five verl releases and of this project, once each mark's line and column are recomputed from its
-# index: libyaml counts an implicit line break at the end of a file without one (tests/test_rewriters_yaml.py).
-_FAST_LOADER = getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
-_LINE_BREAK = re.compile(r"\r\n|\r|\n|\x85|\u2028|\u2029")  # the pure-Python reader's line breaks
-
-
-def compose_all(text: str) -> list:
-    """The documents' node trees, with the pure-Python loader's marks."""
-    if _FAST_LOADER is None:
-        return list(yaml.compose_all(text))
-    documents = list(yaml.compose_all(text, Loader=_FAST_LOADER))
-    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
-    stack = [d for d in documents if d is not None]
-    seen: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:  # an alias shares its anchor's node
-            continue
-        seen.add(id(node))
-        node.start_mark = _mark_at(node.start_mark.index, starts)
-        node.end_mark = _mark_at(node.end_mark.index, starts)
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                stack.append(key)
-                stack.append(value)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-    return documents
-
-
-def _mark_at(index: int, line_starts: list[int]) -> yaml.Mark:
-    line = bisect.bisect_right(line_starts, index) - 1
-    return yaml.Mark("<unicode string>", index, line, index - line_starts[line], None, None)
-
-
-def has_anchors(text: str) -> bool:
-    events = yaml.parse(text, Loader=_FAST_LOADER) if _FAST_LOADER is not None else yaml.parse(text)
-    return any(isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None) for ev in events)
-
-
-def load_all(text: str) -> list:
-    return list(yaml.load_all(text, Loader=_FAST_LOADER) if _FAST_LOADER is not None else yaml.safe_load_all(text))
-
-
-# -- locating -----------------------------------------------------------------------------------------
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     base = 3 if source.startswith(b"\xef\xbb\xbf") else 0
@@ -184,17 +37,17 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
         anchors = has_anchors(text)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SourceNotParsed(f"not parsable as YAML: {str(exc).splitlines()[0]}") from None
-    planner = _Planner(source, _Lines(source, base), mappings)
+    planner = Planner(source, Lines(source, base), mappings)
     for document in documents:
         if document is not None:
             planner.scan_scalars(document)
-    _plan_keys(planner, source[base:], documents, anchors)
+    plan_keys(planner, source[base:], documents, anchors)
     return LocateResult(tuple(planner.edits), tuple(planner.findings))
 
 
-def _plan_keys(planner: "_Planner", source: bytes, documents: list, has_anchors: bool) -> None:
+def plan_keys(planner: "Planner", source: bytes, documents: list, has_anchors: bool) -> None:
     prefix = package_prefix(source)
-    roots = [d for d in documents if _is_block_mapping(d)]
+    roots = [d for d in documents if is_block_mapping(d)]
     if prefix is None or not roots:
         return
     if len(documents) > 1 or has_anchors:
@@ -206,8 +59,8 @@ def _plan_keys(planner: "_Planner", source: bytes, documents: list, has_anchors:
         planner.plan(roots[0], prefix)
 
 
-class _Planner:
-    def __init__(self, source: bytes, lines: _Lines, maps: MappingSet):
+class Planner:
+    def __init__(self, source: bytes, lines: Lines, maps: MappingSet):
         self.src = source
         self.lines = lines
         self.maps = maps
@@ -216,7 +69,7 @@ class _Planner:
         self.steps: set[int] = set()
         self.ops: list[tuple] = []  # the structural changes made, as data operations (for validate)
 
-    def manual(self, key: _Key, message: str, change: KeyChange | None = None) -> None:
+    def manual(self, key: Key, message: str, change: KeyChange | None = None) -> None:
         self.findings.append(Finding(self.lines.byte(key.key.start_mark), "key-rename", message,
                                      change.hint if change else None, change.prs if change else ()))
 
@@ -235,7 +88,7 @@ class _Planner:
                     stack.append((v, False))
             elif isinstance(current, yaml.SequenceNode):
                 stack.extend((item, False) for item in current.value)
-            elif isinstance(current, yaml.ScalarNode) and not is_key and current.tag == _STR_TAG:
+            elif isinstance(current, yaml.ScalarNode) and not is_key and current.tag == STR_TAG:
                 start, end = self.lines.byte(current.start_mark), self.lines.byte(current.end_mark)
                 style = current.style
                 if style in ("'", '"'):
@@ -246,17 +99,17 @@ class _Planner:
                 self.findings.extend(findings)
 
     # -- keys ---------------------------------------------------------------------------------------
-    def build(self, node: yaml.MappingNode, path: tuple[str, ...], owner: _Key | None) -> _Mapping:
-        mapping = _Mapping(owner.raw if owner else (), path, node, owner)
+    def build(self, node: yaml.MappingNode, path: tuple[str, ...], owner: Key | None) -> BlockMapping:
+        mapping = BlockMapping(owner.raw if owner else (), path, node, owner)
         for k, v in node.value:
-            if not isinstance(k, yaml.ScalarNode) or k.tag != _STR_TAG or k.start_mark.line != k.end_mark.line:
+            if not isinstance(k, yaml.ScalarNode) or k.tag != STR_TAG or k.start_mark.line != k.end_mark.line:
                 continue
             local = tuple(k.value.split("."))
-            key = _Key(mapping.raw + (k.value,), path + local, local, k, v, mapping)
+            key = Key(mapping.raw + (k.value,), path + local, local, k, v, mapping)
             key.first_line = self._leading_comments(k.start_mark.line, k.start_mark.column)
-            key.last_line = self._trailing_lines(_last_line(v), k.start_mark.column)
+            key.last_line = self._trailing_lines(node_last_line(v), k.start_mark.column)
             mapping.keys.append(key)
-            if _is_block_mapping(v):
+            if is_block_mapping(v):
                 key.children = self.build(v, key.path, key)
                 if key.children.keys and key.children.column > k.start_mark.column:
                     self.steps.add(key.children.column - k.start_mark.column)
@@ -289,9 +142,9 @@ class _Planner:
     def plan(self, root: yaml.MappingNode, prefix: tuple[str, ...]) -> None:
         self.root = self.build(root, prefix, None)
         self.step = min(self.steps) if self.steps else 2
-        self.cuts: dict[int, _Key] = {}  # id(key) -> key whose lines are deleted
+        self.cuts: dict[int, Key] = {}  # id(key) -> key whose lines are deleted
         self.cut_info: dict[int, tuple[str, str, tuple[int, ...]]] = {}  # id(key) -> edit kind, message, PRs
-        self.moves: list[tuple[_Key, tuple[str, ...], KeyChange]] = []
+        self.moves: list[tuple[Key, tuple[str, ...], KeyChange]] = []
         self.move_targets: dict[int, tuple[str, ...]] = {}
         self.visit(self.root)
         self.moves = self.feasible_moves()
@@ -314,14 +167,14 @@ class _Planner:
                 self.edits.append(Edit(self.lines.starts[key.first_line], self.lines.after(key.last_line), b"",
                                        kind, message, prs))
 
-    def _owns_its_line(self, key: _Key) -> bool:
+    def _owns_its_line(self, key: Key) -> bool:
         line = key.key.start_mark.line
         return not self.lines.text[line][:key.key.start_mark.column].strip()
 
-    def _inside(self, inner: _Key, outer: _Key) -> bool:
+    def _inside(self, inner: Key, outer: Key) -> bool:
         return outer.first_line <= inner.first_line and inner.last_line <= outer.last_line
 
-    def visit(self, mapping: _Mapping) -> None:
+    def visit(self, mapping: BlockMapping) -> None:
         for key in mapping.keys:
             dotted = ".".join(key.path)
             change = literal.key_target(self.maps, dotted)
@@ -356,7 +209,7 @@ class _Planner:
             else:
                 self.rename(key, tuple(change.new.split(".")), change)
 
-    def _find(self, path: tuple[str, ...]) -> _Key | None:
+    def _find(self, path: tuple[str, ...]) -> Key | None:
         """The key written at `path` (one component per level), if the file has it."""
         mapping, found = self.root, None
         if path[:len(mapping.path)] != mapping.path or len(path) == len(mapping.path):
@@ -370,7 +223,7 @@ class _Planner:
             mapping = found.children
         return found
 
-    def _subtree_follows(self, mapping: _Mapping, old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+    def _subtree_follows(self, mapping: BlockMapping, old: tuple[str, ...], new: tuple[str, ...]) -> bool:
         for key in mapping.keys:
             rel = key.path[len(old):]
             change = literal.key_target(self.maps, ".".join(key.path))
@@ -380,7 +233,7 @@ class _Planner:
                 return False
         return True
 
-    def _flow_mapping(self, key: _Key) -> None:
+    def _flow_mapping(self, key: Key) -> None:
         stack = [(key.value, key.path)]
         while stack:
             node, path = stack.pop()
@@ -395,7 +248,7 @@ class _Planner:
                 if isinstance(v, yaml.MappingNode):
                     stack.append((v, sub))
 
-    def rename(self, key: _Key, new: tuple[str, ...], change: KeyChange) -> None:
+    def rename(self, key: Key, new: tuple[str, ...], change: KeyChange) -> None:
         holder = key.mapping.path
         if new[:len(self.root.path)] != self.root.path:
             self.manual(key, f"{change.old} -> {change.new} leaves this file's `@package`; move it by hand", change)
@@ -416,7 +269,7 @@ class _Planner:
             return
         self.moves.append((key, new, change))
 
-    def _key_text_span(self, key: _Key) -> tuple[int, int]:
+    def _key_text_span(self, key: Key) -> tuple[int, int]:
         start, end = self.lines.byte(key.key.start_mark), self.lines.byte(key.key.end_mark)
         if key.key.style in ("'", '"'):
             start, end = start + 1, end - 1
@@ -435,7 +288,7 @@ class _Planner:
             try:
                 target = self._destination(key, new, {})
                 self._block(key, new[-1], target.indent_of(new), change)
-            except _Unsafe as exc:
+            except Unsafe as exc:
                 self.manual(key, f"{change.old} -> {change.new}: {exc}; move it by hand", change)
                 continue
             feasible.append((key, new, change))
@@ -461,26 +314,26 @@ class _Planner:
                     self.cuts[id(owner)] = owner
                     changed = True
 
-    def _mappings(self, mapping: _Mapping):
+    def _mappings(self, mapping: BlockMapping):
         yield mapping
         for key in mapping.keys:
             if key.children is not None:
                 yield from self._mappings(key.children)
 
     def place_moves(self) -> None:
-        inserts: dict[tuple, _Insert] = {}  # (offset, parent path) -> what goes there
+        inserts: dict[tuple, Insert] = {}  # (offset, parent path) -> what goes there
         for key, new, change in self.moves:
             try:
                 target = self._destination(key, new, inserts)
                 block = self._block(key, new[-1], target.indent_of(new), change)
-            except _Unsafe as exc:
+            except Unsafe as exc:
                 self.manual(key, f"{change.old} -> {change.new}: {exc}; move it by hand", change)
                 continue
             target.add(new, block, key, change)
             self.cuts[id(key)] = key
             self.cut_info[id(key)] = ("key-rename", f"{change.old} -> {change.new} (moved from here)", change.prs)
             self.move_targets[id(key)] = new
-        at_offset: dict[int, list[_Insert]] = {}
+        at_offset: dict[int, list[Insert]] = {}
         for (offset, _), insert in inserts.items():
             if any(self.lines.starts[c.first_line] < offset < self.lines.after(c.last_line)
                    for c in self.cuts.values()):
@@ -500,37 +353,37 @@ class _Planner:
             self.edits.append(Edit(offset, offset, text, "key-rename", "; ".join(f"{c.old} -> {c.new}" for c in moved),
                                    tuple(dict.fromkeys(pr for c in moved for pr in c.prs))))
 
-    def _destination(self, key: _Key, new: tuple[str, ...], inserts: dict) -> "_Insert":
+    def _destination(self, key: Key, new: tuple[str, ...], inserts: dict) -> "Insert":
         """Where the moved block goes: the end of the deepest existing parent mapping of `new`."""
         mapping = self.root
         parent = new[:-1]
         depth = len(mapping.path)
         if parent[:depth] != mapping.path:
-            raise _Unsafe("the new key is outside this file's `@package`")
+            raise Unsafe("the new key is outside this file's `@package`")
         while depth < len(parent):
             found = next((k for k in mapping.keys if k.local == (parent[depth],)), None)
             if found is None:
                 break
             if id(found) in self.leaving:
-                raise _Unsafe(f"its new parent {'.'.join(found.path)} is moved or removed")
+                raise Unsafe(f"its new parent {'.'.join(found.path)} is moved or removed")
             if found.children is not None:
                 mapping = found.children
                 depth += 1
                 continue
-            if _is_empty_null(found.value):
+            if is_empty_null(found.value):
                 offset = self.lines.after(found.key.start_mark.line)
-                return inserts.setdefault((offset, found.path), _Insert(
+                return inserts.setdefault((offset, found.path), Insert(
                     offset, found.key.start_mark.column + self.step, found.path, self.step))
-            raise _Unsafe(f"{'.'.join(found.path)} holds a value that is not a block mapping")
+            raise Unsafe(f"{'.'.join(found.path)} holds a value that is not a block mapping")
         if depth == len(parent) and any(k.local == (new[-1],) for k in mapping.keys):
-            raise _Unsafe("the new key is already set")
+            raise Unsafe("the new key is already set")
         if not mapping.keys:
-            raise _Unsafe("its new parent mapping is empty")
+            raise Unsafe("its new parent mapping is empty")
         last = max(k.last_line for k in mapping.keys)
         offset = self.lines.after(last)
-        return inserts.setdefault((offset, mapping.path), _Insert(offset, mapping.column, mapping.path, self.step))
+        return inserts.setdefault((offset, mapping.path), Insert(offset, mapping.column, mapping.path, self.step))
 
-    def _block(self, key: _Key, name: str, indent: int, change: KeyChange) -> list[bytes]:
+    def _block(self, key: Key, name: str, indent: int, change: KeyChange) -> list[bytes]:
         """The key's lines, with the edits inside them applied, re-indented to `indent` and renamed to `name`."""
         start, end = self.lines.starts[key.first_line], self.lines.after(key.last_line)
         name_start, name_end = self._key_text_span(key)
@@ -539,7 +392,7 @@ class _Planner:
         text, cursor = [], start
         for edit in sorted(inner, key=lambda e: (e.start, e.end)):
             if edit.start < cursor:
-                raise _Unsafe("overlapping edits inside it")
+                raise Unsafe("overlapping edits inside it")
             text.append(self.src[cursor:edit.start] + edit.replacement)
             cursor = edit.end
         text.append(self.src[cursor:end])
@@ -553,7 +406,7 @@ class _Planner:
             else:
                 have = len(raw) - len(raw.lstrip(b" "))
                 if have < -shift and not raw.lstrip().startswith(b"#"):
-                    raise _Unsafe("a line of its value is indented less than the key")
+                    raise Unsafe("a line of its value is indented less than the key")
                 out.append(raw[min(have, -shift):])
         return out
 
@@ -561,140 +414,3 @@ class _Planner:
 def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """Is one path the other or inside it?"""
     return a[:len(b)] == b or b[:len(a)] == a
-
-
-@dataclass
-class _Insert:
-    """Blocks inserted at one offset: at the end of mapping `path`, whose keys sit at `column`."""
-
-    offset: int
-    column: int
-    path: tuple[str, ...]
-    step: int
-    tree: dict = field(default_factory=dict)  # name -> subtree; "" -> list of blocks
-    moved: list = field(default_factory=list)
-
-    def indent_of(self, new: tuple[str, ...]) -> int:
-        return self.column + (len(new) - 1 - len(self.path)) * self.step
-
-    def add(self, new: tuple[str, ...], block: list[bytes], key: _Key, change: KeyChange) -> None:
-        node = self.tree
-        for name in new[len(self.path):-1]:
-            node = node.setdefault(name, {})
-        node.setdefault("", []).append(block)
-        self.moved.append((key, change))
-
-    def render(self, newline: bytes) -> bytes:
-        out: list[bytes] = []
-
-        def emit(node: dict, column: int) -> None:
-            for block in node.get("", []):
-                out.extend(block)
-            for name, child in node.items():
-                if name:
-                    out.append(b" " * column + name.encode() + b":")
-                    emit(child, column + self.step)
-
-        emit(self.tree, self.column)
-        return b"".join(line + newline for line in out)
-
-
-# -- validation ---------------------------------------------------------------------------------------
-
-def validate(before: bytes, after: bytes, mappings: MappingSet | None = None) -> str | None:
-    """None when `after` loads to `before`'s data with exactly the table's changes applied."""
-    try:
-        old_docs = load_all(before.decode("utf-8-sig"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise SourceNotParsed(f"not loadable as YAML: {str(exc).splitlines()[0]}") from None
-    try:
-        new_docs = load_all(after.decode("utf-8-sig"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        return f"the edited file would not load as YAML: {str(exc).splitlines()[0]}"
-    if mappings is None:
-        return None if len(old_docs) == len(new_docs) else "the number of YAML documents would change"
-    try:
-        expected = expected_data(before, old_docs, mappings)
-    except _Unsafe as exc:
-        return f"the planned key changes do not follow the table: {exc}"
-    if expected != new_docs:
-        return "the edited file's data would differ from the table's changes"
-    return None
-
-
-def expected_data(before: bytes, docs: list, maps: MappingSet) -> list:
-    """`docs` with the file's planned key changes applied to the data, each checked against the table.
-
-    The line edits are checked against these data operations, so a move that loses, duplicates or
-    re-nests anything is caught; an operation the table does not call for raises `_Unsafe`.
-    """
-    docs = [_rewrite_strings(copy.deepcopy(d), maps) for d in docs]
-    base = 3 if before.startswith(b"\xef\xbb\xbf") else 0
-    text = before[base:].decode("utf-8")
-    documents = compose_all(text)
-    planner = _Planner(before, _Lines(before, base), maps)
-    _plan_keys(planner, before[base:], documents, has_anchors(text))
-    if planner.ops:
-        _apply_ops(docs[0], planner.ops, len(planner.root.path), maps)
-    return docs
-
-
-def _apply_ops(root: dict, ops: list[tuple], depth: int, maps: MappingSet) -> None:
-    def container(raw: tuple) -> dict:
-        node = root
-        for name in raw[:-1]:
-            node = node[name]
-        return node
-
-    def expect(path: tuple, action: str, new: tuple | None = None) -> None:
-        change = literal.key_target(maps, ".".join(path))
-        if change is None or change.action != action or (new is not None and change.new != ".".join(new)):
-            raise _Unsafe(f"{'.'.join(path)} changed in a way the table does not say")
-
-    moved = []
-    for op in ops:
-        if op[0] == "remove":
-            expect(op[2], "remove")
-            del container(op[1])[op[1][-1]]
-        elif op[0] == "move":
-            expect(op[2], "rename", op[3])
-            moved.append((op[3], container(op[1]).pop(op[1][-1])))
-    for op in ops:
-        if op[0] == "rekey":
-            expect(op[2], "rename", op[3])
-            holder = container(op[1])
-            holder[op[4]] = holder.pop(op[1][-1])
-    for new, value in moved:
-        node = root
-        for name in new[depth:-1]:
-            if node.get(name) is None:
-                node[name] = {}
-            node = node[name]
-            if not isinstance(node, dict):
-                raise _Unsafe(f"{'.'.join(new)}: its parent is not a mapping")
-        if new[-1] in node:
-            raise _Unsafe(f"{'.'.join(new)} is set twice")
-        node[new[-1]] = value
-    for op in sorted((op for op in ops if op[0] == "prune"), key=lambda op: -len(op[1])):
-        holder = container(op[1])
-        if holder.get(op[1][-1]) != {}:
-            raise _Unsafe(f"{'.'.join(op[2])} was deleted but is not empty")
-        del holder[op[1][-1]]
-
-
-def _rewrite_strings(value, maps: MappingSet):
-    if isinstance(value, str):
-        data = value.encode("utf-8")
-        edits, _ = literal.text_edits(data, 0, len(data), maps, whole_key=True, interpolations=True)
-        out, cursor = [], 0
-        for edit in sorted(set(edits), key=lambda e: (e.start, e.end)):
-            if edit.start >= cursor:
-                out.append(data[cursor:edit.start] + edit.replacement)
-                cursor = edit.end
-        out.append(data[cursor:])
-        return b"".join(out).decode("utf-8")
-    if isinstance(value, dict):
-        return {k: _rewrite_strings(v, maps) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_rewrite_strings(v, maps) for v in value]
-    return value

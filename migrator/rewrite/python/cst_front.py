@@ -1,4 +1,4 @@
-"""The libcst front-end of the Python rewriter: the reference for what `python._Locator` is told.
+"""The libcst front-end of the Python rewriter: the reference for what `Locator` is told.
 
 libcst keeps comments and every f-string part, so it takes every file the `ast` front-end declines.
 Positions come from `PositionProvider` (characters per line) and are converted to byte offsets of
@@ -14,15 +14,15 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from migrator.edits import LocateResult, SourceNotParsed
 from migrator.mapping import MappingSet
-from migrator.rewrite.python import (
+from migrator.rewrite.python.locator import (
     CALLS_OF_INTEREST,
     STRING_PREFIX,
     CallArgument,
+    Locator,
     StringLiteral,
-    _Locator,
-    choose_statements,
     result_of,
 )
+from migrator.rewrite.python.statements import choose_statements
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -37,7 +37,7 @@ def locate_module(source: bytes, mappings: MappingSet) -> LocateResult:
     except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
         raise SourceNotParsed(f"not parsable as Python: {str(exc).splitlines()[0] if str(exc) else exc}") from None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    locator = _Locator(mappings, source)
+    locator = Locator(mappings, source)
     visitor = _CstVisitor(locator, _Offsets(text, module.encoding, bom), wrapper.resolve(PositionProvider))
     wrapper.module.visit(visitor)
     locator.finish()
@@ -56,7 +56,7 @@ def locate_statements(source: bytes, mappings: MappingSet) -> LocateResult | Non
         return None  # a comment between statements belongs to no snippet
     line_starts = statements.line_starts
     positions = _SnippetPositions()
-    locator = _Locator(mappings, source)
+    locator = Locator(mappings, source)
     visitor = _CstVisitor(locator, _Offsets(source.decode("utf-8"), "utf-8", 0), positions)
     for index in sorted(statements.chosen):
         first, last, _ = statements.chosen[index]
@@ -131,7 +131,7 @@ def dotted_name(node) -> str | None:
 class _CstVisitor(cst.CSTVisitor):
     """Tells the locator what libcst sees, with spans in bytes of the original file."""
 
-    def __init__(self, locator: _Locator, offsets: _Offsets, positions):
+    def __init__(self, locator: Locator, offsets: _Offsets, positions):
         super().__init__()
         self.locator = locator
         self.positions = positions

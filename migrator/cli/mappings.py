@@ -6,7 +6,7 @@ import json
 
 import click
 
-from migrator.cli import load_mappings, release_options
+from migrator.cli.common import load_mappings, release_options
 
 
 @click.group("mappings")

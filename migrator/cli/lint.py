@@ -10,13 +10,14 @@ import sys
 
 import click
 
-from migrator.cli import (EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mappings, project_config, release_options,
-                          with_config)
+from migrator.cli.common import (EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mappings, project_config,
+                                 release_options, require_paths,
+                                 with_config)
 
 
 @click.command("lint")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@release_options
+@release_options(to_help="The verl release to check against (default: main).")
 @click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text",
               help="text (path:line:col: CODE message), json (a list of findings) or github (annotations).")
 @click.option("--select", metavar="CODES", help="Only these codes, comma-separated (e.g. VM001,VM002).")
@@ -30,6 +31,7 @@ def lint(paths, to_release, from_release, tables, output_format, select, exclude
     from migrator.lint.facts import FactsError, load_facts
     from migrator.lint.runner import lint_paths
 
+    require_paths(paths)
     # The same [tool.verl-migrate] table as the rewrite: to, from, table, exclude.
     to_release, from_release, tables, exclude = with_config(project_config(paths), to_release, from_release,
                                                             tables, exclude)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from migrator.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND
+from migrator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND
 
 
 def shim_options(f):
@@ -150,7 +150,7 @@ def check(to_release, from_release, tables, keys_module, verl_root, out):
 def keys(to_release, from_release, tables, out):
     """Write a standalone module with `translate(argv)` that accepts deprecated Hydra keys."""
     from migrator.shims.keys import source
-    from migrator.shims.plan import read_seal
+    from migrator.shims.model import read_seal
     from migrator.shims.tree import write_new
 
     mappings, releases = compose_for_shims(to_release, from_release, tables)

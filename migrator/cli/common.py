@@ -1,0 +1,94 @@
+"""What several commands share: exit codes, the release options, table and config loading, output.
+
+Below every command module and imports none of them. Heavy modules load inside the functions, so a
+command module that imports this one still starts fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+EXIT_OK, EXIT_WORK_FOUND, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
+
+
+def load_mappings(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
+    """Compose the built-in tables (plus user tables); table errors exit 2 with file:line."""
+    return load_composed(from_release, to_release, tables)[0]
+
+
+def load_composed(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
+    """(MappingSet, Prefilter), from the cache while the tables are unchanged; table errors exit 2."""
+    from migrator.mapping import TableError
+    from migrator.tablecache import composed
+
+    try:
+        return composed(from_release, to_release, tuple(tables))
+    except TableError as exc:
+        for problem in getattr(exc, "problems", [exc]):  # a table's problems come all at once
+            click.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def require_paths(paths) -> None:
+    """Every PATH must exist (a typo must not pass CI as "1 skipped"); each bad one is named, then exit 2."""
+    from migrator.discover import path_problem
+
+    problems = [(path, problem) for path in paths for problem in [path_problem(path)]
+                if problem and not problem.startswith("cannot stat")]  # unreadable: reported per file later
+    for path, problem in problems:
+        click.echo(f"error: {path}: {problem}", err=True)
+    if problems:
+        sys.exit(EXIT_USAGE)
+
+
+def project_config(paths) -> dict:
+    """`[tool.verl-migrate]` of the pyproject.toml above `paths`; a broken one exits 2."""
+    from migrator.config import ConfigError, find_pyproject, load_config
+
+    try:
+        return load_config(find_pyproject(list(paths)))
+    except ConfigError as exc:
+        for problem in exc.problems:
+            click.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+def with_config(config: dict, to_release, from_release, tables, exclude=()):
+    """Flags first, then `[tool.verl-migrate]`: (to, from, tables, exclude); list options add up.
+    `--exclude` patterns also match relative to the current directory (pyproject's: to its directory)."""
+    from migrator.discover import anchor_patterns
+
+    return (to_release or config.get("to"), from_release or config.get("from"),
+            tuple(tables) + tuple(config.get("table", ())),
+            anchor_patterns(exclude, os.getcwd()) + tuple(config.get("exclude", ())))
+
+
+def write_output(text: str, output: str | None) -> None:
+    """Write a command's document to `-o FILE`, or to stdout; an unwritable file exits 2."""
+    if not output:
+        click.echo(text, nl=False)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+MIGRATE_TO_HELP = "The verl release to migrate to (default: main)."
+
+
+def release_options(f=None, *, to_help: str = MIGRATE_TO_HELP):
+    """`--to`, `--from`, `--table`; `@release_options` or `@release_options(to_help=...)`."""
+    if f is None:
+        return lambda command: release_options(command, to_help=to_help)
+    f = click.option("--table", "tables", multiple=True, type=click.Path(dir_okay=False),
+                     help="An extra mapping table (repeatable); see docs/table-format.md.")(f)
+    f = click.option("--from", "from_release", metavar="REV",
+                     help="The verl release the files were written for (default: the oldest, v0.1).")(f)
+    f = click.option("--to", "to_release", metavar="REV", help=to_help)(f)
+    return f

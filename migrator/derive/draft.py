@@ -1,0 +1,56 @@
+"""The draft a derivation produces: one `Draft` per guessed entry, and the table text they make.
+
+The bottom of the derive package: the pairing modules build these, nothing here imports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import yaml
+
+KIND_ORDER = ("path-move", "path-removal", "key-rename", "key-removal", "key-no-action", "module-move")
+
+
+@dataclass
+class Draft:
+    """One drafted entry. `covers` lists the concrete old names it stands for (subtrees: every key)."""
+
+    kind: str
+    old: str
+    fields: dict
+    pr: int | None
+    confidence: str
+    evidence: str
+    covers: tuple[str, ...] = ()
+
+    def as_yaml_dict(self) -> dict:
+        out = {"kind": self.kind, "old": self.old, **self.fields, "pr": self.pr or 0,
+               "confidence": self.confidence, "evidence": self.evidence, "review": True}
+        return out
+
+
+@dataclass
+class Derivation:
+    from_rev: str
+    to_rev: str
+    drafts: list[Draft] = field(default_factory=list)
+    removed_keys: set[str] = field(default_factory=set)
+    removed_scripts: set[str] = field(default_factory=set)
+
+    def sorted_drafts(self) -> list[Draft]:
+        return sorted(self.drafts, key=lambda d: (KIND_ORDER.index(d.kind), d.old))
+
+
+def dump_table(derivation: Derivation, release: str | None = None) -> str:
+    """The draft as a table file (docs/table-format.md)."""
+    entries = []
+    for draft in derivation.sorted_drafts():
+        if draft.pr is None:
+            continue  # no PR at all in the range: nothing to cite, nothing a table can hold
+        entries.append(draft.as_yaml_dict())
+    header = (f"# Draft table: verl-migrate derive {derivation.from_rev}..{derivation.to_rev}.\n"
+              f"# Every entry is a guess: check it against its PR, fix it, then delete `review: true`.\n")
+    body = yaml.safe_dump({"release": release or derivation.to_rev, "entries": entries}, sort_keys=False,
+                          width=10_000, allow_unicode=True)
+    return header + body

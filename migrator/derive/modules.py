@@ -1,0 +1,70 @@
+"""Pair renamed Python modules under verl/ and recipe/ (license-only files ignored)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from migrator import history
+from migrator.derive.draft import Derivation, Draft
+from migrator.derive.prs import PathCommits, with_pr
+from migrator.mapping.entries import MODULE_RE
+
+MODULE_ROOTS = ("verl/", "recipe/")
+
+
+def module_name(path: str) -> str | None:
+    if not path.endswith(".py") or not path.startswith(MODULE_ROOTS):
+        return None
+    dotted = path[:-3].replace("/", ".")
+    if dotted.endswith(".__init__"):
+        dotted = dotted[: -len(".__init__")]
+    return dotted if MODULE_RE.match(dotted) else None
+
+
+def is_near_empty(content: bytes) -> bool:
+    """License headers, docstrings and blank lines only (git pairs such files by mistake)."""
+    text = re.sub(rb'("""|\'\'\')(.|\n)*?\1', b"", content)
+    code = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(b"#")]
+    return len(code) <= 2
+
+
+def derive_modules(repo, from_sha, to_sha, result: Derivation, path_commits: PathCommits, fallback):
+    rows = [r for r in history.name_status(repo, from_sha, to_sha)
+            if r[0] == "R" and module_name(r[1]) and module_name(r[2] or "")]
+    if not rows:
+        return
+    before = history.tree_files(repo, from_sha, MODULE_ROOTS)
+    after = history.tree_files(repo, to_sha, MODULE_ROOTS)
+    blobs = history.read_blobs(repo, [before[r[1]] for r in rows if r[1] in before])
+    still_there = {module_name(p) for p in after} - {None}
+    moves: dict[str, tuple[str, str, int]] = {}
+    for _, old, new, score in rows:
+        if is_near_empty(blobs.get(before.get(old, ""), b"")):
+            continue
+        old_mod, new_mod = module_name(old), module_name(new)
+        # `a/b.py` -> `a/b/x.py` leaves `a.b` importable as a package: nothing for users to change.
+        if old_mod != new_mod and old_mod not in still_there:
+            moves[old_mod] = (new_mod, old, score)
+    # A whole package that moved with the same module names: one package-level entry.
+    remaining_dirs = {p.rpartition("/")[0] for p in after}
+    packages: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for old_mod, (new_mod, old_path, _) in moves.items():
+        if old_mod.rsplit(".", 1)[-1] == new_mod.rsplit(".", 1)[-1] and "." in old_mod and "." in new_mod:
+            packages[(old_mod.rsplit(".", 1)[0], new_mod.rsplit(".", 1)[0])].append(old_mod)
+    done: set[str] = set()
+    for (old_pkg, new_pkg), members in sorted(packages.items()):
+        old_dir = old_pkg.replace(".", "/")
+        if len(members) >= 2 and old_dir not in remaining_dirs and old_pkg not in moves:
+            pr, how = path_commits.for_move(moves[members[0]][1], None)
+            pr, conf, how = with_pr(pr, how, "high", fallback)
+            result.drafts.append(Draft("module-move", old_pkg, {"new": new_pkg}, pr, conf,
+                                       f"package moved: {len(members)} modules renamed alike; {how}", (old_pkg,)))
+            done.update(members)
+    for old_mod, (new_mod, old_path, score) in sorted(moves.items()):
+        if old_mod in done or any(old_mod.startswith(d + ".") for d in done):
+            continue
+        pr, how = path_commits.for_move(old_path, None)
+        pr, conf, how = with_pr(pr, how, "high" if score >= 70 else "medium", fallback)
+        result.drafts.append(Draft("module-move", old_mod, {"new": new_mod}, pr, conf,
+                                   f"git rename detection (similarity {score}%); {how}", (old_mod,)))

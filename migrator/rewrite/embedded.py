@@ -1,0 +1,56 @@
+"""Code embedded in another file (a docs code block, a notebook cell, a shell command string in Python)
+through a rewriter, with offsets shifted into the file; a block that does not parse, or whose rewrite would
+not validate, gets the text scan of `literal` instead.
+
+The caller passes the rewriter: this module names none, so every rewriter may use it without an import
+cycle (the language -> rewriter table of docs code blocks is `markdown.LANGUAGES`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from migrator.edits import SourceNotParsed
+from migrator.mapping import MappingSet
+from migrator.rewrite import literal
+
+
+def block_edits(rewriter, label: str, src: bytes, start: int, end: int, maps: MappingSet, edits: list,
+                findings: list) -> None:
+    """`src[start:end]` through `rewriter` (a rewriter module) when it parses and validates, else the text scan."""
+    block = src[start:end]
+    try:
+        located = rewriter.locate(block, maps, label)
+        after = apply(block, located.edits)
+        if after == block:
+            problem = None
+        elif getattr(rewriter, "VALIDATE_WITH_MAPPINGS", False):
+            problem = rewriter.validate(block, after, maps)
+        else:
+            problem = rewriter.validate(block, after)
+    except SourceNotParsed:
+        located, problem = None, "unparsed"
+    if located is not None and problem is None:
+        edits.extend(dataclasses.replace(e, start=e.start + start, end=e.end + start) for e in located.edits)
+        findings.extend(dataclasses.replace(f, offset=f.offset + start) for f in located.findings)
+        return
+    text_edits(src, start, end, maps, edits, findings)
+
+
+def text_edits(src: bytes, start: int, end: int, maps: MappingSet, edits: list, findings: list) -> None:
+    """The text scan of `src[start:end]`: prose, overrides at word starts, `-m module`, script paths."""
+    if end > start:
+        e, f = literal.text_edits(src, start, end, maps, prose=True)
+        edits.extend(e)
+        findings.extend(f)
+
+
+def apply(source: bytes, edits) -> bytes:
+    out, cursor = [], 0
+    for edit in sorted(set(edits), key=lambda e: (e.start, e.end)):
+        if edit.start < cursor:
+            continue
+        out.append(source[cursor:edit.start] + edit.replacement)
+        cursor = edit.end
+    out.append(source[cursor:])
+    return b"".join(out)

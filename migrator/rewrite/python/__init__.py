@@ -1,0 +1,57 @@
+"""Python launchers: moved modules in imports, `-m`/`runpy` module strings, Hydra overrides in string
+literals (f-string literal parts included), old script paths, and config keys spelt as attribute chains.
+
+What each construct means for the migration lives in one place, `locator.Locator`; two parse
+front-ends feed it byte spans of the original file, so every edit is a byte span and everything else
+stays byte for byte:
+- the stdlib `ast` (`ast_front`), for the top-level statements that hold an old name, whenever every
+  such name sits where `ast` gives exact positions (strings, imports, names and attribute chains);
+- libcst (`cst_front`), the reference: it also sees comments and f-string parts, and takes every
+  file the `ast` front-end declines. libcst is imported only then (~0.1 s of start-up per process).
+This module only dispatches between them; the front-ends import only the modules below them
+(`locator`, `statements`), never this one.
+"""
+
+from __future__ import annotations
+
+from migrator.edits import LocateResult, SourceNotParsed
+from migrator.mapping import MappingSet
+from migrator.rewrite.python.ast_front import locate_ast as _locate_ast
+from migrator.rewrite.python.statements import might_change
+
+KIND = "python"
+
+
+def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
+    if not might_change(source, mappings):
+        return LocateResult((), ())
+    fast = _locate_ast(source, mappings)
+    if fast is not None:
+        return fast
+    fast = _locate_statements(source, mappings)
+    return fast if fast is not None else _locate_module(source, mappings)
+
+
+def _locate_statements(source: bytes, mappings: MappingSet) -> LocateResult | None:
+    from migrator.rewrite.python import cst_front  # libcst only for files the `ast` front-end declines
+
+    return cst_front.locate_statements(source, mappings)
+
+
+def _locate_module(source: bytes, mappings: MappingSet) -> LocateResult:
+    from migrator.rewrite.python import cst_front
+
+    return cst_front.locate_module(source, mappings)
+
+
+def validate(before: bytes, after: bytes) -> str | None:
+    """None when the edited file still compiles."""
+    try:
+        compile(after, "<migrated>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        try:
+            compile(before, "<original>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            raise SourceNotParsed("the file does not compile with this Python before any edit") from None
+        return f"the edited file would not compile: {exc}"
+    return None

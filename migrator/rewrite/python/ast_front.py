@@ -1,0 +1,284 @@
+"""The stdlib `ast` front-end of the Python rewriter: libcst's result without libcst, or None.
+
+It walks only the statements `choose_statements` picks and tells `Locator` what it sees; whenever
+`ast` cannot give libcst's exact spans it declines (`Unsure`) and the libcst front-end decides.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+
+from migrator.edits import LocateResult
+from migrator.mapping import MappingSet
+from migrator.rewrite.python.locator import (
+    CALLS_OF_INTEREST,
+    STRING_PREFIX,
+    CallArgument,
+    Locator,
+    StringLiteral,
+    Unsure,
+    result_of,
+)
+from migrator.rewrite.python.statements import Statements, choose_statements
+
+# One string token: optional prefix letters, then one quoted literal and nothing after it (an implicit
+# concatenation `"a" "b"` is one ast.Constant but several libcst SimpleStrings).
+_STRING_TOKEN = re.compile(
+    rb"[A-Za-z]{0,3}(?:'''(?:[^\\']|\\.|'(?!''))*'''|\"\"\"(?:[^\\\"]|\\.|\"(?!\"\"))*\"\"\""
+    rb"|'(?:[^\\'\n]|\\.)*'|\"(?:[^\\\"\n]|\\.)*\")", re.DOTALL)
+_FROM_MODULE = re.compile(rb"from[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)[ \t]")
+_IDENTIFIER_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def locate_ast(source: bytes, mappings: MappingSet) -> LocateResult | None:
+    """libcst's result from the stdlib `ast` of the chosen statements, or None when unsure.
+
+    `ast` has no exact positions inside f-strings or implicitly joined strings, and it spells some
+    names as plain strings (`def f`, `f(x=1)`). So it declines whenever an old token occurs inside an
+    f-string or a joined string, or when a name that `import a.b` binds occurs anywhere but an
+    expression name, an attribute, an import, a string or a comment. `ast` has no comments either;
+    they are found from the strings it does place: a `#` outside every string token starts one.
+    """
+    statements = choose_statements(source, mappings)
+    if statements is None:
+        return None
+    walker = _AstWalker(source, statements, Locator(mappings, source))
+    try:
+        for index in sorted(statements.chosen):
+            for stmt in statements.chosen[index][2]:
+                walker.walk(stmt)
+        walker.comments()
+        walker.check_roots()
+    except Unsure:
+        return None
+    locator = walker.locator
+    if not {old.split(".")[0] for _, old, _, _ in locator.plain_imports} <= statements.roots:
+        return None
+    locator.finish()
+    return result_of(locator)
+
+
+class _AstWalker:
+    def __init__(self, source: bytes, statements: Statements, locator: Locator):
+        self.src = source
+        self.line_starts = statements.line_starts
+        self.occurrences = statements.occurrences
+        self.outside = statements.outside
+        self.roots = statements.roots
+        self._string_starts: list[int] | None = None
+        self._string_spans: list[tuple[int, int]] = []
+        self.locator = locator
+        self.strings: list[tuple[int, int]] = []  # single string tokens
+        self.opaque: list[tuple[int, int]] = []  # f-strings and joined strings
+        self.imports: list[tuple[int, int]] = []
+        self.root_names: set[int] = set()  # starts of expression names and attributes spelling a root
+        self.chosen_ranges = [(self.line_starts[span[0] - 1],
+                               self.line_starts[span[1]] if span[1] < len(self.line_starts) else len(source))
+                              for _, span in sorted(statements.chosen.items())]
+
+    def offset(self, line: int, col: int) -> int:
+        return self.line_starts[line - 1] + col
+
+    def span(self, node) -> tuple[int, int]:
+        return self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset)
+
+    def spelled(self, start: int, text: str) -> tuple[int, int]:
+        """The span of `text` at start, which must be spelt exactly so (no NFKC-normalised names)."""
+        raw = text.encode()
+        if self.src[start:start + len(raw)] != raw:
+            raise Unsure
+        return start, start + len(raw)
+
+    def string_literal(self, node) -> StringLiteral | None:
+        """The node as one string token, or None (not a str/bytes constant, or several tokens)."""
+        if type(node) is not ast.Constant or not isinstance(node.value, (str, bytes)):
+            return None
+        start, end = self.span(node)
+        text = self.src[start:end]
+        if not _STRING_TOKEN.fullmatch(text):
+            self.opaque.append((start, end))
+            return None
+        prefix = STRING_PREFIX.match(text.decode("latin-1")).group()
+        quote_len = 3 if text[len(prefix):len(prefix) + 3] in (b'"""', b"'''") else 1
+        value = node.value
+        return StringLiteral(start, end, prefix, quote_len, lambda: value)
+
+    def walk(self, root) -> None:
+        stack = [root]
+        locator = self.locator
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is ast.Import:
+                self.imports.append(self.span(node))
+                for alias in node.names:
+                    start = self.offset(alias.lineno, alias.col_offset)
+                    span = self.spelled(start, alias.name)
+                    locator.import_name(alias.name, alias.asname is not None, lambda span=span: span)
+                continue
+            if kind is ast.ImportFrom:
+                self.import_from(node)
+                continue
+            if kind is ast.Attribute:
+                self.attribute(node, stack)
+                continue
+            if kind is ast.Name:
+                if node.id in self.roots:
+                    self.root_names.add(self.spelled(self.offset(node.lineno, node.col_offset), node.id)[0])
+                locator.name(node.id)
+                continue
+            if kind is ast.Constant:
+                literal_ = self.string_literal(node)
+                if literal_ is not None:
+                    self.strings.append((literal_.start, literal_.end))
+                    locator.string(literal_)
+                continue
+            if kind is ast.JoinedStr:
+                self.opaque.append(self.span(node))
+                continue
+            if kind is ast.Call:
+                self.call(node)
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def import_from(self, node) -> None:
+        start, end = self.span(node)
+        self.imports.append((start, end))
+        if node.level or node.module is None:
+            return
+        m = _FROM_MODULE.match(self.src, start, end)
+        if m is None or m.group(1) != node.module.encode():
+            raise Unsure
+        if len(node.names) == 1 and node.names[0].name == "*":
+            members = None
+        else:
+            members = []
+            for alias in node.names:
+                span = self.spelled(self.offset(alias.lineno, alias.col_offset), alias.name)
+                members.append((alias.name, alias.asname is not None, lambda span=span: span))
+        self.locator.import_from(node.module, m.span(1), members)
+
+    def attribute(self, node, stack: list) -> None:
+        """An outermost attribute: a chain on a name (`cfg.a.b`), or attributes of something else,
+        whose names libcst counts as bare names (`f().a`)."""
+        attrs = []
+        current = node
+        while type(current) is ast.Attribute:
+            attrs.append(current.attr)
+            current = current.value
+        attrs.reverse()
+        if type(current) is not ast.Name:
+            for attr in attrs:
+                self.locator.name(attr)
+            if any(attr in self.roots for attr in attrs):
+                raise Unsure  # a bare use of the root for libcst, at a place `check_roots` cannot count
+            stack.append(current)
+            return
+        names = [current.id, *attrs]
+        start = self.offset(current.lineno, current.col_offset)
+        end = self.offset(node.end_lineno, node.end_col_offset)
+        if self.src[start:end] != ".".join(names).encode():
+            raise Unsure  # spaces, line breaks or parentheses inside the chain
+        if names[0] in self.roots:
+            self.root_names.add(start)
+        ends = []
+        at = start
+        for name in names:
+            at += len(name.encode())
+            ends.append(at)
+            at += 1
+        for name, name_end in zip(names[1:], ends[1:]):
+            if name in self.roots:
+                self.root_names.add(name_end - len(name.encode()))
+        self.locator.attribute_chain(names, lambda i: (ends[i] - len(names[i].encode()), ends[i]))
+
+    def call(self, node) -> None:
+        func = _dotted(node.func)
+        if func not in CALLS_OF_INTEREST:
+            return
+        ordered = sorted([(a.lineno, a.col_offset, None, a.value if type(a) is ast.Starred else a) for a in node.args]
+                         + [(k.lineno, k.col_offset, k.arg, k.value) for k in node.keywords],
+                         key=lambda item: (item[0], item[1]))
+        args = [CallArgument(keyword, self.string_literal(value),
+                             type(value) is ast.Constant and value.value is True)
+                for _, _, keyword, value in ordered]
+        self.locator.call(func, self.span(node)[0], args)
+
+    def within(self, spans: list[tuple[int, int]], offset: int) -> bool:
+        return any(start <= offset < end for start, end in spans)
+
+    def in_string(self, offset: int) -> bool:
+        """Whether offset lies in a string token, f-string or joined string of the chosen statements
+        (they never overlap: the walk does not enter f-strings)."""
+        if self._string_starts is None:
+            self._string_spans = sorted(set(self.strings + self.opaque))
+            self._string_starts = [start for start, _ in self._string_spans]
+        index = bisect.bisect_right(self._string_starts, offset) - 1
+        return index >= 0 and offset < self._string_spans[index][1]
+
+    def comment_start(self, offset: int, outside: bool) -> int | None:
+        """Where the comment holding `offset` starts, or None when offset is not in a comment.
+
+        On a line of a chosen statement, the first `#` outside every string token starts the comment;
+        a line outside every statement holds nothing but blanks and a comment (else: Unsure)."""
+        line_start = self.src.rfind(b"\n", 0, offset) + 1
+        if outside:
+            at = line_start
+            while self.src[at:at + 1] in (b" ", b"\t", b"\f"):
+                at += 1
+            if self.src[at:at + 1] != b"#":
+                raise Unsure
+            return at
+        at = self.src.find(b"#", line_start, offset)
+        while at != -1:
+            if not self.in_string(at):
+                return at
+            at = self.src.find(b"#", at + 1, offset)
+        return None
+
+    def comments(self) -> None:
+        """Every token in a comment goes through the comment's text scan (once per comment); a token
+        in an f-string or a joined string sends the file to libcst."""
+        outside = set(self.outside)
+        found: dict[int, int] = {}
+        for offset in self.occurrences:
+            if offset not in outside and self.within(self.opaque, offset):
+                raise Unsure
+            start = self.comment_start(offset, offset in outside)
+            if start is None or start in found:
+                continue
+            end = self.src.find(b"\n", start)
+            found[start] = len(self.src) if end == -1 else end
+        for start, end in sorted(found.items()):
+            if start == 0 and self.src.startswith(b"#!"):
+                continue
+            self.locator.add_text(start, end, prose=True, in_comment=True)
+
+    def check_roots(self) -> None:
+        """Every whole-word `a` of `import a.b` in the chosen statements must be an expression name or an
+        attribute (both counted), inside an import, or inside a string token; anything else (`def a`,
+        `f(a=1)`, a comment) is a name libcst counts and `ast` does not."""
+        for root in self.roots:
+            word = root.encode()
+            for start, end in self.chosen_ranges:
+                at = self.src.find(word, start, end)
+                while at >= 0:
+                    after = at + len(word)
+                    whole = (at == 0 or self.src[at - 1] not in _IDENTIFIER_BYTES) and \
+                        (after >= len(self.src) or self.src[after] not in _IDENTIFIER_BYTES)
+                    if whole and at not in self.root_names and not self.within(self.imports, at) \
+                            and not self.within(self.strings, at) and self.comment_start(at, False) is None:
+                        raise Unsure
+                    at = self.src.find(word, at + 1, end)
+
+
+def _dotted(node) -> str | None:
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))

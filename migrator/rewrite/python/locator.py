@@ -1,0 +1,273 @@
+"""What each Python construct means for the migration, whichever parse front-end reports it.
+
+Both front-ends (`ast_front`, `cst_front`) tell one `Locator` what they see, with byte spans of the
+original file, so both produce the same edits and findings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+from migrator.edits import Edit, Finding, LocateResult
+from migrator.mapping import MappingSet
+from migrator.rewrite import literal, scan
+
+# Calls whose string arguments are joined into one path (a path split over them cannot be edited).
+PATH_JOINERS = frozenset({"os.path.join", "path.join", "osp.join", "Path", "pathlib.Path", "PurePath",
+                          "PurePosixPath", "PosixPath"})
+# Calls that hand their first argument to a shell (subprocess.* only with shell=True).
+SHELL_CALLS = frozenset({"os.system", "os.popen"})
+SUBPROCESS_CALLS = frozenset({"subprocess.run", "subprocess.call", "subprocess.Popen", "subprocess.check_call",
+                              "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput"})
+CALLS_OF_INTEREST = PATH_JOINERS | SHELL_CALLS | SUBPROCESS_CALLS
+STRING_PREFIX = re.compile(r"[A-Za-z]*")
+
+
+_CONFIG_ROOTS: dict[int, frozenset[str]] = {}
+
+
+def _config_roots(mappings: MappingSet) -> frozenset[str]:
+    """The top-level config nodes of the target release (empty without shipped facts)."""
+    key = id(mappings)
+    if key not in _CONFIG_ROOTS:
+        facts = mappings.history.facts if mappings.history is not None else None
+        keys = facts.keys(mappings.to_release) if facts is not None else ()
+        _CONFIG_ROOTS.clear()
+        _CONFIG_ROOTS[key] = frozenset(k.split(".", 1)[0] for k in keys)
+    return _CONFIG_ROOTS[key]
+
+
+def result_of(locator: Locator) -> LocateResult:
+    """The located edits and findings in one order whichever front-end found them (the engine sorts
+    them again; one order lets the front-ends be compared)."""
+    edits = sorted(locator.edits, key=lambda e: (e.start, e.end, e.replacement, e.kind, e.message, e.prs,
+                                                  e.in_comment))
+    findings = sorted(locator.findings, key=lambda f: (f.offset, f.kind, f.message, f.hint or "", f.prs,
+                                                       f.severity))
+    return LocateResult(tuple(edits), tuple(findings))
+
+
+class StringLiteral(NamedTuple):
+    """One string token (prefix and quotes included), as libcst's SimpleString."""
+
+    start: int
+    end: int
+    prefix: str
+    quote_len: int
+    value: Callable[[], object]  # its evaluated value (str or bytes), computed only when asked
+
+
+class CallArgument(NamedTuple):
+    keyword: str | None
+    string: StringLiteral | None  # the value when it is one string token
+    is_true: bool  # the value is the name `True`
+
+
+class Unsure(Exception):
+    """The `ast` front-end cannot give libcst's exact spans here; libcst decides."""
+
+
+class Locator:
+    """The edits and findings for the constructs a front-end reports, in byte spans of the file.
+
+    Spans of attribute chains and import names are asked for only when an edit needs them (`span_of`),
+    since computing one costs a position lookup in libcst.
+    """
+
+    def __init__(self, maps: MappingSet, source: bytes):
+        self.maps = maps
+        self.src = source
+        self.edits: list[Edit] = []
+        self.findings: list[Finding] = []
+        # `import a.b` (no alias) of moved modules: (name span, old, new, prs); resolved in finish().
+        self.plain_imports: list[tuple[tuple[int, int], str, str, tuple[int, ...]]] = []
+        self.kept_roots: set[str] = set()  # root names some untouched import still binds
+        # (root name,) for a bare name; (root name, names, span_of) for an attribute chain on a name.
+        self.root_uses: list[tuple] = []
+        self.shell_strings: set[int] = set()  # starts of string tokens already handled as shell commands
+
+    def add_text(self, start: int, end: int, **kwargs) -> None:
+        edits, findings = literal.text_edits(self.src, start, end, self.maps, **kwargs)
+        self.edits.extend(edits)
+        self.findings.extend(findings)
+
+    # -- imports -------------------------------------------------------------------------------------
+    def import_name(self, name: str | None, has_alias: bool, span_of: Callable[[], tuple[int, int]]) -> None:
+        """One name of `import a.b.c [as d]`."""
+        change = self.maps.module(name) if name else None
+        if change is None:
+            if not has_alias and name:
+                self.kept_roots.add(name.split(".")[0])
+            return
+        prs = tuple(e.pr for e in change.entries)
+        start, end = span_of()
+        if change.new is None:
+            self.findings.append(Finding(start, "module-removal", f"`import {name}`: {name} was removed; "
+                                         "change this code by hand", change.hint, prs))
+            return
+        if has_alias:
+            self.edits.append(Edit(start, end, change.new.encode(), "module-move", f"{name} -> {change.new}", prs))
+        elif "." not in name:
+            self.edits.append(Edit(start, end, f"{change.new} as {name}".encode(), "module-move",
+                                   f"{name} -> {change.new} (bound as {name})", prs))
+        else:
+            self.plain_imports.append(((start, end), name, change.new, prs))
+
+    def import_from(self, name: str, span: tuple[int, int],
+                    members: list[tuple[str | None, bool, Callable[[], tuple[int, int]]]] | None) -> None:
+        """`from name import members` (absolute); members None for `import *`; each member is
+        (name, has an alias, span_of its name)."""
+        change = self.maps.module(name)
+        start, end = span
+        if change is not None and change.new is None:
+            self.findings.append(Finding(start, "module-removal", f"`from {name} import ...`: {name} was removed; "
+                                         "change this code by hand", change.hint, change.prs))
+            return
+        if change is not None:
+            self.edits.append(Edit(start, end, change.new.encode(), "module-move", f"{name} -> {change.new}",
+                                   tuple(e.pr for e in change.entries)))
+            return
+        if members is None:
+            return
+        moved = []
+        for member, has_alias, span_of in members:
+            sub = self.maps.module(f"{name}.{member}") if member else None
+            if sub is not None and sub.new is None:
+                self.findings.append(Finding(start, "module-removal", f"`from {name} import {member}`: "
+                                             f"{name}.{member} was removed; change this code by hand",
+                                             sub.hint, sub.prs))
+            elif sub is not None:
+                moved.append((member, has_alias, span_of, sub))
+        if not moved:
+            return
+        parents = {sub.new.rpartition(".")[0] for *_, sub in moved}
+        new_parent = parents.pop() if len(parents) == 1 else None
+        if new_parent is None or (new_parent != name and len(moved) != len(members)):
+            olds = ", ".join(f"{name}.{member} -> {sub.new}" for member, _, _, sub in moved)
+            self.findings.append(Finding(start, "module-move", f"modules imported here moved ({olds}); "
+                                         "split this import by hand", None,
+                                         tuple(e.pr for *_, sub in moved for e in sub.entries)))
+            return
+        prs = tuple(dict.fromkeys(e.pr for *_, sub in moved for e in sub.entries))
+        if new_parent != name:
+            self.edits.append(Edit(start, end, new_parent.encode(), "module-move", f"{name} -> {new_parent}", prs))
+        for member, has_alias, span_of, sub in moved:
+            last = sub.new.rpartition(".")[2]
+            if last == member:
+                continue
+            a_start, a_end = span_of()
+            text = last if has_alias else f"{last} as {member}"
+            self.edits.append(Edit(a_start, a_end, text.encode(), "module-move",
+                                   f"{name}.{member} -> {sub.new} (bound as {member})", prs))
+
+    # -- names and attribute chains ------------------------------------------------------------------
+    def name(self, value: str) -> None:
+        """A name used outside an import and outside an attribute chain on a name."""
+        self.root_uses.append((value,))
+
+    def attribute_chain(self, names: list[str], span_of: Callable[[int], tuple[int, int]]) -> None:
+        """`root.attr1.attr2...` outside an import; span_of(i) is the span of names[i]."""
+        self.root_uses.append((names[0], names, span_of))
+        roots = _config_roots(self.maps)
+        for i in range(1, len(names) - 1):
+            if i > 1 and names[i - 1] in roots:
+                break  # the chain is inside the config already: `cfg.ray_kwargs.ray_init` is no `ray_init` key
+            for j in range(len(names) - 1, i, -1):
+                change = literal.key_target(self.maps, ".".join(names[i:j + 1]))
+                if change is None:
+                    continue
+                start, end = span_of(i)[0], span_of(j)[1]
+                if change.action == "rename":
+                    self.edits.append(Edit(start, end, change.new.encode(), "key-rename",
+                                           f"{change.old} -> {change.new}", change.prs))
+                elif change.action == "warn":
+                    self.findings.append(Finding(start, "key-warn", f"{change.old}: {literal.first_note(change)}",
+                                                 change.hint, change.prs, severity="warning"))
+                else:
+                    self.findings.append(Finding(start, "key-removal", f"{change.old} was removed; "
+                                                 "change this code by hand", change.hint, change.prs))
+                return
+
+    # -- strings and calls ---------------------------------------------------------------------------
+    def string(self, literal_: StringLiteral) -> None:
+        if literal_.start in self.shell_strings:
+            return
+        self.add_text(literal_.start + len(literal_.prefix) + literal_.quote_len, literal_.end - literal_.quote_len,
+                      escapes="r" not in literal_.prefix.lower(), whole_key=True)
+
+    def call(self, func: str, call_start: int, args: list[CallArgument]) -> None:
+        """A call of one of CALLS_OF_INTEREST, before its arguments are visited."""
+        if func in SHELL_CALLS or func in SUBPROCESS_CALLS:
+            self.shell_command(func, args)
+        if func not in PATH_JOINERS or len(args) < 2:
+            return
+        pieces = []
+        for arg in args:
+            if arg.string is None:
+                return
+            value = arg.string.value()
+            if not isinstance(value, str):
+                return
+            pieces.append(value.strip("/"))
+        joined = "/".join(pieces).encode("utf-8", "replace")
+        for path_start, path_end, change in scan.find_paths(joined, 0, len(joined), self.maps):
+            old = joined[path_start:path_end].decode("ascii")
+            where = f"moved to {change.new}" if change.new else f"was removed ({change.hint})"
+            self.findings.append(Finding(call_start, "path-move" if change.new else "path-removal",
+                                         f"{func}(...) builds {old}, which {where}; edit the pieces by hand",
+                                         None, change.prs))
+
+    def shell_command(self, func: str, args: list[CallArgument]) -> None:
+        """A command string run by a shell goes through the shell rewriter (env presets, removals)."""
+        shell = func in SHELL_CALLS or func in ("subprocess.getoutput", "subprocess.getstatusoutput") or any(
+            a.keyword == "shell" and a.is_true for a in args)
+        if not shell or not args or args[0].string is None:
+            return
+        string = args[0].string
+        start, end = string.start + len(string.prefix) + string.quote_len, string.end - string.quote_len
+        content = self.src[start:end]
+        if b"\\" in content or "b" in string.prefix.lower():
+            return  # the source bytes are not the command's bytes; the plain string scan handles it
+        from migrator.rewrite import embedded, shell as shell_rewriter
+
+        self.shell_strings.add(string.start)
+        embedded.block_edits(shell_rewriter, "block.bash", self.src, start, end, self.maps, self.edits,
+                             self.findings)
+
+    # -- `import a.b` without an alias ---------------------------------------------------------------
+    def finish(self) -> None:
+        """Rewrite `import old.mod` and its `old.mod.x` references together, or report a manual step."""
+        by_root: dict[str, list] = {}
+        for span, old, new, prs in self.plain_imports:
+            by_root.setdefault(old.split(".")[0], []).append((span, old, new, prs))
+        for root, imports in by_root.items():
+            olds = sorted({old for _, old, _, _ in imports}, key=len, reverse=True)
+            rewrites, stray = [], False
+            for use in self.root_uses:
+                if use[0] != root:
+                    continue
+                if len(use) == 1:  # a bare `root` name
+                    stray = True
+                    continue
+                _, names, span_of = use
+                match = next((o for o in olds if ".".join(names[:o.count(".") + 1]) == o), None)
+                if match is None:
+                    stray = True
+                else:
+                    rewrites.append((span_of, match))
+            if stray and root not in self.kept_roots:
+                for span, old, new, prs in imports:
+                    self.findings.append(Finding(
+                        span[0], "module-move",
+                        f"`import {old}`: {old} moved to {new}, and this file also uses `{root}` for other things; "
+                        f"change the import to `import {new}` and its `{old}.` references by hand", None, prs))
+                continue
+            news = {old: (new, prs) for _, old, new, prs in imports}
+            for span, old, new, prs in imports:
+                self.edits.append(Edit(span[0], span[1], new.encode(), "module-move", f"{old} -> {new}", prs))
+            for span_of, old in rewrites:
+                new, prs = news[old]
+                start, end = span_of(0)[0], span_of(old.count("."))[1]
+                self.edits.append(Edit(start, end, new.encode(), "module-move", f"{old} -> {new} (reference)", prs))

@@ -1,0 +1,30 @@
+"""Shell scripts (bash): locate old Hydra keys, script paths, modules, env and shell variables.
+
+Parsed with tree-sitter-bash, which parses verl's scripts (arrays, `$(( ))`, `case`) where bashlex
+fails, and keeps parse errors local. The tree is only used to *classify* bytes (argument, string,
+comment, heredoc, assignment); every edit is a byte span of the original source.
+
+Modules, each importing only those above it: `syntax` (parser, byte classes), `removal_spans`,
+`keys` / `moves` / `variables` (edits per entry kind), `locator` (the one walker), `validity`
+(the proof that skips `bash -n`, and `bash -n`), `overrides` (read-only view for the lint).
+"""
+
+from __future__ import annotations
+
+from migrator.rewrite.shell.locator import locate
+from migrator.rewrite.shell.overrides import override_occurrences
+from migrator.rewrite.shell.syntax import ARGUMENT_TYPES, LITERAL_TYPES, SCRIPT_RUNNERS, WORD_BOUNDARY, parse
+from migrator.rewrite.shell.validity import BASH_N_TIMEOUT, edits_keep_validity, validate
+
+# Internals the tests call directly. A test that patches a name patches it where the code looks it
+# up (`validity.BASH_N_TIMEOUT`, `validity._bash_n`): these are copies of the binding.
+from migrator.rewrite.shell.removal_spans import _argument_removal_span  # noqa: F401
+from migrator.rewrite.shell.syntax import _parser  # noqa: F401
+from migrator.rewrite.shell.validity import _bash_n  # noqa: F401
+
+KIND = "shell"
+
+__all__ = [
+    "ARGUMENT_TYPES", "BASH_N_TIMEOUT", "KIND", "LITERAL_TYPES", "SCRIPT_RUNNERS", "WORD_BOUNDARY",
+    "edits_keep_validity", "locate", "override_occurrences", "parse", "validate",
+]

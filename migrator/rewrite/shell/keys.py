@@ -1,0 +1,81 @@
+"""Planning edits for key entries: renames, warnings, and removed arguments planned per command."""
+
+from __future__ import annotations
+
+from migrator.edits import Edit, Finding
+from migrator.mapping import MappingSet
+from migrator.rewrite.shell.removal_spans import _argument_removal_span
+
+
+class KeyEdits:
+    """Key occurrences in a `_ShellLocator`, which walks the tree and provides these attributes."""
+
+    src: bytes
+    maps: MappingSet
+    edits: list[Edit]
+    findings: list[Finding]
+    removals: dict
+
+    def key_occurrence(self, key: str, start: int, end: int, container) -> None:
+        """`container` is (sibling argument nodes, index) when the key's argument can be deleted."""
+        change = self.maps.key(key)
+        if change is None:
+            return
+        if change.action == "rename":
+            self.edits.append(Edit(start, end, change.new.encode(), "key-rename",
+                                   f"{key} -> {change.new}", change.prs))
+        elif change.action == "warn":
+            self.findings.append(Finding(start, "key-warn", f"{key}: {_first_note(change)}", change.hint,
+                                         change.prs, severity="warning"))
+        elif container is not None:
+            siblings, index = container
+            self.removals.setdefault(siblings[0].start_byte, (siblings, []))[1].append((index, key, change))
+            if change.hint:
+                self.findings.append(Finding(start, "key-removal", f"removed {key}", change.hint, change.prs,
+                                             severity="info"))
+        else:
+            self.findings.append(Finding(start, "key-removal", f"{key} was removed; delete it by hand",
+                                         change.hint, change.prs))
+
+    def plan_removals(self) -> None:
+        for siblings, removed in self.removals.values():
+            removed.sort(key=lambda item: item[0])
+            removed_starts = {siblings[i].start_byte for i, _, _ in removed}
+            # The run of removed arguments that ends the list, counted over *every* node between them
+            # (an expansion like `${EXTRA:-}` or a comment is not an argument sibling, but must stay).
+            run_start = None
+            if siblings[-1].start_byte in removed_starts:
+                first = siblings[-1]
+                while first.prev_sibling is not None and first.prev_sibling.start_byte in removed_starts:
+                    first = first.prev_sibling
+                kept_before = first.prev_sibling
+                if kept_before is not None and kept_before.is_named and any(
+                        s.start_byte not in removed_starts for s in siblings):
+                    run_start = (first.start_byte, kept_before.end_byte)
+            planned: list[tuple[int, int, str, tuple]] = []
+            for index, key, change in removed:
+                node = siblings[index]
+                if run_start is not None and node.start_byte >= run_start[0]:
+                    if index != len(siblings) - 1:
+                        continue  # inside the trailing run: covered by the span of the run's last argument
+                    # The removed arguments end the list: cut from the node before the run, which takes
+                    # the intervening `\` continuations with it.
+                    span = (run_start[1], node.end_byte)
+                else:
+                    span = _argument_removal_span(self.src, node.start_byte, node.end_byte)
+                if planned and span[0] < planned[-1][1]:
+                    # Neighbours on one line (`(a=1 b=2)`, both removed) claim the blanks between them.
+                    start, end, first_key, prs = planned.pop()
+                    span, key, change_prs = (start, max(end, span[1])), f"{first_key}, {key}", prs
+                else:
+                    change_prs = change.prs
+                planned.append((span[0], span[1], key, change_prs))
+            for start, end, key, prs in planned:
+                self.edits.append(Edit(start, end, b"", "key-removal", f"removed {key}", prs))
+
+
+def _first_note(change) -> str:
+    for entry in reversed(change.entries):
+        if entry.note:
+            return entry.note
+    return "has no effect in this release"

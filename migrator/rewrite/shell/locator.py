@@ -1,0 +1,157 @@
+"""The walker that plans a script's edits: one pass over the tree, each entry kind handled by its mixin."""
+
+from __future__ import annotations
+
+from migrator.edits import Edit, Finding, LocateResult
+from migrator.mapping import MappingSet
+from migrator.rewrite import scan
+from migrator.rewrite.shell.keys import KeyEdits
+from migrator.rewrite.shell.moves import MoveEdits
+from migrator.rewrite.shell.syntax import (
+    ARGUMENT_TYPES,
+    LITERAL_TYPES,
+    WORD_BOUNDARY,
+    _content_start,
+    _is_override_word,
+    _literal_pieces,
+    _literal_span,
+    _script_position,
+    _word_starts_at,
+    parse,
+)
+from migrator.rewrite.shell.variables import VariableEdits
+
+
+def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
+    tree = parse(source)
+    locator = _ShellLocator(source, mappings)
+    locator.visit(tree.root_node)
+    return LocateResult(tuple(locator.edits), tuple(locator.findings))
+
+
+class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
+    def __init__(self, source: bytes, mappings: MappingSet):
+        self.src = source
+        self.maps = mappings
+        self.edits: list[Edit] = []
+        self.findings: list[Finding] = []
+        self.var_rules = {r.old.encode(): r for r in mappings.var_rules if r.applies_to(source)}
+        self.env_rules = [r for r in mappings.env_rules if r.applies_to(source)]
+        # Env renames without a value condition rename references ($OLD, ${OLD}) too.
+        self.env_ref_renames = {r.old.encode(): r for r in self.env_rules if r.new and r.value is None}
+        self.handled_literals: set[int] = set()
+        # Removed arguments per command or array: (siblings, [(index, key, change)]), planned together
+        # so that a run of removed arguments at the end of a `\` list leaves no dangling `\`.
+        self.removals: dict[int, tuple[list, list]] = {}
+
+    # -- traversal ---------------------------------------------------------------------------
+    def visit(self, root) -> None:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind == "comment":
+                self.comment(node)
+                continue
+            if kind == "command":
+                self.command(node)
+            elif kind == "variable_assignment":
+                self.assignment(node)
+            elif kind == "variable_name":
+                self.variable_name(node)
+            elif kind in LITERAL_TYPES and node.start_byte not in self.handled_literals:
+                self.literal(node)
+            stack.extend(reversed(node.children))
+        self.plan_removals()
+
+    # -- node handlers ---------------------------------------------------------------------------
+    def command(self, node) -> None:
+        args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
+        words = [self.src[a.start_byte:a.end_byte] for a in args]
+        script_index = _script_position(words)
+        # A "command" named by an override (`data.x=1 \` after a line that lost its `\`) is not one
+        # anyone runs: rename inside it, but removing any word would make another word its name.
+        named_by_override = len(args) > 1 and _is_override_word(words[0])
+        for i, arg in enumerate(args):
+            target = arg.children[0] if arg.type == "command_name" and arg.children else arg
+            if i > 0 and words[i - 1] == b"-m" and target.type == "word":
+                self.module_word(target)
+                self.handled_literals.add(target.start_byte)
+                continue
+            # Removing the command name or the script a runner runs would promote the next word
+            # into its place (`key= A=B` -> `A=B`, `nohup key= x.sh` -> `nohup x.sh`).
+            in_command_slot = (i == 0 or i == script_index) and i < len(args) - 1
+            self.argument(target, command=node, runs_script=i == script_index,
+                          container=None if in_command_slot or named_by_override else (args, i))
+
+    def argument(self, node, command, runs_script: bool, container=None) -> None:
+        """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
+        pieces = _literal_pieces(node)
+        for piece in pieces:
+            self.handled_literals.add(piece.start_byte)
+        if not pieces:
+            return
+        first = pieces[0]
+        starts_word = first.start_byte == _content_start(node)
+        if starts_word:
+            self.override_at(first, container)
+        for piece in pieces:
+            self.scan_text(piece, start_handled=piece is first and starts_word,
+                           path_context=(command, node, runs_script))
+
+    def override_at(self, piece, container) -> bool:
+        """Handle `[+|++|~]key=...` at the start of `piece`; True when it is an override."""
+        content_start, content_end = _literal_span(piece, self.src)
+        m = scan.OVERRIDE_AT_START.match(self.src, content_start, content_end)
+        if not m or not scan.is_override(m):
+            return False
+        key = m.group("key").decode("ascii")
+        self.key_occurrence(key, m.start("key"), m.end("key"), container)
+        return True
+
+    def scan_text(self, piece, start_handled: bool, path_context=None) -> None:
+        """Keys at word starts, paths, and `-m module` inside one literal piece."""
+        start, end = _literal_span(piece, self.src)
+        for m in scan.OVERRIDE_IN_TEXT.finditer(self.src, start, end):
+            if not scan.is_override(m):
+                continue
+            if m.start() == start:
+                if start_handled or not _word_starts_at(piece, self.src):
+                    continue
+            elif self.src[m.start() - 1:m.start()] not in WORD_BOUNDARY:
+                continue
+            key = m.group("key").decode("ascii")
+            self.key_occurrence(key, m.start("key"), m.end("key"), None)
+        for m in scan.MODULE_AFTER_DASH_M.finditer(self.src, start, end):
+            self.module_span(m.start("module"), m.end("module"))
+        for old_start, old_end, change in scan.find_paths(self.src, start, end, self.maps):
+            self.path_occurrence(old_start, old_end, change, path_context, in_comment=False)
+
+    def comment(self, node) -> None:
+        start, end = node.start_byte, node.end_byte
+        if start == 0 and self.src.startswith(b"#!"):
+            return
+        for key_start, key_end, change in scan.find_keys_in_prose(self.src, start, end, self.maps):
+            if change.action == "rename":
+                self.edits.append(Edit(key_start, key_end, change.new.encode(), "key-rename",
+                                       f"{change.old} -> {change.new} (in a comment)", change.prs, True))
+        for m in scan.MODULE_AFTER_DASH_M.finditer(self.src, start, end):
+            self.module_span(m.start("module"), m.end("module"), in_comment=True)
+        for old_start, old_end, change in scan.find_paths(self.src, start, end, self.maps):
+            if change.new is not None and not change.env and not change.args:
+                self.path_occurrence(old_start, old_end, change, None, in_comment=True)
+
+    def literal(self, node) -> None:
+        """Text outside argument lists: assignment values, heredoc bodies, `${x:-default}` words."""
+        self.handled_literals.add(node.start_byte)
+        self.scan_text(node, start_handled=False, path_context=None)
+
+    def assignment(self, node) -> None:
+        value = node.child_by_field_name("value")
+        if value is not None and value.type == "array":
+            for element in value.children:
+                if element.type in ARGUMENT_TYPES:
+                    elements = [c for c in value.children if c.type in ARGUMENT_TYPES]
+                    self.argument(element, command=value, runs_script=False,
+                                  container=(elements, elements.index(element)))
+        self.env_assignment(node, value)

@@ -1,0 +1,32 @@
+"""Read-only views for other tools (lint): what the rewriter would judge, without planning edits."""
+
+from __future__ import annotations
+
+from migrator.mapping import MappingSet
+from migrator.rewrite.shell.locator import _ShellLocator
+from migrator.rewrite.shell.syntax import parse
+
+
+def override_occurrences(source: bytes, tree=None) -> list[tuple[str, str, int, int]]:
+    """Every Hydra override the rewriter would judge, as (prefix, key, start, end) byte spans of the key.
+
+    The same traversal as `locate` (arguments, array elements, words inside strings, not comments),
+    so the lint and the rewriter agree on what an override is.
+    """
+    collector = _OverrideCollector(source)
+    collector.visit((tree or parse(source)).root_node)
+    return collector.found
+
+
+class _OverrideCollector(_ShellLocator):
+    def __init__(self, source: bytes):
+        super().__init__(source, MappingSet("", "", ()))
+        self.found: list[tuple[str, str, int, int]] = []
+
+    def key_occurrence(self, key: str, start: int, end: int, removable_node) -> None:
+        prefix = "++" if self.src[max(0, start - 2):start] == b"++" else \
+            self.src[start - 1:start].decode("latin-1") if start and self.src[start - 1:start] in (b"+", b"~") else ""
+        self.found.append((prefix, key, start, end))
+
+    def comment(self, node) -> None:
+        return

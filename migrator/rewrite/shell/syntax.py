@@ -1,0 +1,112 @@
+"""Parsing and classifying a script's bytes: the tree-sitter parser and what its nodes mean here.
+
+The tree only says what bytes are (argument, string, comment, heredoc, assignment); every edit the
+planners make is a byte span of the original source.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from migrator.rewrite import scan
+
+# Commands that run the script given as their first non-option argument.
+SCRIPT_RUNNERS = frozenset({b"bash", b"sh", b"zsh", b"dash", b"source", b".", b"exec", b"nohup", b"time", b"srun"})
+# Node types whose bytes are literal text the script passes on (after quote removal).
+LITERAL_TYPES = frozenset({"word", "string_content", "raw_string", "heredoc_body", "number", "ansi_c_string"})
+ARGUMENT_TYPES = frozenset({"word", "string", "raw_string", "concatenation", "number", "ansi_c_string"})
+# A word starts a new shell word after these bytes (inside strings too: "a.b=1 c.d=2").
+WORD_BOUNDARY = b" \t\n\r;|&()"
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def parse(source: bytes):
+    return _parser().parse(source)
+
+
+def _is_override_word(word: bytes) -> bool:
+    m = scan.OVERRIDE_AT_START.match(word.lstrip(b"\"'"))
+    return m is not None and scan.is_override(m)
+
+
+def _script_position(words: list[bytes]) -> int:
+    """Which word of a command is the script it runs: the command itself, or the first operand
+    after a chain of runners and their options (`nohup bash -x run.sh`)."""
+    i = 0
+    while i < len(words) and words[i].rsplit(b"/", 1)[-1] in SCRIPT_RUNNERS:
+        i += 1
+        while i < len(words) and words[i].startswith(b"-"):
+            i += 1
+    return i if i < len(words) else 0
+
+
+def _literal_pieces(node) -> list:
+    """The literal text nodes of an argument, in order (not those inside `$(...)` or `${...}`)."""
+    if node.type in ("word", "raw_string", "number", "ansi_c_string"):
+        return [node]
+    out = []
+    for child in node.children:
+        if child.type in ("word", "raw_string", "string_content", "number", "ansi_c_string"):
+            out.append(child)
+        elif child.type == "string":
+            out.extend(_literal_pieces(child))
+    return out
+
+
+def _content_start(node) -> int:
+    """Where an argument's text starts once its opening quote is removed."""
+    while node.type == "concatenation" and node.children:
+        node = node.children[0]
+    if node.type in ("string", "raw_string"):
+        return node.start_byte + 1
+    if node.type == "ansi_c_string":
+        return node.start_byte + 2
+    return node.start_byte
+
+
+def _literal_span(piece, src: bytes) -> tuple[int, int]:
+    if piece.type == "raw_string":
+        return piece.start_byte + 1, max(piece.start_byte + 1, piece.end_byte - 1)
+    if piece.type == "ansi_c_string":
+        return piece.start_byte + 2, max(piece.start_byte + 2, piece.end_byte - 1)
+    return piece.start_byte, piece.end_byte
+
+
+def _word_starts_at(piece, src: bytes) -> bool:
+    """Is the start of this literal piece also the start of a shell word?"""
+    node = piece
+    if piece.type == "string_content":
+        string = piece.parent
+        if string is None or string.start_byte + 1 != piece.start_byte:
+            return False  # text after an expansion inside the string: "${prefix}key=..."
+        node = string
+    return _word_starts_at_node(node)
+
+
+def _word_starts_at_node(node) -> bool:
+    parent = node.parent
+    if parent is not None and parent.type == "concatenation":
+        return parent.children[0].start_byte == node.start_byte and _word_starts_at_node(parent)
+    return True
+
+
+def _literal_value(node, src: bytes) -> str | None:
+    """The value of `NAME=value` when it is plain text (no expansions)."""
+    if node.type in ("word", "number"):
+        return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+    if node.type == "raw_string":
+        return src[node.start_byte + 1:node.end_byte - 1].decode("utf-8", "replace")
+    if node.type == "string":
+        inner = [c for c in node.children if c.type not in ('"',)]
+        if not inner:
+            return ""
+        if all(c.type == "string_content" for c in inner):
+            return b"".join(src[c.start_byte:c.end_byte] for c in inner).decode("utf-8", "replace")
+    return None

@@ -1,0 +1,40 @@
+"""The progress line on a terminal carries the total, the percentage, the rate and an ETA."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from migrator.progress import format_seconds, progress_line
+from perf_helpers import make_tree
+from test_perf_progress import _run
+
+
+def test_line_with_a_total():
+    assert progress_line(1000, 4000, 7, "changed", 2.0) == \
+        "1000/4000 files (25%), 7 changed, 500 files/s, ETA 6s"
+
+
+def test_line_before_the_total_is_known():
+    assert progress_line(1000, None, 7, "would change", 2.0) == "1000 files, 7 would change, 500 files/s"
+
+
+def test_line_never_shows_more_done_than_total():
+    assert progress_line(12, 10, 0, "changed", 1.0).startswith("12/12 files (100%)")
+
+
+@pytest.mark.parametrize(("seconds", "shown"), [(0.2, "0s"), (59.4, "59s"), (61, "1m01s"), (3599, "59m59s"),
+                                                (3720, "1h02m")])
+def test_format_seconds(seconds, shown):
+    assert format_seconds(seconds) == shown
+
+
+def test_a_terminal_sees_total_percent_rate_and_eta(tmp_path):
+    tree = make_tree(tmp_path / "tree", files=400)
+    err = _run(tree, "--check", "-j", "1", tty=True).decode()
+    lines = re.findall(r"\r\x1b\[K(\d+/\d+ files \(\d+%\), \d+ would change, \d+ files/s, ETA \S+)", err)
+    assert lines, err[-2000:]
+    done, total = map(int, re.match(r"(\d+)/(\d+)", lines[-1]).groups())
+    assert total == 400 and 0 < done <= total
+    assert err.rstrip().endswith("0 failed")
