@@ -111,7 +111,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         mode = "check" if check else "diff" if show_diff else "write"
         click.echo(json_report(results, summary, mappings.from_release, mappings.to_release, mode, show_diff))
     elif not quiet:
-        click.echo(summary.line(dry, releases), err=True)
+        click.echo(summary.line(dry, releases, mappings.to_release), err=True)
     if summary.failed:
         sys.exit(EXIT_FAILED)
     if check and summary.changed:
