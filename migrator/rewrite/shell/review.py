@@ -4,8 +4,9 @@ The engine hands over a script's applied edits (`review` below, declared in `REW
 verl entry point whose overrides the edits touch is judged by Hydra against the target's shipped configs
 (migrator/verdict), before and after the edits, and each edited override decides:
 
-- rejected after the edit, unless it was rejected as it was and the edit left its key alone: the edit is
-  backed out and reported with Hydra's message (as `cargo fix` backs out a fix that breaks the build);
+- rejected after the edit, where Hydra accepted it before, or renamed onto a key no launch of it accepts:
+  the edit is backed out and reported with Hydra's message (as `cargo fix` backs out a fix that breaks
+  the build);
 - `+key=v` refused because the target has `key` ("Could not append to config. An item is already at"):
   the `+` goes, in any judged launch (Hydra's own advice), renamed or not;
 - renamed and still written `+new=v`, accepted: the target declares no `new`, so the program may never read
@@ -54,6 +55,7 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
         new = apply_edits(before, edits)[0] if edits != list(applied) else after
         now = _judged(ShellScript(new, parse(new)), configs, _to_original(edits))
         back_out, plus = set(), []
+        accepted = {j.start for j in now if j.message is None}  # by some launch (words shared by several)
         for j in now:
             touching = [e for e in edits if e.start < j.end and e.end > j.start]
             unplussed = [e for e in touching if e.kind == PLUS_KIND]
@@ -65,8 +67,9 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
             elif j.message is not None and unplussed:  # another launch of the same words needs the `+`
                 back_out.update(unplussed)
                 refused.update(e.start for e in unplussed)
-            elif j.message is not None and touching and (renamed or (old := was.get((j.launch, j.start))) is None
-                                                         or old.message is None):
+            elif j.message is not None and touching and (
+                    (old := was.get((j.launch, j.start))) is None or old.message is None
+                    or (renamed and j.start not in accepted)):
                 back_out.update(touching)
                 findings += [_backed_out(e, j, configs.release) for e in touching]
             elif j.message is None and renamed and j.prefix == "+":
@@ -95,8 +98,10 @@ def _drop_plus(j: _Judged, release: str) -> Edit:
 
 def _backed_out(edit: Edit, j: _Judged, release: str) -> Finding:
     message = j.message.replace(NEUTRAL_VALUE, j.written.partition("=")[2])
+    hint = "a `+` would only hide it: the table names a key verl does not declare" if "not in struct" in message \
+        else None
     return Finding(edit.start, edit.kind, f"{edit.message}: not applied, Hydra at verl {release} would reject "
-                                          f"`{j.written}`: {message}", None, edit.prs)
+                                          f"`{j.written}`: {message}", hint, edit.prs)
 
 
 def _undeclared(edit: Edit, j: _Judged, release: str) -> Finding:
