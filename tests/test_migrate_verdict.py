@@ -88,7 +88,8 @@ def test_an_edit_hydra_would_reject_is_backed_out_and_the_rest_applied(tmp_path,
 
 def test_a_plus_another_launch_needs_stays(tmp_path, mappings):
     # One array, two launches: main_ppo has `algorithm.adv_estimator` (the `+` is refused there), the SFT
-    # trainer's config has no `algorithm` (it needs the `+`); the rename is kept: main_ppo reads it.
+    # trainer's config has no `algorithm` (it needs the `+`). The rename stays: the SFT trainer
+    # rejected the old key too, and main_ppo reads the new one.
     src = ("ARGS=(+algorithm.adv_estimator=grpo +trainer.nnodes=1 actor_rollout_ref.rollout.skip.enable=True)\n"
            "python3 -m verl.trainer.main_ppo \"${ARGS[@]}\"\n"
            "python3 -m verl.trainer.sft_trainer \"${ARGS[@]}\"\n")

@@ -41,6 +41,9 @@ class DiskTable:
                 self._table = {}
             self._loaded_size = len(self._table)
             atexit.register(self.save)
+            # A worker process of the run ends through multiprocessing, which skips atexit but runs these.
+            from multiprocessing import util
+            util.Finalize(None, self.save, exitpriority=0)
         return self._table
 
     def save(self) -> None:
@@ -49,6 +52,12 @@ class DiskTable:
         table = self._table if len(self._table) <= MAX_ENTRIES else {}
         try:
             path = self._path()
+            try:  # another process (a worker of the same run) may have saved since: keep its entries too
+                saved = pickle.loads(path.read_bytes())
+                table = {**saved, **table} if isinstance(saved, dict) and len(saved) + len(table) <= MAX_ENTRIES \
+                    else table
+            except Exception:  # noqa: BLE001 - absent or unreadable: ours alone
+                pass
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
             with os.fdopen(fd, "wb") as fh:

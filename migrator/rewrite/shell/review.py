@@ -4,9 +4,9 @@ The engine hands over a script's applied edits (`review` below, declared in `REW
 verl entry point whose overrides the edits touch is judged by Hydra against the target's shipped configs
 (migrator/verdict), before and after the edits, and each edited override decides:
 
-- rejected after the edit, where Hydra accepted it before, or renamed onto a key no launch of it accepts:
-  the edit is backed out and reported with Hydra's message (as `cargo fix` backs out a fix that breaks
-  the build);
+- rejected after the edit where Hydra accepted it before: the edit is backed out and reported with
+  Hydra's message (as `cargo fix` backs out a fix that breaks the build); rejected before and after (a
+  key of another engine's config, a fork's key under a moved node), the edit stays and lint reports it;
 - `+key=v` refused because the target has `key` ("Could not append to config. An item is already at"):
   the `+` goes, in any judged launch (Hydra's own advice), renamed or not;
 - renamed and still written `+new=v`, accepted: the target declares no `new`, so the program may never read
@@ -17,6 +17,7 @@ Scripts whose edits touch no override of a verl launch are not judged (judging c
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 
 from migrator.edits import Edit, Finding, Review, apply_edits
@@ -25,6 +26,7 @@ from migrator.rewrite.shell.syntax import parse
 from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
 
 APPEND_REFUSED = "Could not append to config. An item is already at"
+PLUS_KIND = "key-append-prefix"  # the edit that drops a `+` the target refuses
 ROUNDS = 4  # backing out one edit may change another override's verdict: judge again, a few times at most
 
 
@@ -49,13 +51,19 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
     original = ShellScript(before)
     if not _touches_launch_overrides(original, configs, applied):
         return Review()
-    was = {(j.launch, j.start): j for j in _judged(original, configs, lambda offset, end=False: offset)}
+    was: dict = {}  # the original's verdict, judged only when an edited override is rejected
+
+    def before_of(j: _Judged) -> _Judged | None:
+        if not was:
+            was.update({(b.launch, b.start): b for b in _judged(original, configs, lambda offset, end=False: offset)})
+            was[None] = None
+        return was.get((j.launch, j.start))
+
     edits, findings, refused = list(applied), [], set()
     for _round in range(ROUNDS):
         new = apply_edits(before, edits)[0] if edits != list(applied) else after
         now = _judged(ShellScript(new, parse(new)), configs, _to_original(edits))
         back_out, plus = set(), []
-        accepted = {j.start for j in now if j.message is None}  # by some launch (words shared by several)
         for j in now:
             touching = [e for e in edits if e.start < j.end and e.end > j.start]
             unplussed = [e for e in touching if e.kind == PLUS_KIND]
@@ -67,9 +75,7 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
             elif j.message is not None and unplussed:  # another launch of the same words needs the `+`
                 back_out.update(unplussed)
                 refused.update(e.start for e in unplussed)
-            elif j.message is not None and touching and (
-                    (old := was.get((j.launch, j.start))) is None or old.message is None
-                    or (renamed and j.start not in accepted)):
+            elif j.message is not None and touching and ((old := before_of(j)) is None or old.message is None):
                 back_out.update(touching)
                 findings += [_backed_out(e, j, configs.release) for e in touching]
             elif j.message is None and renamed and j.prefix == "+":
@@ -85,9 +91,6 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
 def _review(applied: list[Edit], kept: list[Edit], findings: list[Finding], rejections: int) -> Review:
     return Review(tuple(e for e in applied if e not in kept), tuple(e for e in kept if e not in applied),
                   tuple(dict.fromkeys(findings)), rejections)
-
-
-PLUS_KIND = "key-append-prefix"
 
 
 def _drop_plus(j: _Judged, release: str) -> Edit:
@@ -180,8 +183,6 @@ def _to_original(edits: list[Edit]):
 def launch_config(configs, launch: Launch) -> tuple[str, str] | None:
     """(config dir, config name) a launch composes at the release, or None (not a verl entry point, a
     config chosen at run time or outside verl's tree)."""
-    import posixpath
-
     entry = configs.entry_by_module(launch.entry) if launch.is_module else configs.entry_by_script(launch.entry)
     if entry is None:
         return None
