@@ -113,10 +113,16 @@ def test_the_summary_counts_what_hydra_still_rejects(tmp_path, mappings):
     assert summary.as_dict()["hydra_rejections"] == 4
 
 
-def test_cli_summary_and_json(tmp_path):
-    (tmp_path / "run.sh").write_text(launch("actor_rollout_ref.rollout.skip.enable=True", "trainer.no_such_key=1"))
-    proc = run_cli("--from", "v0.8.0", "--to", TO, "--check", str(tmp_path))
+def test_cli_summary_json_and_a_backed_out_rename(tmp_path):
+    (tmp_path / "run.sh").write_text(launch("actor_rollout_ref.rollout.skip.enable=True", "trainer.no_such_key=1",
+                                            "trainer.n_gpus_per_node=8"))
+    common = ("--from", "v0.8.0", "--to", TO, "--table", str(USER_TABLE), "--check")
+    proc = run_cli(*common, str(tmp_path))
     assert proc.returncode == 1, proc.stderr
-    assert "1 override Hydra would reject at v0.9.0 (run verl-migrate lint)" in proc.stderr
-    proc = run_cli("--from", "v0.8.0", "--to", TO, "--check", "--output-format", "json", str(tmp_path))
-    assert json.loads(proc.stdout)["summary"]["hydra_rejections"] == 1
+    assert ("run.sh:4:5: trainer.n_gpus_per_node -> trainer.gpus_per_node: not applied, Hydra at verl v0.9.0 "
+            "would reject `trainer.gpus_per_node=8`") in proc.stdout
+    assert "1 manual action, 0 warnings, 1 override Hydra would reject at v0.9.0 (run verl-migrate lint)" in proc.stderr
+    proc = run_cli(*common, "--output-format", "json", str(tmp_path))
+    report = json.loads(proc.stdout)
+    assert report["summary"]["hydra_rejections"] == 1
+    assert [f["severity"] for f in report["files"][0]["findings"]] == ["manual"]

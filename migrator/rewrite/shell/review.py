@@ -17,16 +17,29 @@ Scripts whose edits touch no override of a verl launch are not judged (judging c
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 from migrator.edits import Edit, Finding, Review, apply_edits
 from migrator.rewrite.shell.launches import Launch, ShellScript, launches
 from migrator.rewrite.shell.syntax import parse
 from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
+from migrator.verdict.memo import DiskTable
 
 APPEND_REFUSED = "Could not append to config. An item is already at"
 PLUS_KIND = "key-append-prefix"  # the edit that drops a `+` the target refuses
+REVIEWS = DiskTable("reviews")  # (tree digest, code digest, script digest, applied edits) -> Review
+
+
+@lru_cache(maxsize=1)
+def _source_digest() -> str:
+    """The shell rewriter's code (this review, the launches, the locator they read): a review made by other
+    code is never reused (the verdict's own code and Hydra's version name the table's file)."""
+    sources = sorted(Path(__file__).parent.glob("*.py"))
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
 ROUNDS = 4  # backing out one edit may change another override's verdict: judge again, a few times at most
 
 
@@ -45,24 +58,34 @@ class _Judged:
 
 
 def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review:
+    """Kept on disk like the verdicts: CI checks the same unchanged scripts run after run."""
     configs = target_configs(mappings)
     if configs is None:
         return Review()
+    key = (configs.digest, _source_digest(), hashlib.sha256(before).hexdigest(), tuple(applied))
+    known = REVIEWS.table.get(key)
+    if known is None:
+        known = REVIEWS.table[key] = _review(before, after, applied, configs)
+    return known
+
+
+def _review(before: bytes, after: bytes, applied: list[Edit], configs) -> Review:
     original = ShellScript(before)
-    if not _touches_launch_overrides(original, configs, applied):
+    found = _judged_launches(original, configs)
+    if not _touches_launch_overrides(found, applied):
         return Review()
     was: dict = {}  # the original's verdict, judged only when an edited override is rejected
 
     def before_of(j: _Judged) -> _Judged | None:
         if not was:
-            was.update({(b.launch, b.start): b for b in _judged(original, configs, lambda offset, end=False: offset)})
+            was.update({(b.launch, b.start): b for b in _judged(found, configs, lambda offset, end=False: offset)})
             was[None] = None
         return was.get((j.launch, j.start))
 
     edits, findings, refused = list(applied), [], set()
     for _round in range(ROUNDS):
         new = apply_edits(before, edits)[0] if edits != list(applied) else after
-        now = _judged(ShellScript(new, parse(new)), configs, _to_original(edits))
+        now = _judged(_judged_launches(ShellScript(new, parse(new)), configs), configs, _to_original(edits))
         back_out, plus = set(), []
         for j in now:
             touching = [e for e in edits if e.start < j.end and e.end > j.start]
@@ -83,12 +106,12 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
                 findings += [_undeclared(e, j, configs.release) for e in renamed]
         plus = [e for e in dict.fromkeys(plus) if e not in edits]
         if not back_out and not plus:
-            return _review(applied, edits, findings, sum(j.message is not None for j in now))
+            return _outcome(applied, edits, findings, sum(j.message is not None for j in now))
         edits = [e for e in edits if e not in back_out] + plus
-    return _review(applied, [e for e in edits if e.kind != PLUS_KIND or e in applied], findings, 0)
+    return _outcome(applied, [e for e in edits if e.kind != PLUS_KIND or e in applied], findings, 0)
 
 
-def _review(applied: list[Edit], kept: list[Edit], findings: list[Finding], rejections: int) -> Review:
+def _outcome(applied: list[Edit], kept: list[Edit], findings: list[Finding], rejections: int) -> Review:
     return Review(tuple(e for e in applied if e not in kept), tuple(e for e in kept if e not in applied),
                   tuple(dict.fromkeys(findings)), rejections)
 
@@ -136,17 +159,16 @@ def _judged_launches(script: ShellScript, configs) -> list[tuple[Launch, tuple[s
     return out
 
 
-def _touches_launch_overrides(script: ShellScript, configs, applied: list[Edit]) -> bool:
-    """Does an edit fall inside an override of a verl launch? (Cheap bytes first: no `=`, no launch.)"""
-    spans = sorted((o.start, o.start + len(o.written)) for launch, _ in _judged_launches(script, configs)
-                   for o in launch.overrides)
+def _touches_launch_overrides(found: list, applied: list[Edit]) -> bool:
+    """Does an edit fall inside an override of a verl launch?"""
+    spans = [(o.start, o.start + len(o.written)) for launch, _ in found for o in launch.overrides]
     return any(e.start < end and e.end > start for e in applied for start, end in spans)
 
 
-def _judged(script: ShellScript, configs, to_original) -> list[_Judged]:
-    """Every override of every judged launch with Hydra's verdict, placed in the original source."""
+def _judged(found: list, configs, to_original) -> list[_Judged]:
+    """Every override of the judged launches with Hydra's verdict, placed in the original source."""
     out = []
-    for launch, (config_dir, config_name) in _judged_launches(script, configs):
+    for launch, (config_dir, config_name) in found:
         verdict = judge(configs, config_dir, config_name, [o.text for o in launch.overrides])
         if verdict.failure is not None:
             continue  # the launch does not compose at all: nothing to compare override by override
