@@ -74,13 +74,12 @@ def _review(before: bytes, after: bytes, applied: list[Edit], configs) -> Review
     found = _judged_launches(original, configs)
     if not _touches_launch_overrides(found, applied):
         return Review()
-    was: dict = {}  # the original's verdict, judged only when an edited override is rejected
+    was: list[dict] = []  # the original's verdict, judged only when an edited override is rejected
 
     def before_of(j: _Judged) -> _Judged | None:
         if not was:
-            was.update({(b.launch, b.start): b for b in _judged(found, configs, lambda offset, end=False: offset)})
-            was[None] = None
-        return was.get((j.launch, j.start))
+            was.append({(b.launch, b.start): b for b in _judged(found, configs, lambda offset, end=False: offset)})
+        return was[0].get((j.launch, j.start))
 
     edits, findings, refused = list(applied), [], set()
     for _round in range(ROUNDS):
