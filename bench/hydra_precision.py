@@ -7,7 +7,7 @@ script, Hydra's verdict at REV (migrator/verdict, each launch of a verl entry po
 apart as the lint does) is taken before and after the migration, and `lint --to REV` runs on the migrated copy:
 
 (a) Hydra's rejections before and after; rejected overrides the migration wrote (their text is not in the
-    original script) and that were accepted before; `+key=` refused because the key exists, after.
+    original script) whose original spelling Hydra accepted; `+key=` refused because the key exists, after.
 (b) recall: Hydra's rejections (after) that lint reports (same line, same key); precision: lint's key findings
     (VM003/VM004/VM007, severity error, with a key) on an override that Hydra judged and accepted.
 Not a test: pytest does not collect this directory.
@@ -60,6 +60,11 @@ def hydra(src: bytes, configs) -> tuple[dict, set]:
     return rejected, judged
 
 
+def _renamed(mappings, key: str) -> str:
+    change = mappings.key(key)
+    return change.new if change is not None and change.action == "rename" else key
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("directory")
@@ -93,12 +98,13 @@ def main() -> int:
             count["rejected before"] += len(was)
             count["rejected after"] += len(now)
             was_texts = {o for o, _ in was.values()}
+            was_keys = {_renamed(mappings, key) for _, key in was}  # rejected before, under the new name
             before_text = before.decode("utf-8", "replace")
             count["+ refused (key exists) before"] += sum(m.startswith(APPEND_REFUSED) for _, m in was.values())
             for (line, key), (written, message) in now.items():
                 if message.startswith(APPEND_REFUSED):
                     count["+ refused (key exists) after"] += 1
-                if written not in before_text and written not in was_texts:
+                if written not in before_text and written not in was_texts and key not in was_keys:
                     count["introduced by the migration"] += 1
                     if shown["introduced"] < args.show:
                         shown["introduced"] += 1
