@@ -126,3 +126,25 @@ def test_cli_summary_json_and_a_backed_out_rename(tmp_path):
     report = json.loads(proc.stdout)
     assert report["summary"]["hydra_rejections"] == 1
     assert [f["severity"] for f in report["files"][0]["findings"]] == ["manual"]
+
+
+def _add_entry(table) -> None:
+    table.table["from a worker"] = 1
+
+
+def test_a_worker_process_saves_its_table_merged_with_what_others_saved(tmp_path, monkeypatch):
+    import multiprocessing
+    import pickle
+
+    from migrator.verdict.memo import DiskTable
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    table = DiskTable("test-table")
+    table.table["from the parent"] = 1
+    table.save()
+    context = multiprocessing.get_context("fork")
+    worker = context.Process(target=_add_entry, args=(table,))  # ends without atexit, as the run's workers do
+    worker.start()
+    worker.join()
+    saved = pickle.loads(table._path().read_bytes())
+    assert saved == {"from the parent": 1, "from a worker": 1}

@@ -25,6 +25,7 @@ class DiskTable:
         self.name = name
         self._table: dict | None = None
         self._loaded_size = 0
+        self._saver_pid: int | None = None
 
     def _path(self):
         from importlib.metadata import version
@@ -41,9 +42,12 @@ class DiskTable:
                 self._table = {}
             self._loaded_size = len(self._table)
             atexit.register(self.save)
-            # A worker process of the run ends through multiprocessing, which skips atexit but runs these.
+        if self._saver_pid != os.getpid():
+            # A worker process of the run (forked after the table was read, or not) ends through
+            # multiprocessing, which skips atexit but runs its own finalizers, each in the process that made it.
             from multiprocessing import util
             util.Finalize(None, self.save, exitpriority=0)
+            self._saver_pid = os.getpid()
         return self._table
 
     def save(self) -> None:
