@@ -156,10 +156,11 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     review = load_review(spec) if new != data else None
     if review is not None:  # the rewriter's second look at its result: edits to back out or add
         second = review(data, new, applied, mappings)
-        findings.extend(second.findings)
+        findings.extend(f for f in second.findings if keep(f.offset, f.offset))
         rejections = second.rejections
-        if second.back_out or second.added:
-            kept = [e for e in edits if e not in second.back_out] + list(second.added)
+        added = [e for e in second.added if keep(e.start, e.end)]
+        if second.back_out or added:
+            kept = [e for e in edits if e not in second.back_out] + added
             new, applied, rejected = apply_edits(data, kept)
     for edit in rejected:
         findings.append(Finding(edit.start, edit.kind, f"overlapping edit not applied: {edit.message}",

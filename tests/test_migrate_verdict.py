@@ -61,6 +61,12 @@ def test_plus_on_a_key_the_target_has_is_dropped(tmp_path, mappings):
     assert result.hydra_rejections == 0
 
 
+def test_a_suppressed_line_keeps_its_plus(tmp_path, mappings):
+    _result, after = migrate(tmp_path, mappings, launch("actor_rollout_ref.rollout.skip.enable=True",
+                                                       "+trainer.nnodes=2  # verl-migrate: skip"))
+    assert "skip.rollout.enable=True" in after and "    +trainer.nnodes=2  # verl-migrate: skip\n" in after
+
+
 def test_a_renamed_key_that_kept_its_plus_loses_it(tmp_path, mappings):
     _result, after = migrate(tmp_path, mappings, launch("+actor_rollout_ref.rollout.skip.dump_dir=/tmp/d"))
     assert after.endswith("    skip.rollout.dump_dir=/tmp/d\n")
