@@ -31,6 +31,8 @@ RULES: dict[str, Rule] = {rule.code: rule for rule in (
     Rule("VM132", "removed environment variable, commented out automatically", "info"),
     Rule("VM141", "renamed variable or name the tool cannot rewrite here: edit by hand", "manual"),
     Rule("VM191", "edit backed out: it overlapped another edit", "manual"),
+    Rule("VM192", "edit backed out or not made: Hydra at the target release would reject it (or nothing reads it)",
+         "manual"),
     Rule("VM199", "finding of a kind without its own code", "manual"),
     Rule("VM201", "file not read: unreadable", "error"),
     Rule("VM202", "file not migrated: not UTF-8/ASCII text (binary, UTF-16)", "error"),
@@ -62,6 +64,7 @@ FINDING_CODES: dict[tuple[str, str], str] = {
 }
 FALLBACK_FINDING_CODE = "VM199"
 BACKED_OUT_EDIT_CODE = "VM191"
+HYDRA_BACKED_OUT_CODE = "VM192"  # the shell review's verdict (migrator/rewrite/shell/review.py)
 FROM_TOO_NEW_CODE = "VM301"
 
 # (status, how the reason starts) -> code, first match wins; reasons come from discovery, fileprocess

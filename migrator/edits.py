@@ -37,5 +37,34 @@ class LocateResult:
     findings: tuple[Finding, ...]
 
 
+@dataclass(frozen=True)
+class Review:
+    """A rewriter's second look at its own applied edits (the engine re-applies what is left).
+
+    `back_out`: applied edits to undo (reported in `findings`); `added`: edits to the original source that
+    the result showed to be needed; `rejections`: what the target still refuses in the result, for the summary."""
+
+    back_out: tuple[Edit, ...] = ()
+    added: tuple[Edit, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    rejections: int = 0
+
+
 class SourceNotParsed(Exception):
     """The rewriter cannot parse the file reliably; the engine leaves it untouched and reports why."""
+
+
+def apply_edits(source: bytes, edits: list[Edit]) -> tuple[bytes, list[Edit], list[Edit]]:
+    """Apply non-overlapping edits; returns (new source, applied, rejected as overlapping)."""
+    ordered = sorted(dict.fromkeys(edits), key=lambda e: (e.start, e.end))
+    applied, rejected, out, cursor = [], [], [], 0
+    for edit in ordered:
+        if edit.start < cursor:
+            rejected.append(edit)
+            continue
+        out.append(source[cursor:edit.start])
+        out.append(edit.replacement)
+        cursor = edit.end
+        applied.append(edit)
+    out.append(source[cursor:])
+    return b"".join(out), applied, rejected

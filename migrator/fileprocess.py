@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from migrator.codes import BACKED_OUT_EDIT_CODE, finding_code, outcome_code
-from migrator.edits import Edit, Finding, SourceNotParsed
+from migrator.edits import Edit, Finding, SourceNotParsed, apply_edits
 from migrator.mapping import MappingSet
-from migrator.rewrite import load_rewriter, spec_for
+from migrator.rewrite import load_review, load_rewriter, spec_for
 
 SUPPRESS_MARKER = b"verl-migrate: skip"
 BINARY_SNIFF = 8192
@@ -61,6 +61,7 @@ class FileResult:
     findings: list[ReportedFinding] = field(default_factory=list)
     before: bytes | None = field(default=None, repr=False)
     after: bytes | None = field(default=None, repr=False)
+    hydra_rejections: int | None = None  # overrides the target's Hydra still rejects (None: not judged)
 
     @property
     def code(self) -> str | None:
@@ -101,22 +102,6 @@ def _suppressed_lines(source: bytes) -> set[int]:
     if SUPPRESS_MARKER not in source:
         return set()
     return {i + 1 for i, line in enumerate(source.split(b"\n")) if SUPPRESS_MARKER in line}
-
-
-def apply_edits(source: bytes, edits: list[Edit]) -> tuple[bytes, list[Edit], list[Edit]]:
-    """Apply non-overlapping edits; returns (new source, applied, rejected as overlapping)."""
-    ordered = sorted(dict.fromkeys(edits), key=lambda e: (e.start, e.end))
-    applied, rejected, out, cursor = [], [], [], 0
-    for edit in ordered:
-        if edit.start < cursor:
-            rejected.append(edit)
-            continue
-        out.append(source[cursor:edit.start])
-        out.append(edit.replacement)
-        cursor = edit.end
-        applied.append(edit)
-    out.append(source[cursor:])
-    return b"".join(out), applied, rejected
 
 
 def sniff_skip_reason(data: bytes) -> str | None:
@@ -175,6 +160,16 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     edits = [e for e in located.edits if keep(e.start, e.end)]
     findings = [f for f in located.findings if keep(f.offset, f.offset)]
     new, applied, rejected = apply_edits(data, edits)
+    rejections = None
+    review = load_review(spec) if new != data else None
+    if review is not None:  # the rewriter's second look at its result: edits to back out or add
+        second = review(data, new, applied, mappings)
+        findings.extend(f for f in second.findings if keep(f.offset, f.offset))
+        rejections = second.rejections
+        added = [e for e in second.added if keep(e.start, e.end)]
+        if second.back_out or added:
+            kept = [e for e in edits if e not in second.back_out] + added
+            new, applied, rejected = apply_edits(data, kept)
     for edit in rejected:
         findings.append(Finding(edit.start, edit.kind, f"overlapping edit not applied: {edit.message}",
                                 None, edit.prs, code=BACKED_OUT_EDIT_CODE))
@@ -184,7 +179,7 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     applied_report = [AppliedEdit(lines.line(e.start), e.kind, e.message, e.prs, e.in_comment)
                       for e in applied]
     if new == data:
-        return FileResult(display, "unchanged", kind=spec.kind, findings=reported)
+        return FileResult(display, "unchanged", kind=spec.kind, findings=reported, hydra_rejections=rejections)
     try:
         problem = None if _keeps_validity(rewriter, data, applied) else _validate(rewriter, data, new, mappings)
     except SourceNotParsed as exc:
@@ -192,7 +187,7 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     if problem:
         return FileResult(display, "failed", reason=f"left untouched: {problem}", kind=spec.kind, findings=reported)
     return FileResult(display, "changed", kind=spec.kind, edits=applied_report, findings=reported,
-                      before=data, after=new)
+                      before=data, after=new, hydra_rejections=rejections)
 
 
 def _keeps_validity(rewriter, before: bytes, applied: list[Edit]) -> bool:

@@ -73,7 +73,7 @@ def _process_chunk(chunk: list[Candidate]) -> list:
 
 
 def _compact(result: FileResult):
-    if result.edits or result.findings or result.before is not None:
+    if result.edits or result.findings or result.before is not None or result.hydra_rejections:
         return result
     if result.status == "skipped" and result.kind is None:
         return ("skipped", result.reason)

@@ -19,6 +19,7 @@ class RunSummary:
     edits_by_kind: Counter = field(default_factory=Counter)
     manual: int = 0
     warnings: int = 0
+    hydra_rejections: int = 0  # overrides the target's Hydra still rejects, in the scripts the run judged
 
     @classmethod
     def of(cls, results: list[FileResult]) -> "RunSummary":
@@ -27,6 +28,7 @@ class RunSummary:
             setattr(summary, r.status, getattr(summary, r.status) + 1)
             if r.status == "changed":
                 summary.edits_by_kind.update(r.edit_counts)
+            summary.hydra_rejections += r.hydra_rejections or 0
             for f in r.findings:
                 if f.severity == "manual":
                     summary.manual += 1
@@ -34,18 +36,22 @@ class RunSummary:
                     summary.warnings += 1
         return summary
 
-    def line(self, check: bool, releases: str) -> str:
+    def line(self, check: bool, releases: str, target: str = "") -> str:
         verb = "would change" if check else "changed"
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.edits_by_kind.items()))
         edits = f" ({kinds})" if kinds else ""
+        hydra = ""
+        if self.hydra_rejections:
+            hydra = (f", {self.hydra_rejections} override{'s' if self.hydra_rejections != 1 else ''} Hydra would "
+                     f"reject{' at ' + target if target else ''} (run verl-migrate lint)")
         return (f"{releases}: {_files(self.changed)} {verb}{edits}, {self.manual} manual action"
-                f"{'s' if self.manual != 1 else ''}, {self.warnings} warning{'s' if self.warnings != 1 else ''}, "
-                f"{self.unchanged} unchanged, {self.skipped} skipped, {self.failed} failed")
+                f"{'s' if self.manual != 1 else ''}, {self.warnings} warning{'s' if self.warnings != 1 else ''}"
+                f"{hydra}, {self.unchanged} unchanged, {self.skipped} skipped, {self.failed} failed")
 
     def as_dict(self) -> dict:
         return {"changed": self.changed, "unchanged": self.unchanged, "skipped": self.skipped,
                 "failed": self.failed, "edits_by_kind": dict(sorted(self.edits_by_kind.items())),
-                "manual_actions": self.manual, "warnings": self.warnings}
+                "manual_actions": self.manual, "warnings": self.warnings, "hydra_rejections": self.hydra_rejections}
 
 
 def _files(n: int) -> str:

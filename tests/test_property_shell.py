@@ -25,6 +25,7 @@ from migrator.cli import cli
 from migrator.cli.common import load_composed
 from migrator.fileprocess import apply_edits, process_file
 from migrator.rewrite import shell
+from migrator.rewrite.shell.review import review
 
 # The package's `migrate` attribute is the click command; the module is the one that calls load_composed.
 migrate_module = importlib.import_module("migrator.cli.migrate")
@@ -191,6 +192,11 @@ def test_edits_are_local_output_parses_and_second_run_is_a_no_op(tmp_path_factor
     new, applied, _ = apply_edits(source, list(located.edits))
     for edit in applied:
         assert_edit_touches_only_what_the_table_names(source, edit)
+    # Hydra's review (rewrite/shell/review.py) may back edits out and drop a `+` the target refuses.
+    second = review(source, new, applied, MAPPINGS)
+    for edit in second.added:
+        assert edit.kind == "key-append-prefix" and source[edit.start:edit.end] == b"+" and not edit.replacement
+    new, applied, _ = apply_edits(source, [e for e in applied if e not in second.back_out] + list(second.added))
     spans = [(e.start, e.end, e.replacement) for e in applied]
     pieces, rebuilt = outside_spans(source, spans)
     assert result.after == rebuilt == new

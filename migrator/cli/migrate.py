@@ -113,7 +113,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     else:
         print_findings(results, output_format, Style.for_stream(color, sys.stderr), dry, quiet, verbose, shown)
         if not quiet:
-            click.echo(summary.line(dry, releases), err=True)
+            click.echo(summary.line(dry, releases, mappings.to_release), err=True)
     if summary.failed:
         sys.exit(EXIT_FAILED)
     if check and summary.changed:

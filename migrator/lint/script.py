@@ -10,6 +10,7 @@ from functools import cached_property
 from migrator.lint.facts import Facts, KeySchema
 from migrator.mapping import MappingSet
 from migrator.rewrite import shell
+from migrator.rewrite.shell import hydra_launches as launches
 
 # verl's PPO entry point, the only one whose configs ship as key lists.
 PPO_MODULE = "verl.trainer.main_ppo"
@@ -53,15 +54,7 @@ class Script:
     @cached_property
     def commands(self) -> list[tuple[object, list[str]]]:
         """Every command node with its words (quotes removed from plain literals)."""
-        out, stack = [], [self.tree.root_node]
-        while stack:
-            node = stack.pop()
-            if node.type == "command":
-                words = [_unquote(self.src[c.start_byte:c.end_byte].decode("utf-8", "replace"))
-                         for c in node.children if c.type in shell.ARGUMENT_TYPES or c.type == "command_name"]
-                out.append((node, words))
-            stack.extend(reversed(node.children))
-        return out
+        return launches.commands(self.src, self.tree)
 
     @cached_property
     def entry_points(self) -> list[tuple[str, list[str]]]:
@@ -154,18 +147,7 @@ class Script:
     @cached_property
     def literal_values(self) -> dict[str, str | None]:
         """Shell variables with one plain literal value in the whole script (None: assigned otherwise too)."""
-        values: dict[str, str | None] = {}
-        stack = [self.tree.root_node]
-        while stack:
-            node = stack.pop()
-            if node.type == "variable_assignment":
-                name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
-                if name is not None and name.type == "variable_name":
-                    literal = _literal(self.src, value)
-                    key = name.text.decode("utf-8", "replace")
-                    values[key] = literal if values.get(key, literal) == literal else None
-            stack.extend(node.children)
-        return values
+        return launches.literal_values(self.src, self.tree)
 
     def resolve(self, value: str) -> str | None:
         """`$NAME`/`${NAME}` -> its one literal value in the script; plain text as is; None when unknown."""
@@ -194,18 +176,6 @@ def _takes_overrides(words: list[str]) -> bool:
     """Does a command pass Hydra-style overrides (or arrays/variables that may hold them)?"""
     return any(_OVERRIDE_WORD.match(w) or "[@]" in w or "[*]" in w or re.fullmatch(r"\$\{?\w+\}?", w)
                for w in words[1:])
-
-
-def _literal(src: bytes, node) -> str | None:
-    """A plain value (`x`, `'x'`, `"x"`) or the literal default of `${NAME:-x}`; None otherwise."""
-    if node is None:
-        return ""
-    text = src[node.start_byte:node.end_byte].decode("utf-8", "replace")
-    m = re.fullmatch(r"\$\{\w+:?-([\w.-]*)\}", text)
-    if m:
-        return m.group(1)
-    text = _unquote(text)
-    return text if re.fullmatch(r"[\w.-]*", text) else None
 
 
 def _module_name(entry: str) -> str:

@@ -19,10 +19,14 @@ class RewriterSpec:
     # Names this kind may spell only in part, so the prefilter also looks for their last component:
     # "keys" (YAML nests them), "modules" (`from recipe import fully_async_policy`).
     split_names: frozenset[str] = frozenset()
+    # "module:function" that takes a second look at the applied edits of a changed file:
+    # review(before, after, applied, mappings) -> edits.Review (edits to back out or add, findings).
+    review: str | None = None
 
 
 REWRITERS: tuple[RewriterSpec, ...] = (
-    RewriterSpec("shell", "migrator.rewrite.shell", (".sh", ".bash"), ("bash", "sh", "dash", "zsh", "ksh")),
+    RewriterSpec("shell", "migrator.rewrite.shell", (".sh", ".bash"), ("bash", "sh", "dash", "zsh", "ksh"),
+                 review="migrator.rewrite.shell.review:review"),
     RewriterSpec("python", "migrator.rewrite.python", (".py",), ("python", "python3"), frozenset({"modules"})),
     RewriterSpec("yaml", "migrator.rewrite.yaml", (".yaml", ".yml"), (), frozenset({"keys", "modules"})),
     RewriterSpec("markdown", "migrator.rewrite.markdown", (".md", ".markdown", ".rst", ".txt")),
@@ -50,3 +54,11 @@ def spec_for(name: str, head: bytes) -> RewriterSpec | None:
 
 def load_rewriter(spec: RewriterSpec):
     return importlib.import_module(spec.module)
+
+
+def load_review(spec: RewriterSpec):
+    """The kind's review function, or None when it has none."""
+    if spec.review is None:
+        return None
+    module, _, name = spec.review.partition(":")
+    return getattr(importlib.import_module(module), name)

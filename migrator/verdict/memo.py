@@ -26,6 +26,7 @@ class DiskTable:
         self.name = name
         self._table: dict | None = None
         self._loaded_size = 0
+        self._saver_pid: int | None = None
 
     def _path(self):
         from importlib.metadata import version
@@ -42,6 +43,12 @@ class DiskTable:
                 self._table = {}
             self._loaded_size = len(self._table)
             atexit.register(self.save)
+        if self._saver_pid != os.getpid():
+            # A worker process of the run (forked after the table was read, or not) ends through
+            # multiprocessing, which skips atexit but runs its own finalizers, each in the process that made it.
+            from multiprocessing import util
+            util.Finalize(None, self.save, exitpriority=0)
+            self._saver_pid = os.getpid()
         return self._table
 
     def save(self) -> None:
@@ -50,6 +57,12 @@ class DiskTable:
         table = self._table if len(self._table) <= MAX_ENTRIES else {}
         try:
             path = self._path()
+            try:  # another process (a worker of the same run) may have saved since: keep its entries too
+                saved = pickle.loads(path.read_bytes())
+                table = {**saved, **table} if isinstance(saved, dict) and len(saved) + len(table) <= MAX_ENTRIES \
+                    else table
+            except Exception:  # noqa: BLE001 - absent or unreadable: ours alone
+                pass
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
             with os.fdopen(fd, "wb") as fh:

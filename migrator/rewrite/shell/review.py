@@ -1,0 +1,221 @@
+"""Hydra's verdict on the migrated overrides: no edit may make a launch worse at the target release.
+
+The engine hands over a script's applied edits (`review` below, declared in `REWRITERS`). Each launch of a
+verl entry point whose overrides the edits touch is judged by Hydra against the target's shipped configs
+(migrator/verdict), before and after the edits, and each edited override decides:
+
+- rejected after the edit where Hydra accepted it before: the edit is backed out and reported with
+  Hydra's message (as `cargo fix` backs out a fix that breaks the build); rejected before and after (a
+  key of another engine's config, a fork's key under a moved node), the edit stays and lint reports it;
+- `+key=v` refused because the target has `key` ("Could not append to config. An item is already at"):
+  the `+` goes, in any judged launch (Hydra's own advice), renamed or not;
+- renamed and still written `+new=v`, accepted: the target declares no `new`, so the program may never read
+  it: the rename is reported as a manual step instead.
+
+Scripts whose edits touch no override of a verl launch are not judged (judging costs a composition).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from migrator.codes import HYDRA_BACKED_OUT_CODE
+from migrator.edits import Edit, Finding, Review, apply_edits
+from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, launches
+from migrator.rewrite.shell.syntax import parse
+from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
+from migrator.verdict.memo import DiskTable
+
+APPEND_REFUSED = "Could not append to config. An item is already at"
+PLUS_KIND = "key-append-prefix"  # the edit that drops a `+` the target refuses
+REVIEWS = DiskTable("reviews")  # (tree digest, code digest, script digest, applied edits) -> Review
+
+
+@lru_cache(maxsize=1)
+def _source_digest() -> str:
+    """The shell rewriter's code (this review, the launches, the locator they read): a review made by other
+    code is never reused (the verdict's own code and Hydra's version name the table's file)."""
+    sources = sorted(Path(__file__).parent.glob("*.py"))
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
+ROUNDS = 4  # backing out one edit may change another override's verdict: judge again, a few times at most
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """One override of one judged launch, placed in the original source."""
+
+    launch: int  # the launch's entry word offset in the original source
+    start: int  # the override's offset in the original source (its prefix included)
+    end: int
+    key_start: int
+    key_end: int
+    prefix: str
+    written: str
+    message: str | None  # Hydra's, or None: accepted
+
+
+def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review:
+    """Kept on disk like the verdicts: CI checks the same unchanged scripts run after run."""
+    configs = target_configs(mappings)
+    if configs is None:
+        return Review()
+    key = (configs.digest, _source_digest(), hashlib.sha256(before).hexdigest(), tuple(applied))
+    known = REVIEWS.table.get(key)
+    if known is None:
+        known = REVIEWS.table[key] = _review(before, after, applied, configs)
+    return known
+
+
+def _review(before: bytes, after: bytes, applied: list[Edit], configs) -> Review:
+    original = ShellScript(before)
+    found = _judged_launches(original, configs)
+    if not _touches_launch_overrides(found, applied):
+        return Review()
+    was: list[dict] = []  # the original's verdict, judged only when an edited override is rejected
+
+    def before_of(j: _Judged) -> _Judged | None:
+        if not was:
+            was.append({(b.launch, b.start): b for b in _judged(found, configs, lambda offset, end=False: offset)})
+        return was[0].get((j.launch, j.start))
+
+    edits, findings, refused = list(applied), [], set()
+    for _round in range(ROUNDS):
+        new = apply_edits(before, edits)[0] if edits != list(applied) else after
+        now = _judged(_judged_launches(ShellScript(new, parse(new)), configs), configs, _to_original(edits))
+        back_out, plus = set(), []
+        for j in now:
+            touching = [e for e in edits if e.start < j.end and e.end > j.start]
+            unplussed = [e for e in touching if e.kind == PLUS_KIND]
+            touching = [e for e in touching if e.kind != PLUS_KIND]
+            renamed = [e for e in touching if e.start < j.key_end and e.end > j.key_start]
+            if j.message is not None and j.prefix == "+" and j.message.startswith(APPEND_REFUSED):
+                if j.start not in refused and before[j.start:j.start + 1] == b"+":
+                    plus.append(_drop_plus(j, configs.release))
+            elif j.message is not None and unplussed:  # another launch of the same words needs the `+`
+                back_out.update(unplussed)
+                refused.update(e.start for e in unplussed)
+            elif j.message is not None and touching and ((old := before_of(j)) is None or old.message is None):
+                back_out.update(touching)
+                findings += [_backed_out(e, j, configs.release) for e in touching]
+            elif j.message is None and renamed and j.prefix == "+":
+                back_out.update(renamed)
+                findings += [_undeclared(e, j, configs.release) for e in renamed]
+        plus = [e for e in dict.fromkeys(plus) if e not in edits]
+        if not back_out and not plus:
+            return _outcome(applied, edits, findings, sum(j.message is not None for j in now))
+        edits = [e for e in edits if e not in back_out] + plus
+    return _outcome(applied, [e for e in edits if e.kind != PLUS_KIND or e in applied], findings, 0)
+
+
+def _outcome(applied: list[Edit], kept: list[Edit], findings: list[Finding], rejections: int) -> Review:
+    return Review(tuple(e for e in applied if e not in kept), tuple(e for e in kept if e not in applied),
+                  tuple(dict.fromkeys(findings)), rejections)
+
+
+def _drop_plus(j: _Judged, release: str) -> Edit:
+    key = j.written.partition("=")[0].lstrip("+")
+    return Edit(j.start, j.start + 1, b"", PLUS_KIND, f"+{key} -> {key} (verl {release} has `{key}`: "
+                                                      "Hydra overrides it without `+`)")
+
+
+def _backed_out(edit: Edit, j: _Judged, release: str) -> Finding:
+    message = j.message.replace(NEUTRAL_VALUE, j.written.partition("=")[2])
+    hint = "a `+` would only hide it: the table names a key verl does not declare" if "not in struct" in message \
+        else None
+    return Finding(edit.start, edit.kind, f"{edit.message}: not applied, Hydra at verl {release} would reject "
+                                          f"`{j.written}`: {message}", hint, edit.prs, code=HYDRA_BACKED_OUT_CODE)
+
+
+def _undeclared(edit: Edit, j: _Judged, release: str) -> Finding:
+    return Finding(edit.start, edit.kind, f"{edit.message}: not applied, verl {release} declares no such key "
+                                          f"(`{j.written}` would add a key nothing may read)",
+                   "move the value where the target reads it, by hand", edit.prs, code=HYDRA_BACKED_OUT_CODE)
+
+
+def target_configs(mappings):
+    """The shipped configs of `mappings.to_release`, else of the nearest release before it that has them."""
+    releases = list(mappings.history.releases) if mappings.history is not None else []
+    candidates = [mappings.to_release]
+    if mappings.to_release in releases:
+        candidates += reversed(releases[:releases.index(mappings.to_release)])
+    for release in candidates:
+        try:
+            return release_configs(release)
+        except StoreError:
+            continue
+    return None
+
+
+def _judged_launches(script: ShellScript, configs) -> list[tuple[Launch, tuple[str, str]]]:
+    out = []
+    for launch in launches(script):
+        target = launch_config(configs, launch)
+        if target is not None and launch.overrides and not any(o.key == "hydra.searchpath" for o in launch.overrides):
+            out.append((launch, target))
+    return out
+
+
+def _touches_launch_overrides(found: list, applied: list[Edit]) -> bool:
+    """Does an edit fall inside an override of a verl launch?"""
+    spans = [(o.start, o.start + len(o.written)) for launch, _ in found for o in launch.overrides]
+    return any(e.start < end and e.end > start for e in applied for start, end in spans)
+
+
+def _judged(found: list, configs, to_original) -> list[_Judged]:
+    """Every override of the judged launches with Hydra's verdict, placed in the original source."""
+    out = []
+    for launch, (config_dir, config_name) in found:
+        verdict = judge(configs, config_dir, config_name, [o.text for o in launch.overrides])
+        if verdict.failure is not None:
+            continue  # the launch does not compose at all: nothing to compare override by override
+        messages = {r.index: r.message for r in verdict.rejections}
+        at = to_original(launch.start)
+        for n, o in enumerate(launch.overrides):
+            key_start = o.start + len(o.prefix)
+            out.append(_Judged(at, to_original(o.start), to_original(o.start + len(o.written), end=True),
+                               to_original(key_start), to_original(key_start + len(o.key), end=True),
+                               o.prefix, o.written, messages.get(n)))
+    return out
+
+
+def _to_original(edits: list[Edit]):
+    """Maps an offset in the edited source to the original: a point inside a replacement maps to its edit's
+    start (or end, for the end of a span)."""
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+
+    def place(offset: int, end: bool = False) -> int:
+        shift = 0
+        for e in ordered:
+            new_start = e.start + shift
+            new_end = new_start + len(e.replacement)
+            if offset < new_start or (offset == new_start and not end):
+                break
+            if offset < new_end or (end and offset == new_end):
+                return e.end if end else e.start
+            shift += len(e.replacement) - (e.end - e.start)
+        return offset - shift
+
+    return place
+
+
+def launch_config(configs, launch: Launch) -> tuple[str, str] | None:
+    """(config dir, config name) a launch composes at the release, or None (not a verl entry point, a
+    config chosen at run time or outside verl's tree)."""
+    entry = configs.entry_by_module(launch.entry) if launch.is_module else configs.entry_by_script(launch.entry)
+    if entry is None:
+        return None
+    config_dir, config_name = entry.config_path, entry.config_name
+    if launch.config_path is not None:
+        relative = posixpath.normpath(posixpath.join(posixpath.dirname(entry.script), launch.config_path))
+        config_dir = relative if relative in configs.config_dirs else configs.config_dir_of(launch.config_path)
+        if config_dir is None:
+            return None
+    if launch.config_name is not None:
+        if "$" in launch.config_name:
+            return None
+        config_name = launch.config_name.removesuffix(".yaml")
+    return config_dir, config_name

@@ -1,0 +1,157 @@
+"""The migration under Hydra's verdict (rewrite/shell/review.py): against the REAL shipped config trees of
+v0.9.0 and real Hydra, no mocks. The verdict's own caches (lru + disk) share composed bases across tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, run_cli
+from migrator.fileprocess import process_file
+from migrator.mapping import compose, load_builtin
+from migrator.report import RunSummary
+
+TO = "v0.9.0"
+HERE = FIXTURES / "verdict_migrate"
+USER_TABLE = HERE / "user_renames.yaml"
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return load_builtin()
+
+
+@pytest.fixture(scope="module")
+def mappings(tables):
+    return compose(tables, "v0.8.0", TO, [])
+
+
+@pytest.fixture(scope="module")
+def user_mappings(tables):
+    return compose(tables, "v0.8.0", TO, [USER_TABLE])
+
+
+def migrate(tmp_path: Path, mappings, src: str):
+    path = tmp_path / "run.sh"
+    path.write_text(src)
+    result = process_file(str(path), "run.sh", mappings)
+    assert result.status in ("changed", "unchanged"), result.reason
+    return result, (result.after or path.read_bytes()).decode()
+
+
+def launch(*overrides: str) -> str:
+    return "python3 -m verl.trainer.main_ppo \\\n    " + " \\\n    ".join(overrides) + "\n"
+
+
+@pytest.mark.parametrize("name, table", [("grpo_skip_rollout", None), ("ppo_user_table", USER_TABLE)])
+def test_golden(tmp_path, tables, name, table):
+    mappings = compose(tables, "v0.8.0", TO, [table] if table else [])
+    _result, after = migrate(tmp_path, mappings, (HERE / f"{name}.in.sh").read_text())
+    assert after == (HERE / f"{name}.out.sh").read_text()
+
+
+def test_plus_on_a_key_the_target_has_is_dropped(tmp_path, mappings):
+    result, after = migrate(tmp_path, mappings, launch("actor_rollout_ref.rollout.skip.enable=True",
+                                                       "+trainer.nnodes=2", "+trainer.not_in_verl=1"))
+    assert "    trainer.nnodes=2 \\\n" in after
+    assert "+trainer.not_in_verl=1" in after  # the user's own addition: Hydra accepts it with `+`
+    assert result.edit_counts["key-append-prefix"] == 1
+    assert result.hydra_rejections == 0
+
+
+def test_a_suppressed_line_keeps_its_plus(tmp_path, mappings):
+    _result, after = migrate(tmp_path, mappings, launch("actor_rollout_ref.rollout.skip.enable=True",
+                                                       "+trainer.nnodes=2  # verl-migrate: skip"))
+    assert "skip.rollout.enable=True" in after and "    +trainer.nnodes=2  # verl-migrate: skip\n" in after
+
+
+def test_a_renamed_key_that_kept_its_plus_loses_it(tmp_path, mappings):
+    _result, after = migrate(tmp_path, mappings, launch("+actor_rollout_ref.rollout.skip.dump_dir=/tmp/d"))
+    assert after.endswith("    skip.rollout.dump_dir=/tmp/d\n")
+
+
+def test_a_rename_onto_an_undeclared_key_is_reported_not_edited(tmp_path, user_mappings):
+    result, after = migrate(tmp_path, user_mappings, launch("+trainer.my_own_setting=on"))
+    assert result.status == "unchanged" and "+trainer.my_own_setting=on" in after
+    [finding] = result.findings
+    assert finding.severity == "manual" and finding.line == 2
+    assert "verl v0.9.0 declares no such key" in finding.message
+
+
+def test_an_edit_hydra_would_reject_is_backed_out_and_the_rest_applied(tmp_path, user_mappings):
+    result, after = migrate(tmp_path, user_mappings, launch("actor_rollout_ref.rollout.skip.enable=True",
+                                                            "trainer.n_gpus_per_node=8"))
+    assert "skip.rollout.enable=True" in after and "trainer.n_gpus_per_node=8" in after
+    assert "gpus_per_node=" not in after.replace("n_gpus_per_node", "")
+    [finding] = result.findings
+    assert finding.severity == "manual" and finding.line == 3 and finding.kind == "key-rename"
+    assert ("Hydra at verl v0.9.0 would reject `trainer.gpus_per_node=8`: Could not override "
+            "'trainer.gpus_per_node'.") in finding.message
+    assert [e.message for e in result.edits] == ["actor_rollout_ref.rollout.skip.enable -> skip.rollout.enable"]
+
+
+def test_a_plus_another_launch_needs_stays(tmp_path, mappings):
+    # One array, two launches: main_ppo has `algorithm.adv_estimator` (the `+` is refused there), the SFT
+    # trainer's config has no `algorithm` (it needs the `+`). The rename stays: the SFT trainer
+    # rejected the old key too, and main_ppo reads the new one.
+    src = ("ARGS=(+algorithm.adv_estimator=grpo +trainer.nnodes=1 actor_rollout_ref.rollout.skip.enable=True)\n"
+           "python3 -m verl.trainer.main_ppo \"${ARGS[@]}\"\n"
+           "python3 -m verl.trainer.sft_trainer \"${ARGS[@]}\"\n")
+    _result, after = migrate(tmp_path, mappings, src)
+    assert after.startswith("ARGS=(+algorithm.adv_estimator=grpo trainer.nnodes=1 skip.rollout.enable=True)\n")
+
+
+def test_scripts_whose_edits_touch_no_override_are_not_judged(tmp_path, mappings):
+    result, _after = migrate(tmp_path, mappings, "python3 -m verl.trainer.main_ppo trainer.nnodes=1\n"
+                                                 "echo actor_rollout_ref.rollout.skip.enable\n")
+    assert result.hydra_rejections is None
+
+
+def test_the_summary_counts_what_hydra_still_rejects(tmp_path, mappings):
+    result, _after = migrate(tmp_path, mappings, launch("actor_rollout_ref.rollout.skip.enable=True",
+                                                        "trainer.no_such_key=1", "data.no_such_key=2"))
+    assert result.hydra_rejections == 2
+    summary = RunSummary.of([result, result])
+    assert summary.hydra_rejections == 4
+    assert "4 overrides Hydra would reject at v0.9.0 (run verl-migrate lint)" in summary.line(False, "x", TO)
+    assert summary.as_dict()["hydra_rejections"] == 4
+
+
+def test_cli_summary_json_and_a_backed_out_rename(tmp_path):
+    (tmp_path / "run.sh").write_text(launch("actor_rollout_ref.rollout.skip.enable=True", "trainer.no_such_key=1",
+                                            "trainer.n_gpus_per_node=8"))
+    common = ("--from", "v0.8.0", "--to", TO, "--table", str(USER_TABLE), "--check")
+    proc = run_cli(*common, str(tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    assert ("run.sh:4:5: trainer.n_gpus_per_node -> trainer.gpus_per_node: not applied, Hydra at verl v0.9.0 "
+            "would reject `trainer.gpus_per_node=8`") in proc.stderr  # findings go to stderr, grouped by code
+    assert "1 manual action, 0 warnings, 1 override Hydra would reject at v0.9.0 (run verl-migrate lint)" in proc.stderr
+    proc = run_cli(*common, "--output-format", "json", str(tmp_path))
+    report = json.loads(proc.stdout)
+    assert report["summary"]["hydra_rejections"] == 1
+    assert [f["severity"] for f in report["files"][0]["findings"]] == ["manual"]
+    assert [f["code"] for f in report["files"][0]["findings"]] == ["VM192"]  # an edit Hydra's verdict backed out
+
+
+def _add_entry(table) -> None:
+    table.table["from a worker"] = 1
+
+
+def test_a_worker_process_saves_its_table_merged_with_what_others_saved(tmp_path, monkeypatch):
+    import multiprocessing
+    import pickle
+
+    from migrator.verdict.memo import DiskTable
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    table = DiskTable("test-table")
+    table.table["from the parent"] = 1
+    table.save()
+    context = multiprocessing.get_context("fork")
+    worker = context.Process(target=_add_entry, args=(table,))  # ends without atexit, as the run's workers do
+    worker.start()
+    worker.join()
+    saved = pickle.loads(table._path().read_bytes())
+    assert saved == {"from the parent": 1, "from a worker": 1}
