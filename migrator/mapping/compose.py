@@ -30,6 +30,8 @@ from migrator.mapping.entries import (
     PathRemoval,
     VarRename,
 )
+from migrator.mapping.value_changes import ValueChange, compose_value, defaults, value_entries
+from migrator.mapping.values import TargetMove, ValueMap, ValueRename
 from migrator.mapping.load import ReleaseTable, TableError, TableSet, check_table_consistency, load_table
 
 
@@ -95,6 +97,7 @@ class _Step:
         self.paths: dict[str, Entry] = {}
         self.dirs: dict[str, Entry] = {}
         self.modules: dict[str, ModuleMove | ModuleRemoval] = {}
+        self.value_entries = value_entries(table.entries)
         for e in table.entries:
             if isinstance(e, (KeyRename, KeyRemoval, KeyNoAction)):
                 if e.old.endswith(".*"):
@@ -243,6 +246,17 @@ class MappingSet:
             return ModuleChange(module, current, tuple(chain))
         return None
 
+    def value(self, key: str, value: str, siblings: dict | None = None) -> ValueChange | None:
+        """The composed change for the literal `value` of `key` (as the user wrote the key), or None."""
+        if not any(s.value_entries for s in self._steps):
+            return None
+        rename_steps = self._steps_after(self._last_live(key, "key"))
+        return compose_value(self._steps, rename_steps, key, value, siblings)
+
+    def value_defaults(self) -> list:
+        """Value-default entries in the range, in release order."""
+        return defaults(self.entries())
+
     def _last_live(self, name: str, family: str) -> int:
         """Rank of the newest release in which `name` was live, or -1 (never seen: apply everything)."""
         if not self._history_steps:
@@ -310,7 +324,23 @@ class MappingSet:
         paths = {p for p in self.old_paths() if p.endswith("/") or self.path(p) is not None}
         tokens = keys | paths | self.old_modules()
         tokens |= {r.old for r in self.env_rules} | {r.old for r in self.var_rules}
+        tokens |= self._value_tokens()
         return {t for t in tokens if t}
+
+    def _value_tokens(self) -> set[str]:
+        """A literal each value entry needs in a file: the old value, else the key's last component."""
+        out = set()
+        for step in self._steps:
+            for e in step.value_entries:
+                if isinstance(e, TargetMove):
+                    out.add(e.old)
+                elif isinstance(e, ValueRename) and e.old is not None:
+                    out.add(e.old)
+                else:
+                    key = e.old_key if isinstance(e, ValueMap) else e.key
+                    out.add(key.rpartition(".")[2].lstrip("-"))
+        out.update("main_ppo" for _ in self.value_defaults()[:1])
+        return out
 
     @property
     def is_empty(self) -> bool:
