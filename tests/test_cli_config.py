@@ -78,7 +78,8 @@ def test_every_broken_entry_of_a_table_is_reported(tmp_path):
     assert errors == [
         f"error: {bad}:2: entry #1 (key-rename a.b): missing field(s) new for key-rename",
         f"error: {bad}:3: entry #2 (key-renam c.d): unknown kind 'key-renam' (known: env-removal, env-rename, "
-        "key-no-action, key-removal, key-rename, module-move, module-removal, path-move, path-removal, var-rename)",
+        "key-no-action, key-removal, key-rename, module-move, module-removal, path-move, path-removal, target-move, "
+        "value-default, value-map, value-removal, value-rename, var-rename)",
         f"error: {bad}:5: key-rename x.y: duplicate old 'x.y': already given at line 4",
     ], proc.stderr
 

@@ -32,6 +32,13 @@ from migrator.mapping.entries import (
 )
 from migrator.mapping.value_changes import ValueChange, compose_value, defaults, value_entries
 from migrator.mapping.values import TargetMove, ValueMap, ValueRename
+from migrator.mapping.precision import (
+    SUBTREE_PROBE,
+    known_in_some_release,
+    module_lands,
+    path_lands,
+    still_read,
+)
 from migrator.mapping.load import ReleaseTable, TableError, TableSet, check_table_consistency, load_table
 
 
@@ -53,6 +60,7 @@ class KeyChange(_CitesPRs):
     action: str  # "rename" | "remove" | "warn"
     hint: str | None
     entries: tuple[Entry, ...]
+    note: str | None = None  # why a precision rule made this a warning (shown instead of the entries' notes)
 
 
 @dataclass(frozen=True)
@@ -194,6 +202,10 @@ class MappingSet:
             entry, after = found
             if isinstance(entry, KeyNoAction):
                 continue
+            unknown = self._fork_key_in_subtree(current, entry)
+            if unknown is not None:
+                result = unknown
+                break
             chain.append(entry)
             if isinstance(entry, KeyRemoval):
                 result = KeyChange(key, None, entry.action, entry.hint, tuple(chain))
@@ -202,8 +214,40 @@ class MappingSet:
         else:
             if chain and current != key:
                 result = KeyChange(key, current, "rename", None, tuple(chain))
+        result = self._still_read(key, result)
         self._key_cache[key] = result
         return result
+
+    # -- precision rules (migrator/mapping/precision.py) ------------------------------------------
+    @property
+    def _facts(self):
+        history = self.history
+        return history.facts if history is not None and self.to_release in history.releases else None
+
+    def _fork_key_in_subtree(self, key: str, entry: Entry) -> KeyChange | None:
+        """A subtree entry meets a key verl never had under that node: it stays, reported."""
+        facts = self._facts
+        if facts is None or not getattr(entry, "is_subtree", False) or key.endswith("." + SUBTREE_PROBE):
+            return None
+        if known_in_some_release(facts, key, self.history.releases):  # type: ignore[union-attr]
+            return None
+        node = entry.old[:-2]  # type: ignore[attr-defined]
+        verb = "moved" if isinstance(entry, KeyRename) else "removed"
+        return KeyChange(key, None, "warn", "it is your own key: move or keep it where your code reads it",
+                         (entry,), f"not moved: no verl release has it under {node}, which verl {verb}")
+
+    def _still_read(self, key: str, change: KeyChange | None) -> KeyChange | None:
+        """A removal or rename of a key the target release still has becomes a warning, unless the
+        table renamed it knowingly in a release that still shipped it (a deprecated alias)."""
+        facts = self._facts
+        if facts is None or change is None or change.action == "warn" or not still_read(facts, key, self.to_release):
+            return change
+        if change.action == "rename" and all(e.origin.release and still_read(facts, key, e.origin.release)
+                                             for e in change.entries):
+            return change
+        what = "removal" if change.new is None else f"rename to {change.new}"
+        return KeyChange(key, None, "warn", "check that the override still does what you mean", change.entries,
+                         f"verl {self.to_release} still has it, so the table's {what} is not applied")
 
     def path(self, path: str) -> PathChange | None:
         """The composed change for a repository-relative path, or None."""
@@ -229,6 +273,10 @@ class MappingSet:
         else:
             if chain and current != path:
                 result = PathChange(path, current, tuple(env.items()), tuple(args), None, tuple(chain))
+                facts = self._facts if all(e.origin.release for e in chain) else None
+                if facts is not None and not path_lands(facts, current, self.to_release):
+                    result = PathChange(path, None, (), (), f"the table moves it to {current}, which verl "
+                                        f"{self.to_release} does not ship: find its successor by hand", tuple(chain))
         self._path_cache[path] = result
         return result
 
@@ -243,6 +291,10 @@ class MappingSet:
                 if current is None:
                     return ModuleChange(module, None, tuple(chain), chain[-1].hint)
         if chain and current != module:
+            facts = self._facts if all(e.origin.release for e in chain) else None  # a fork's own table may name its own
+            if facts is not None and not module_lands(facts, current, self.to_release, self.history.releases):
+                return ModuleChange(module, None, tuple(chain), f"the table moves it to {current}, which verl "
+                                    f"{self.to_release} does not ship: find its successor by hand")
             return ModuleChange(module, current, tuple(chain))
         return None
 
@@ -251,7 +303,16 @@ class MappingSet:
         if not any(s.value_entries for s in self._steps):
             return None
         rename_steps = self._steps_after(self._last_live(key, "key"))
-        return compose_value(self._steps, rename_steps, key, value, siblings)
+        return compose_value(self._steps, rename_steps, key, value, siblings, self._final_key_name)
+
+    def _final_key_name(self, key: str) -> str:
+        change = self.key(key)
+        return change.new if change is not None and change.new is not None else key
+
+    @property
+    def from_release_given(self) -> bool:
+        """Did the run name the files' release (not the baseline that `--from` defaults to)?"""
+        return self.history is not None and self.from_release != self.history.releases[0]
 
     def value_defaults(self) -> list:
         """Value-default entries in the range, in release order."""

@@ -45,8 +45,10 @@ def _entry_key(entry: Entry) -> str | None:
     return getattr(entry, "old_key", None) if isinstance(entry, ValueMap) else getattr(entry, "key", None)
 
 
-def compose_value(steps, rename_steps, key: str, value: str, siblings: dict | None = None) -> ValueChange | None:
-    """`steps`: every release's `_Step` in order; `rename_steps`: those whose key renames apply to `key`."""
+def compose_value(steps, rename_steps, key: str, value: str, siblings: dict | None = None,
+                  final_name=lambda k: k) -> ValueChange | None:
+    """`steps`: every release's `_Step` in order; `rename_steps`: those whose key renames apply to `key`;
+    `final_name(k)`: k's name at the target release (a script may already use the new key name)."""
     current_key, current, chain, args = key, value, [], []
     new_key = None
     for step in steps:
@@ -59,6 +61,8 @@ def compose_value(steps, rename_steps, key: str, value: str, siblings: dict | No
                 names.add(after)
         for entry in step.value_entries:
             entry_key = _entry_key(entry)
+            if entry_key is not None and entry_key not in names and final_name(entry_key) in names:
+                entry_key = current_key
             if isinstance(entry, TargetMove):
                 if (entry_key is not None and entry_key not in names) or current != entry.old:
                     continue

@@ -11,6 +11,7 @@ import re
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
+from migrator.mapping.precision import SUBTREE_PROBE
 from migrator.rewrite import scan
 from migrator.rewrite.values import override_value_edits, removal_finding, target_change, value_at
 
@@ -20,10 +21,12 @@ WORD_BOUNDARY = b" \t\n\r;|&()[]{},'\"`=:"
 INTERPOLATION = re.compile(
     rb"\$\{(?:oc\.select:)?(?P<key>[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)(?=[},])")
 # A probe component no real config uses, to ask "does this whole subtree move?".
-_PROBE = "__verl_migrate_probe__"
+_PROBE = SUBTREE_PROBE
 
 
 def first_note(change: KeyChange) -> str:
+    if change.note:
+        return change.note
     for entry in reversed(change.entries):
         if entry.note:
             return entry.note

@@ -72,9 +72,9 @@ class KeyEdits:
                 continue
             change = self.maps.value(key, token.text)
             if change is not None:
-                new = f"{change.new_key or key}={change.new}" if change.new is not None else "no override"
+                new = f"write {change.new_key or key}={change.new}" if change.new is not None else "drop it"
                 self.findings.append(Finding(m.start(), "value-variable",
-                                             f"{name}={token.text} reaches {key}: it becomes {new}",
+                                             f"{name}={token.text} is passed as {key}: {new} by hand",
                                              getattr(change.entries[-1], "hint", None), change.prs))
 
     def plan_removals(self) -> None:
@@ -115,6 +115,8 @@ class KeyEdits:
 
 
 def _first_note(change) -> str:
+    if change.note:
+        return change.note
     for entry in reversed(change.entries):
         if entry.note:
             return entry.note

@@ -5,6 +5,7 @@ from __future__ import annotations
 from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import scan
+from migrator.rewrite.shell.defaults import DefaultEdits
 from migrator.rewrite.shell.keys import KeyEdits
 from migrator.rewrite.shell.moves import MoveEdits
 from migrator.rewrite.shell.syntax import (
@@ -29,7 +30,7 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     return LocateResult(tuple(locator.edits), tuple(locator.findings))
 
 
-class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
+class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, DefaultEdits):
     def __init__(self, source: bytes, mappings: MappingSet):
         self.src = source
         self.maps = mappings
@@ -83,6 +84,8 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits):
             in_command_slot = (i == 0 or i == script_index) and i < len(args) - 1
             self.argument(target, command=node, runs_script=i == script_index,
                           container=None if in_command_slot or named_by_override else (args, i))
+        if len(args) > 1:
+            self.value_defaults(node, args, words)
 
     def argument(self, node, command, runs_script: bool, container=None) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""

@@ -17,6 +17,7 @@ from migrator.rewrite.values import target_change
 
 def plan_values(planner, mapping) -> None:
     """Walk a `BlockMapping` tree (built by `Planner.build`) and plan each key's value change."""
+    _report_in_sequences(planner, mapping.node, mapping.path, False)
     stack = [(mapping, {})]
     while stack:
         current, inherited = stack.pop()
@@ -66,3 +67,36 @@ def _plan_value(planner, key, siblings: dict) -> None:
         return  # the new value would load as another type
     planner.edits.append(Edit(start, end, new.encode(), change.entries[-1].KIND, change.describe(), change.prs))
     planner.ops.append(("value", key.raw, key.path, new))
+
+
+def _report_in_sequences(planner, node, path: tuple[str, ...], in_sequence: bool) -> None:
+    """Values inside lists (a tool config's `tools: [{class_name: ...}]`): reported, never edited, since
+    validation replays edits by key path. Keys count without list indices (`tools.class_name`)."""
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _report_in_sequences(planner, item, path, True)
+    elif isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode):
+                key_path = path + tuple(k.value.split("."))
+                if in_sequence and isinstance(v, yaml.ScalarNode):
+                    _report(planner, k, ".".join(key_path), v.value)
+                else:
+                    _report_in_sequences(planner, v, key_path, in_sequence)
+
+
+def _report(planner, key_node, dotted: str, text: str) -> None:
+    if "${" in text:
+        return
+    change = planner.maps.value(dotted, text)
+    if change is None or all(e.KIND == "target-move" and getattr(e, "key", None) is None for e in change.entries):
+        return  # unchanged, or a class path the string pass renames wherever it is
+    offset = planner.lines.byte(key_node.start_mark)
+    hint = getattr(change.entries[-1], "hint", None)
+    if change.action == "warn":
+        planner.findings.append(Finding(offset, "value-removal", f"{dotted}: {text} is rejected now", hint,
+                                        change.prs, severity="warning"))
+    else:
+        new = "drop it" if change.new is None else f"write {change.new_key or dotted}: {change.new}"
+        planner.findings.append(Finding(offset, change.entries[-1].KIND, f"{dotted}: {text}: {new} by hand "
+                                        "(inside a list)", hint, change.prs))
