@@ -11,7 +11,8 @@ import pytest
 from migrator.fileprocess import process_file
 from migrator.lint.facts import load_facts
 from migrator.lint.runner import lint_source
-from migrator.mapping import compose, load_builtin
+from migrator.mapping import KeyChange, compose, load_builtin
+from migrator.mapping.entries import KeyRemoval, KeyRename, Origin
 
 RUN = b"""#!/bin/bash
 python3 -m verl.trainer.main_ppo \\
@@ -43,16 +44,32 @@ def test_val_batch_size_survives_and_lint_agrees(release):
 
 
 def test_a_removal_of_a_key_the_target_still_has_becomes_a_warning(tmp_path):
-    user = tmp_path / "fork.yaml"  # a table without a release applies after the target
-    user.write_text("entries:\n- {kind: key-removal, old: data.train_batch_size, action: remove, hint: h, pr: 1}\n"
-                    "- {kind: key-rename, old: trainer.total_epochs, new: trainer.epochs, pr: 1}\n")
+    # A release table that removes or renames a key its own release still has: the facts win.
+    user = tmp_path / "v0.9.0.yaml"
+    user.write_text("release: v0.9.0\nentries:\n- {kind: key-removal, old: data.train_batch_size, action: remove, "
+                    "hint: h, pr: 1}\n")
     maps = compose(tables(), None, "v0.9.0", [user])
-    for key in ("data.train_batch_size", "trainer.total_epochs"):
-        change = maps.key(key)
-        assert change.action == "warn" and "still has it" in change.note, change
-    result = process_file("run.sh", "run.sh", maps, data=RUN)
-    assert result.status == "unchanged"
-    assert {f.severity for f in result.findings} == {"warning"}
+    assert maps.key("data.train_batch_size") is None
+    assert process_file("run.sh", "run.sh", maps, data=RUN).status == "unchanged"
+    # The rule itself, for a change that composition alone would apply (an entry of an older release).
+    removal = KeyRemoval(pr=1, origin=Origin("t.yaml", 1, "v0.6.0"), note=None, old="data.train_batch_size",
+                         action="remove", hint="h")
+    change = KeyChange("data.train_batch_size", None, "remove", "h", (removal,))
+    guarded = builtin()._still_read(change.old, change)
+    assert guarded.action == "warn" and "still has it" in guarded.note, guarded
+    # A rename by a table of a release that still shipped the key is a deprecation: it stays a rename.
+    rename = KeyRename(pr=1, origin=Origin("t.yaml", 1, "v0.6.0"), note=None, old="trainer.total_epochs",
+                       new="trainer.epochs")
+    alias = KeyChange("trainer.total_epochs", "trainer.epochs", "rename", None, (rename,))
+    assert builtin()._still_read(alias.old, alias) is alias
+    gone = KeyChange("trainer.no_such_key", None, "remove", "h", (removal,))
+    assert builtin()._still_read(gone.old, gone) is gone
+
+
+def test_a_table_of_the_users_own_is_their_call(tmp_path):
+    user = tmp_path / "fork.yaml"  # no release: applies after the target
+    user.write_text("entries:\n- {kind: key-rename, old: trainer.total_epochs, new: trainer.epochs, pr: 1}\n")
+    assert compose(tables(), None, "v0.9.0", [user]).key("trainer.total_epochs").new == "trainer.epochs"
 
 
 def test_a_deprecated_alias_the_table_renamed_knowingly_is_still_renamed():

@@ -237,11 +237,13 @@ class MappingSet:
                          (entry,), f"not moved: no verl release has it under {node}, which verl {verb}")
 
     def _still_read(self, key: str, change: KeyChange | None) -> KeyChange | None:
-        """A removal or rename of a key the target release still has becomes a warning, unless the
-        table renamed it knowingly in a release that still shipped it (a deprecated alias)."""
+        """A release table's removal or rename of a key the target release still has becomes a warning,
+        unless it renamed the key knowingly in a release that still shipped it (a deprecated alias)."""
         facts = self._facts
         if facts is None or change is None or change.action == "warn" or not still_read(facts, key, self.to_release):
             return change
+        if not all(e.origin.release for e in change.entries):
+            return change  # a table of the user's own that applies after the target: their call
         if change.action == "rename" and all(e.origin.release and still_read(facts, key, e.origin.release)
                                              for e in change.entries):
             return change

@@ -271,12 +271,12 @@ class Locator:
             self.edits.extend(self.config_renames)
             return
         first = min(e.start for e in self.config_renames)
-        lines = sorted({self.src.count(b"\n", 0, e.start) + 1 for e in self.config_renames})
         renames = ", ".join(dict.fromkeys(e.message for e in self.config_renames))
         prs = tuple(dict.fromkeys(pr for e in self.config_renames for pr in e.prs))
-        self.findings.append(Finding(first, "key-rename", f"config attributes {renames} on line(s) "
-                                     f"{', '.join(map(str, lines))}: nothing shows this object is verl's config; "
-                                     "rename them all by hand if it is", None, prs))
+        places = len(self.config_renames)
+        self.findings.append(Finding(first, "key-rename", f"config attributes {renames} ({places} place"
+                                     f"{'s' if places > 1 else ''} in this file): nothing shows this object is "
+                                     "verl's config; rename them all by hand if it is", None, prs))
 
     def finish_plain_imports(self) -> None:
         """`import old.mod` (no alias) and its `old.mod.x` references."""
