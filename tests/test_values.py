@@ -58,6 +58,13 @@ def test_a_mandatory_key_is_added_only_when_the_scripts_release_is_known():
     assert migrate(src, "run.sh", builtin("v0.6.0")).status == "unchanged"  # mandatory already: set elsewhere
 
 
+def test_a_mandatory_key_is_not_added_to_a_command_its_author_did_not_end_there():
+    src = b"python3 -m verl.trainer.main_ppo \\\n    data.train_files=x \\ # TODO\n    trainer.total_epochs=1\n"
+    result = migrate(src, "run.sh", builtin("v0.5.0"))
+    assert result.status == "unchanged"
+    assert "broken line continuation" in result.findings[0].message
+
+
 def test_every_file_kind_has_a_value_fixture():
     kinds = {p.suffix for p in FIXTURES.glob("*.out.*")}
     assert kinds >= {".sh", ".yaml", ".py", ".md"}

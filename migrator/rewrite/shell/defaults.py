@@ -42,11 +42,11 @@ class DefaultEdits:
             if self.maps_final(entry.key) in set_keys:
                 continue
             override = f"{self.maps_final(entry.key)}={entry.old_default}"
-            blocker = _blocker(words)
+            blocker = _blocker(words) or self.lost_continuation(args[-1])
             if blocker is not None:
                 self.findings.append(Finding(command.start_byte, "value-default",
                                              f"{entry.key} has no default from verl {entry.origin.release}; "
-                                             f"add {override} unless {blocker.decode()} sets it", entry.note,
+                                             f"add {override} by hand ({blocker.decode()})", entry.note,
                                              (entry.pr,)))
                 continue
             last = args[-1]
@@ -57,6 +57,19 @@ class DefaultEdits:
                                    f"{override} (the old default; the key is mandatory from verl "
                                    f"{entry.origin.release})", (entry.pr,)))
 
+    def lost_continuation(self, last) -> bytes | None:
+        """`x=1 \\ # note` or an override on the next line: the command bash runs ends before the
+        one its author meant, so where the key would go is unclear."""
+        line_end = self.src.find(b"\n", last.end_byte)
+        line_end = len(self.src) if line_end < 0 else line_end
+        if b"\\" in self.src[last.end_byte:line_end]:
+            return b"the command ends in a broken line continuation after " + self.src[last.start_byte:last.end_byte]
+        following = self.src[line_end + 1:self.src.find(b"\n", line_end + 1) if b"\n" in self.src[line_end + 1:]
+                             else len(self.src)].strip()
+        if SETS_KEY.match(following) and b"." in following.split(b"=", 1)[0]:
+            return b"more overrides follow on the next line, outside the command"
+        return None
+
     def maps_final(self, key: str) -> str:
         change = self.maps.key(key)
         return change.new if change is not None and change.new is not None else key
@@ -66,7 +79,7 @@ def _blocker(words: list[bytes]) -> bytes | None:
     """The first word through which a config file or unseen overrides may set keys, or None."""
     for word in words:
         if word.split(b"=", 1)[0] in CONFIG_OPTIONS:
-            return word
+            return word + b" may set it"
         if b"$" in word and not SETS_KEY.match(word):
-            return word
+            return word + b" may set it"
     return None
