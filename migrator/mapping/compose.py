@@ -224,14 +224,25 @@ class MappingSet:
         history = self.history
         return history.facts if history is not None and self.to_release in history.releases else None
 
+    def _all_indexed(self, entries) -> bool:
+        """Do the entries all come from the release index's own tables (not a user's `--table`)?"""
+        if self.history is None:
+            return False
+        # Computed each time: ids must not outlive the process (a composed set is pickled by tablecache).
+        indexed = {id(e) for t in self.history.tables.values() for e in t.entries}
+        return all(id(e) in indexed for e in entries)
+
     def _fork_key_in_subtree(self, key: str, entry: Entry) -> KeyChange | None:
-        """A subtree entry meets a key verl never had under that node: it stays, reported."""
-        facts = self._facts
-        if facts is None or not getattr(entry, "is_subtree", False) or key.endswith("." + SUBTREE_PROBE):
-            return None
-        if known_in_some_release(facts, key, self.history.releases):  # type: ignore[union-attr]
+        """A subtree entry meets a key verl never had under that node: it stays, reported. Only for the
+        built-in tables' subtrees (generated key shims mirror composition without facts)."""
+        builtin = entry.origin.file.startswith("mappings/verl/") and self._all_indexed((entry,))
+        facts = self._facts if builtin else None
+        # Probes (`x.__verl_migrate_probe__`, release notes' `x.__subtree__`) ask about the node as a whole.
+        if facts is None or not getattr(entry, "is_subtree", False) or key.rpartition(".")[2].startswith("__"):
             return None
         node = entry.old[:-2]  # type: ignore[attr-defined]
+        if key == node or known_in_some_release(facts, key, self.history.releases):  # type: ignore[union-attr]
+            return None
         verb = "moved" if isinstance(entry, KeyRename) else "removed"
         return KeyChange(key, None, "warn", "it is your own key: move or keep it where your code reads it",
                          (entry,), f"not moved: no verl release has it under {node}, which verl {verb}")
@@ -275,7 +286,7 @@ class MappingSet:
         else:
             if chain and current != path:
                 result = PathChange(path, current, tuple(env.items()), tuple(args), None, tuple(chain))
-                facts = self._facts if all(e.origin.release for e in chain) else None
+                facts = self._facts if self._all_indexed(chain) else None
                 if facts is not None and not path_lands(facts, current, self.to_release):
                     result = PathChange(path, None, (), (), f"the table moves it to {current}, which verl "
                                         f"{self.to_release} does not ship: find its successor by hand", tuple(chain))
@@ -293,7 +304,7 @@ class MappingSet:
                 if current is None:
                     return ModuleChange(module, None, tuple(chain), chain[-1].hint)
         if chain and current != module:
-            facts = self._facts if all(e.origin.release for e in chain) else None  # a fork's own table may name its own
+            facts = self._facts if self._all_indexed(chain) else None  # a user's table may name their own modules
             if facts is not None and not module_lands(facts, current, self.to_release, self.history.releases):
                 return ModuleChange(module, None, tuple(chain), f"the table moves it to {current}, which verl "
                                     f"{self.to_release} does not ship: find its successor by hand")

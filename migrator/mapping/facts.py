@@ -89,8 +89,8 @@ class ReleaseFacts:
 
     def module_exists(self, name: str, release: str, order: tuple[str, ...]) -> bool:
         """Is `name` a module `release` shipped, or a name bound by one (`verl.workers.config.CriticConfig`)?"""
-        if name in self._module_releases:
-            return self.module_shipped(name, release, order)
+        if self.module_shipped(name, release, order):  # a module, or a package holding one
+            return True
         parent, _, member = name.rpartition(".")
         return (member in self._module_names.get(parent, ()) and self.module_shipped(parent, release, order))
 
