@@ -50,7 +50,7 @@ def run_command(path: str, env: tuple[tuple[str, str], ...], args: tuple[str, ..
 
 def build_guide(mappings: MappingSet) -> Guide:
     guide = Guide(mappings.from_release, mappings.to_release)
-    subtrees = {e.old[:-2] for e in mappings.entries() if getattr(e, "old", "").endswith(".*")}
+    subtrees = {e.old[:-2] for e in mappings.entries() if e.FAMILY == "key" and e.old.endswith(".*")}
     for old in sorted(mappings.old_keys()):
         is_subtree = old in subtrees
         change = mappings.key(old + ".__subtree__" if is_subtree else old)

@@ -83,7 +83,7 @@ def test_every_broken_entry_of_a_table_is_reported(tmp_path):
         "config-dir-removal, config-name-move, entry-point-move, entry-point-removal, env-removal, env-rename, "
         "key-no-action, key-removal, key-rename, key-scope, keyword-rename, module-move, module-no-action, "
         "module-removal, path-move, path-removal, signature-change, symbol-move, symbol-removal, symbol-rename, "
-        "var-rename)",
+        "target-move, value-default, value-map, value-removal, value-rename, var-rename)",
         f"error: {bad}:5: key-rename x.y: duplicate old 'x.y': already given at line 4",
     ], proc.stderr
 

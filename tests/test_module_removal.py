@@ -24,19 +24,19 @@ def _run(source: str, name: str, maps):
 
 
 def test_a_move_then_a_removal_composes_to_a_removal_with_the_hint():
-    change = TO_MAIN.module("recipe.vla.main_vla")
+    change = TO_MAIN.module("recipe.vla.main_ppo")
     assert change.new is None and "verl-vla" in change.hint
     assert [e.pr for e in change.entries] == [4795, 6162]
-    assert TO_V071.module("recipe.vla.main_vla").new == "verl.experimental.vla.main_vla"
+    assert TO_V071.module("recipe.vla.main_ppo").new == "verl.experimental.vla.main_ppo"
 
 
 @pytest.mark.parametrize("source", [
-    "from recipe.vla import main_vla\n",
-    "import recipe.vla.main_vla\nrecipe.vla.main_vla.run()\n",
+    "from recipe.vla import main_ppo\n",
+    "import recipe.vla.main_ppo\nrecipe.vla.main_ppo.run()\n",
     "import verl.experimental.vla as vla\n",
     "from recipe import vla\n",
-    'import runpy\nrunpy.run_module("recipe.vla.main_vla")\n',
-    'import subprocess\nsubprocess.run("python3 -m recipe.vla.main_vla x=1", shell=True)\n',
+    'import runpy\nrunpy.run_module("recipe.vla.main_ppo")\n',
+    'import subprocess\nsubprocess.run("python3 -m recipe.vla.main_ppo x=1", shell=True)\n',
 ])
 def test_python_uses_become_manual_steps(source):
     result = _run(source, "launch.py", TO_MAIN)
@@ -47,17 +47,17 @@ def test_python_uses_become_manual_steps(source):
 
 
 def test_python_still_moves_the_module_when_the_migration_stops_before_the_removal():
-    result = _run("from recipe.vla import main_vla\n", "launch.py", TO_V071)
-    assert result.after == b"from verl.experimental.vla import main_vla\n"
+    result = _run("from recipe.vla import main_ppo\n", "launch.py", TO_V071)
+    assert result.after == b"from verl.experimental.vla import main_ppo\n"
 
 
 def test_shell_dash_m_becomes_a_manual_step_and_comments_are_left_alone():
-    source = "# see python3 -m recipe.vla.main_vla\npython3 -m recipe.vla.main_vla trainer.n_gpus_per_node=8\n"
+    source = "# see python3 -m recipe.vla.main_ppo\npython3 -m recipe.vla.main_ppo trainer.n_gpus_per_node=8\n"
     result = _run(source, "run.sh", TO_MAIN)
     assert result.status == "unchanged"
     assert [(f.line, f.kind) for f in result.findings] == [(2, "module-removal")]
     moved = _run(source, "run.sh", TO_V071)
-    assert moved.after.count(b"verl.experimental.vla.main_vla") == 2
+    assert moved.after.count(b"verl.experimental.vla.main_ppo") == 2
 
 
 def test_shims_write_a_failing_stub_with_the_hint_for_a_removed_module():

@@ -20,12 +20,20 @@ PROJECT = {
 # The goldens come from the rewriter tests' own small tables; the built-in v0.8.0 table also presets
 # NPUS_PER_NODE=8 on the mindspeed move (PR 6285's new script defaults to 16, the old one ran on 8).
 MINDSPEED = b"bash examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
+# The built-in tables' facts also know that verl ships no `verl.experimental.fully_async_policy.main` (the
+# fixture's made-up module): its moves stay where they are, reported as manual steps.
+NO_SUCH_MODULE = [(b"verl.experimental.fully_async_policy.main", b"recipe.fully_async_policy.main")]
 BUILTIN_ONLY = {
-    "launch.py": [(MINDSPEED, b"NPUS_PER_NODE=8 " + MINDSPEED)],
-    "notebooks/launch.ipynb": [(MINDSPEED, b"NPUS_PER_NODE=8 " + MINDSPEED)],
+    # (the import of the moved package and its references move: only the package is checked)
+    "launch.py": [(MINDSPEED, b"NPUS_PER_NODE=8 " + MINDSPEED),
+                  (b'"-m", "verl.experimental.fully_async_policy.main"', b'"-m", "recipe.fully_async_policy.main"'),
+                  (b'run_module("verl.experimental.fully_async_policy.main"',
+                   b'run_module("recipe.fully_async_policy.main"')],
+    "notebooks/launch.ipynb": [(MINDSPEED, b"NPUS_PER_NODE=8 " + MINDSPEED), *NO_SUCH_MODULE],
     "README.md": [(b"(examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh)",
                    b"(examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh)"),
-                  (b"$ " + MINDSPEED, b"$ bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh")],
+                  (b"$ " + MINDSPEED, b"$ bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"),
+                  *NO_SUCH_MODULE],
 }
 
 

@@ -35,9 +35,6 @@ NEW_BUCKET = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_
      f'a = f"x={{y}} +{NEW_BUCKET}={{mb}} ~critic.fsdp.param_offload"\n'),
     (f"a = ['++{BUCKET}=1']\n", f"a = ['++{NEW_BUCKET}=1']\n"),
     (f'OmegaConf.select(cfg, "{BUCKET}")\n', f'OmegaConf.select(cfg, "{NEW_BUCKET}")\n'),
-    (f"x = cfg.{BUCKET}\n", f"x = cfg.{NEW_BUCKET}\n"),
-    ("x = self.config.critic.model.fsdp_config.param_offload\n", "x = self.config.critic.fsdp.param_offload\n"),
-    ("x = cfg.critic.model.fsdp_config\n", "x = cfg.critic.fsdp\n"),
     ('s = "bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"\n',
      's = "bash examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"\n'),
     # Non-ASCII before the span: byte offsets, not character offsets.
@@ -48,6 +45,32 @@ NEW_BUCKET = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_
 ])
 def test_transformed(before, after):
     check_transformed(before, after, "launch.py")
+
+
+# A file whose config object provably is verl's: composed by `@hydra.main` from verl's trainer config.
+VERL_ENTRY = '@hydra.main(config_path="config", config_name="ppo_trainer", version_base=None)\ndef main(cfg):\n'
+CONFIG_CHAINS = [
+    (f"    x = cfg.{BUCKET}\n", f"    x = cfg.{NEW_BUCKET}\n"),
+    ("    x = self.config.critic.model.fsdp_config.param_offload\n", "    x = self.config.critic.fsdp.param_offload\n"),
+    ("    x = cfg.critic.model.fsdp_config\n", "    x = cfg.critic.fsdp\n"),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), CONFIG_CHAINS)
+def test_config_chains_are_renamed_where_the_config_is_verls(before, after):
+    check_transformed(VERL_ENTRY + before, VERL_ENTRY + after, "main.py")
+    runner = "from verl.trainer.main_ppo import run_ppo\ndef f(cfg):\n"
+    check_transformed(runner + before, runner + after, "main.py")
+
+
+def test_config_chains_elsewhere_are_one_manual_step_for_all():
+    source = "def f(cfg):\n" + "".join(before for before, _ in CONFIG_CHAINS)
+    result = run(source, "helpers.py")
+    assert result.status == "unchanged"
+    (finding,) = result.findings
+    assert finding.severity == "manual" and "(3 places in this file)" in finding.message and finding.line == 2
+    other_entry = '@hydra.main(config_path="conf", config_name="my_trainer")\ndef main(cfg):\n'
+    assert run(other_entry + CONFIG_CHAINS[0][0], "main.py").status == "unchanged"
 
 
 @pytest.mark.parametrize("source", [
@@ -109,7 +132,8 @@ def test_attribute_chain_inside_the_config_is_not_renamed_again():
     from migrator.rewrite import python
 
     maps = compose(load_builtin(), to_release="v0.9.0")
-    before = b"n = config.ray_init.num_cpus\nm = config.reward_model.enable\n"
+    entry = b"from verl.trainer.main_ppo import run_ppo\n"
+    before = entry + b"n = config.ray_init.num_cpus\nm = config.reward_model.enable\n"
     once = apply_edits(before, list(python.locate(before, maps, "x.py").edits))[0]
-    assert once == b"n = config.ray_kwargs.ray_init.num_cpus\nm = config.reward.reward_model.enable\n"
+    assert once == entry + b"n = config.ray_kwargs.ray_init.num_cpus\nm = config.reward.reward_model.enable\n"
     assert not python.locate(once, maps, "x.py").edits

@@ -32,7 +32,7 @@ FACTS = load_facts()
 
 
 def table_entries():
-    """(release, entry) for every entry of the release tables and of drafts/values.yaml."""
+    """(release, entry) for every entry of the release tables (and of a values draft, when one is kept)."""
     for rel in RELEASES[1:]:
         for entry in yaml.safe_load((VERL / f"{rel}.yaml").read_text())["entries"]:
             yield rel, entry

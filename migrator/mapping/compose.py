@@ -52,6 +52,15 @@ from migrator.mapping.entrypoints import (
     EntryPointRemoval,
     KeyScope,
 )
+from migrator.mapping.value_changes import ValueChange, compose_value, defaults, value_entries
+from migrator.mapping.values import TargetMove, ValueMap, ValueRename
+from migrator.mapping.precision import (
+    SUBTREE_PROBE,
+    known_in_some_release,
+    module_lands,
+    path_lands,
+    still_read,
+)
 from migrator.mapping.load import ReleaseTable, TableError, TableSet, check_table_consistency, load_table
 
 
@@ -129,6 +138,7 @@ class _Step:
         self.config_names: dict[str, ConfigNameMove] = {}
         self.config_dirs: dict[str, ConfigDirMove | ConfigDirRemoval] = {}
         self.key_scopes: dict[str, KeyScope] = {}
+        self.value_entries = value_entries(table.entries)
         for e in table.entries:
             if isinstance(e, (KeyRename, KeyRemoval, KeyNoAction)):
                 if e.old.endswith(".*"):
@@ -262,6 +272,10 @@ class MappingSet(EntryPointQueries):
             entry, after = found
             if isinstance(entry, KeyNoAction):
                 continue
+            unknown = self._fork_key_in_subtree(current, entry)
+            if unknown is not None:
+                result = unknown
+                break
             chain.append(entry)
             if isinstance(entry, KeyRemoval):
                 result = KeyChange(key, None, entry.action, entry.hint, tuple(chain))
@@ -270,8 +284,53 @@ class MappingSet(EntryPointQueries):
         else:
             if chain and current != key:
                 result = KeyChange(key, current, "rename", None, tuple(chain))
+        result = self._still_read(key, result)
         self._key_cache[key] = result
         return result
+
+    # -- precision rules (migrator/mapping/precision.py) ------------------------------------------
+    @property
+    def _facts(self):
+        history = self.history
+        return history.facts if history is not None and self.to_release in history.releases else None
+
+    def _all_indexed(self, entries) -> bool:
+        """Do the entries all come from the release index's own tables (not a user's `--table`)?"""
+        if self.history is None:
+            return False
+        # Computed each time: ids must not outlive the process (a composed set is pickled by tablecache).
+        indexed = {id(e) for t in self.history.tables.values() for e in t.entries}
+        return all(id(e) in indexed for e in entries)
+
+    def _fork_key_in_subtree(self, key: str, entry: Entry) -> KeyChange | None:
+        """A subtree entry meets a key verl never had under that node: it stays, reported. Only for the
+        built-in tables' subtrees (generated key shims mirror composition without facts)."""
+        builtin = entry.origin.file.startswith("mappings/verl/") and self._all_indexed((entry,))
+        facts = self._facts if builtin else None
+        # Probes (`x.__verl_migrate_probe__`, release notes' `x.__subtree__`) ask about the node as a whole.
+        if facts is None or not getattr(entry, "is_subtree", False) or key.rpartition(".")[2].startswith("__"):
+            return None
+        node = entry.old[:-2]  # type: ignore[attr-defined]
+        if key == node or known_in_some_release(facts, key, self.history.releases):  # type: ignore[union-attr]
+            return None
+        verb = "moved" if isinstance(entry, KeyRename) else "removed"
+        return KeyChange(key, None, "warn", "it is your own key: move or keep it where your code reads it",
+                         (entry,), f"not moved: no verl release has it under {node}, which verl {verb}")
+
+    def _still_read(self, key: str, change: KeyChange | None) -> KeyChange | None:
+        """A release table's removal or rename of a key the target release still has becomes a warning,
+        unless it renamed the key knowingly in a release that still shipped it (a deprecated alias)."""
+        facts = self._facts
+        if facts is None or change is None or change.action == "warn" or not still_read(facts, key, self.to_release):
+            return change
+        if not all(e.origin.release for e in change.entries):
+            return change  # a table of the user's own that applies after the target: their call
+        if change.action == "rename" and all(e.origin.release and still_read(facts, key, e.origin.release)
+                                             for e in change.entries):
+            return change
+        what = "removal" if change.new is None else f"rename to {change.new}"
+        return KeyChange(key, None, "warn", "check that the override still does what you mean", change.entries,
+                         f"verl {self.to_release} still has it, so the table's {what} is not applied")
 
     def path(self, path: str) -> PathChange | None:
         """The composed change for a repository-relative path, or None."""
@@ -297,6 +356,10 @@ class MappingSet(EntryPointQueries):
         else:
             if chain and current != path:
                 result = PathChange(path, current, tuple(env.items()), tuple(args), None, tuple(chain))
+                facts = self._facts if self._all_indexed(chain) else None
+                if facts is not None and not path_lands(facts, current, self.to_release):
+                    result = PathChange(path, None, (), (), f"the table moves it to {current}, which verl "
+                                        f"{self.to_release} does not ship: find its successor by hand", tuple(chain))
         self._path_cache[path] = result
         return result
 
@@ -311,6 +374,10 @@ class MappingSet(EntryPointQueries):
                 if current is None:
                     return ModuleChange(module, None, tuple(chain), chain[-1].hint)
         if chain and current != module:
+            facts = self._facts if self._all_indexed(chain) else None  # a user's table may name their own modules
+            if facts is not None and not module_lands(facts, current, self.to_release, self.history.releases):
+                return ModuleChange(module, None, tuple(chain), f"the table moves it to {current}, which verl "
+                                    f"{self.to_release} does not ship: find its successor by hand")
             return ModuleChange(module, current, tuple(chain))
         return None
 
@@ -375,6 +442,26 @@ class MappingSet(EntryPointQueries):
             out.update(split_symbol(function)[0] for function, _ in step.keywords)
             out.update(split_symbol(symbol)[0] for symbol in step.signatures)
         return out
+
+    def value(self, key: str, value: str, siblings: dict | None = None) -> ValueChange | None:
+        """The composed change for the literal `value` of `key` (as the user wrote the key), or None."""
+        if not any(s.value_entries for s in self._steps):
+            return None
+        rename_steps = self._steps_after(self._last_live(key, "key"))
+        return compose_value(self._steps, rename_steps, key, value, siblings, self._final_key_name)
+
+    def _final_key_name(self, key: str) -> str:
+        change = self.key(key)
+        return change.new if change is not None and change.new is not None else key
+
+    @property
+    def from_release_given(self) -> bool:
+        """Did the run name the files' release (not the baseline that `--from` defaults to)?"""
+        return self.history is not None and self.from_release != self.history.releases[0]
+
+    def value_defaults(self) -> list:
+        """Value-default entries in the range, in release order."""
+        return defaults(self.entries())
 
     def _last_live(self, name: str, family: str) -> int:
         """Rank of the newest release in which `name` was live, or -1 (never seen: apply everything)."""
@@ -452,7 +539,23 @@ class MappingSet(EntryPointQueries):
             tokens.update(step.config_dirs)
             tokens.update(e.old.removesuffix(".*") for es in (*step.keys.values(), *step.key_subtrees.values())
                           for e in es if getattr(e, "scope", ()))
+        tokens |= self._value_tokens()
         return {t for t in tokens if t}
+
+    def _value_tokens(self) -> set[str]:
+        """A literal each value entry needs in a file: the old value, else the key's last component."""
+        out = set()
+        for step in self._steps:
+            for e in step.value_entries:
+                if isinstance(e, TargetMove):
+                    out.add(e.old)
+                elif isinstance(e, ValueRename) and e.old is not None:
+                    out.add(e.old)
+                else:
+                    key = e.old_key if isinstance(e, ValueMap) else e.key
+                    out.add(key.rpartition(".")[2].lstrip("-"))
+        out.update("main_ppo" for _ in self.value_defaults()[:1])
+        return out
 
     @property
     def is_empty(self) -> bool:

@@ -35,6 +35,7 @@ class KeyChange(_CitesPRs):
     exists: bool = False
     # A removal that is a manual step (a key the new entry point has no home for), not a clean-up.
     manual: bool = False
+    note: str | None = None  # why a precision rule made this a warning (shown instead of the entries' notes)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,15 @@ class ReleaseFacts:
         return frozenset(self.key_types(release))
 
     @lru_cache(maxsize=None)
+    def nodes(self, release: str) -> frozenset[str]:
+        """Every key of `release` and every node above one (`custom_reward_function` for `.path`)."""
+        out = set()
+        for key in self.keys(release):
+            parts = key.split(".")
+            out.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+        return frozenset(out)
+
+    @lru_cache(maxsize=None)
     def paths(self, release: str) -> frozenset[str]:
         path = self.directory / "trees" / f"{release}.paths"
         if not path.is_file():
@@ -73,6 +82,52 @@ class ReleaseFacts:
     def entry_configs(self, release: str) -> dict[str, str]:
         """Entry module -> the config its `@hydra.main` composes at `release` (entry-points.yaml)."""
         return _entry_points(self.directory).get(release, {})
+
+
+    @cached_property
+    def _module_releases(self) -> dict[str, tuple[str, ...]]:
+        """module -> the release ranges it shipped in (`v0.6.0..v0.7.0`, `main`), from modules/verl.modules."""
+        path = self.directory / "modules" / "verl.modules"
+        out: dict[str, tuple[str, ...]] = {}
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line and not line.startswith("#"):
+                    module, releases, *names = line.split("\t")
+                    out[module] = tuple(releases.split(","))
+                    self._module_names[module] = frozenset(
+                        n.partition("(")[0] for column in names for n in column.split())
+        return out
+
+    @cached_property
+    def _module_names(self) -> dict[str, frozenset[str]]:
+        return {}
+
+    @property
+    def has_modules(self) -> bool:
+        return bool(self._module_releases)
+
+    def module_exists(self, name: str, release: str, order: tuple[str, ...]) -> bool:
+        """Is `name` a module `release` shipped, or a name bound by one (`verl.workers.config.CriticConfig`)?"""
+        if self.module_shipped(name, release, order):  # a module, or a package holding one
+            return True
+        parent, _, member = name.rpartition(".")
+        return (member in self._module_names.get(parent, ()) and self.module_shipped(parent, release, order))
+
+    def module_shipped(self, module: str, release: str, order: tuple[str, ...]) -> bool:
+        """Did `release` ship `module` (a module, or a package holding modules)? `order`: all releases in order."""
+        rank = {r: i for i, r in enumerate(order)}
+        if release not in rank:
+            return True  # a release the facts cannot speak for
+        here = rank[release]
+        prefix = module + "."
+        for name, ranges in self._module_releases.items():
+            if name != module and not name.startswith(prefix):
+                continue
+            for span in ranges:
+                lo, _, hi = span.partition("..")
+                if rank.get(lo, 1 << 30) <= here <= rank.get(hi or lo, -1):
+                    return True
+        return False
 
 
 @lru_cache(maxsize=None)

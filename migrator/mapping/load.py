@@ -29,9 +29,11 @@ from migrator.mapping.entries import (
     EnvRemoval,
     VarRename,
 )
-
+from migrator.mapping.values import VALUE_KINDS, check_value_entry
 
 ENTRY_KINDS = {**BASE_KINDS, **ENTRY_POINT_KINDS}
+# Every kind a table may use: key, path, module, name and entry-point entries, then value entries.
+TABLE_KINDS = {**ENTRY_KINDS, **{cls.KIND: cls for cls in VALUE_KINDS}}
 
 
 class TableError(Exception):
@@ -165,11 +167,11 @@ def parse_entry(raw: object, file: str, release: str, index: int, line: int | No
         raise TableError(file, line, f"entry #{index + 1} is not a mapping: {raw!r}")
     line = raw.get("__line__")
     kind = raw.get("kind")
-    label = f"entry #{index + 1} ({kind} {raw.get('old', raw.get('function', '?'))})"
-    if kind not in ENTRY_KINDS:
-        known = ", ".join(sorted(ENTRY_KINDS))
+    label = f"entry #{index + 1} ({kind} {raw.get('old', raw.get('function', raw.get('key', raw.get('old-key', '?'))))})"
+    if kind not in TABLE_KINDS:
+        known = ", ".join(sorted(TABLE_KINDS))
         raise TableError(file, line, f"unknown kind {kind!r} (known: {known})", label)
-    cls = ENTRY_KINDS[kind]
+    cls = TABLE_KINDS[kind]
     fields = {k: v for k, v in raw.items() if k not in ("kind", "__line__", "__lines__")}
     extra = sorted(set(fields) - set(cls.FIELDS))
     if extra:
@@ -183,7 +185,7 @@ def parse_entry(raw: object, file: str, release: str, index: int, line: int | No
     for name, value in fields.items():
         _, check = cls.FIELDS[name]
         try:
-            values[FIELD_ATTRIBUTES.get(name, name)] = check(_plain(value))  # type: ignore[operator]
+            values[FIELD_ATTRIBUTES.get(name, name.replace("-", "_"))] = check(_plain(value))  # type: ignore[operator]
         except FieldError as exc:
             raise TableError(file, raw["__lines__"].get(name, line), f"{name}: {exc}", label) from None
     values.setdefault("note", None)
@@ -207,6 +209,9 @@ def _check_entry_shape(entry: Entry, file: str, line: int | None, label: str) ->
         raise TableError(file, line, "old and new are the same", label)
     if isinstance(entry, SymbolMove) and entry.old == entry.target:
         raise TableError(file, line, "old and new are the same", label)
+    problem = check_value_entry(entry)
+    if problem:
+        raise TableError(file, line, problem, label)
 
 
 def _family_match(old: str, candidate: str, family: str) -> bool:
@@ -236,13 +241,13 @@ def consistency_problems(table: ReleaseTable) -> list[TableError]:
     for entry in table.entries:
         other = seen.get(entry.identity)
         if other is not None:
-            problems.append(TableError(table.file, entry.origin.line, f"duplicate old {getattr(entry, 'old')!r}: "
+            problems.append(TableError(table.file, entry.origin.line, f"duplicate {_duplicate_name(entry)}: "
                                        f"already given at line {other.origin.line}", entry.describe()))
             continue
         seen[entry.identity] = entry
     by_family: dict[str, list[Entry]] = {}
     for entry in table.entries:
-        if entry.KIND not in ("key-no-action", "module-no-action", "signature-change"):
+        if entry.KIND not in ("key-no-action", "module-no-action", "signature-change") and entry.FAMILY != "value":
             by_family.setdefault(entry.FAMILY, []).append(entry)
     for family, entries in by_family.items():
         for entry in entries:
@@ -270,6 +275,10 @@ def consistency_problems(table: ReleaseTable) -> list[TableError]:
                                            entry.describe()))
                 break  # one problem per entry
     return problems
+
+
+def _duplicate_name(entry: Entry) -> str:
+    return repr(entry.describe()) if entry.FAMILY == "value" else f"old {getattr(entry, 'old')!r}"
 
 
 # How long a table that is a FIFO may wait for its writer (`--table <(cmd)` has one at once).

@@ -12,7 +12,9 @@ import unicodedata
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
+from migrator.mapping.precision import SUBTREE_PROBE
 from migrator.rewrite import scan
+from migrator.rewrite.values import override_value_edits, removal_finding, target_change, value_at
 
 # A word starts after these bytes (quotes and brackets too: `["a.b=1", 'c.d=2']`, `(a.b=1)`).
 WORD_BOUNDARY = b" \t\n\r;|&()[]{},'\"`=:"
@@ -20,10 +22,12 @@ WORD_BOUNDARY = b" \t\n\r;|&()[]{},'\"`=:"
 INTERPOLATION = re.compile(
     rb"\$\{(?:oc\.select:)?(?P<key>[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)(?=[},])")
 # A probe component no real config uses, to ask "does this whole subtree move?".
-_PROBE = "__verl_migrate_probe__"
+_PROBE = SUBTREE_PROBE
 
 
 def first_note(change: KeyChange) -> str:
+    if change.note:
+        return change.note
     for entry in reversed(change.entries):
         if entry.note:
             return entry.note
@@ -125,8 +129,23 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
         if module is not None:
             _module_edit(module, start, end, edits, findings, in_comment)
             return edits, findings
+        target = target_change(maps, name)
+        if target is not None:
+            edits.append(Edit(start, end, target.new.encode(), "target-move", target.describe(), target.prs,
+                              in_comment))
+            return edits, findings
     for m in _overrides(src, start, end, span_starts_word, escapes):
-        change = maps.key(m.group("key").decode("ascii"))
+        key = m.group("key").decode("ascii")
+        if m.group("eq") is not None:
+            value_edits, value_findings, value = override_value_edits(
+                maps, key, m.start("key"), m.end("key"), value_at(src, m.end(), end), in_comment)
+            edits.extend(value_edits)
+            findings.extend(value_findings)
+            if value is not None and value.action == "remove" and not in_comment:
+                findings.append(removal_finding(m.start("key"), value, removed=False))
+            if value is not None and (value.new_key is not None or value.action == "remove"):
+                continue
+        change = maps.key(key)
         if change is not None:
             taken.add(m.start("key"))
             _key_edit(change, m.start("key"), m.end("key"), edits, findings, in_comment)

@@ -27,6 +27,25 @@ STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
 _CONFIG_ROOTS: dict[int, frozenset[str]] = {}
 
+# Evidence that a file's config object is verl's own (what `@hydra.main` composed from verl's trainer
+# configs, or what verl's run_ppo/TaskRunner/RayPPOTrainer hand on): only then are attribute chains renamed.
+_HYDRA_MAIN = re.compile(rb"@hydra\.main\((?P<args>[^)]*)\)")
+_CONFIG_NAME = re.compile(rb"config_name\s*=\s*[\"'](?P<name>[\w/.-]+)[\"']")
+_VERL_CONFIG_PATH = re.compile(rb"config_path\s*=\s*[^,)]*verl/trainer/config")
+_VERL_RUNNERS = re.compile(rb"(?:from\s+verl\.trainer\.(?:main_ppo|ppo\.ray_trainer)\s+import\s+[^\n]*"
+                           rb"\b(?:run_ppo|TaskRunner|RayPPOTrainer)\b|\bverl\.trainer\.main_ppo\.(?:run_ppo|TaskRunner)\b)")
+_VERL_TRAINER_CONFIGS = frozenset({"ppo_trainer", "ppo_megatron_trainer", "ppo_veomni_trainer", "ppo_torchtitan_trainer"})
+
+
+def holds_verl_config(source: bytes) -> bool:
+    """Does the file provably work on verl's config (its Hydra entry point or a verl runner)?"""
+    for m in _HYDRA_MAIN.finditer(source):
+        name = _CONFIG_NAME.search(m.group("args"))
+        if _VERL_CONFIG_PATH.search(m.group("args")) or (
+                name is not None and name.group("name").decode() in _VERL_TRAINER_CONFIGS):
+            return True
+    return _VERL_RUNNERS.search(source) is not None
+
 
 def _config_roots(mappings: MappingSet) -> frozenset[str]:
     """The top-level config nodes of the target release (empty without shipped facts)."""
@@ -118,6 +137,7 @@ class Locator:
         # (root name,) for a bare name; (root name, names, span_of) for an attribute chain on a name.
         self.root_uses: list[tuple] = []
         self.shell_strings: set[int] = set()  # starts of string tokens already handled as shell commands
+        self.config_renames: list[Edit] = []  # attribute-chain key renames, applied in finish() all or none
 
     def add_text(self, start: int, end: int, **kwargs) -> None:
         edits, findings = literal.text_edits(self.src, start, end, self.maps, **kwargs)
@@ -250,8 +270,8 @@ class Locator:
                     continue
                 start, end = span_of(i)[0], span_of(j)[1]
                 if change.action == "rename":
-                    self.edits.append(Edit(start, end, change.new.encode(), "key-rename",
-                                           f"{change.old} -> {change.new}", change.prs))
+                    self.config_renames.append(Edit(start, end, change.new.encode(), "key-rename",
+                                                    f"{change.old} -> {change.new}", change.prs))
                 elif change.action == "warn":
                     self.findings.append(Finding(start, "key-warn", f"{change.old}: {literal.first_note(change)}",
                                                  change.hint, change.prs, severity="warning"))
@@ -309,7 +329,28 @@ class Locator:
 
     # -- `import a.b` without an alias ---------------------------------------------------------------
     def finish(self) -> None:
-        """Rewrite `import old.mod` and its `old.mod.x` references together, or report a manual step."""
+        """Rewrite `import old.mod` and its `old.mod.x` references together, or report a manual step;
+        likewise the config attribute chains of the file."""
+        self.finish_config_chains()
+        self.finish_plain_imports()
+
+    def finish_config_chains(self) -> None:
+        """Renamed where the object is provably verl's config; elsewhere one manual step for them all."""
+        if not self.config_renames:
+            return
+        if holds_verl_config(self.src):
+            self.edits.extend(self.config_renames)
+            return
+        first = min(e.start for e in self.config_renames)
+        renames = ", ".join(dict.fromkeys(e.message for e in self.config_renames))
+        prs = tuple(dict.fromkeys(pr for e in self.config_renames for pr in e.prs))
+        places = len(self.config_renames)
+        self.findings.append(Finding(first, "key-rename", f"config attributes {renames} ({places} place"
+                                     f"{'s' if places > 1 else ''} in this file): nothing shows this object is "
+                                     "verl's config; rename them all by hand if it is", None, prs))
+
+    def finish_plain_imports(self) -> None:
+        """`import old.mod` (no alias) and its `old.mod.x` references."""
         by_root: dict[str, list] = {}
         for span, old, new, prs in self.plain_imports:
             by_root.setdefault(old.split(".")[0], []).append((span, old, new, prs))

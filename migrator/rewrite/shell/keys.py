@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from migrator.edits import Edit, Finding
 from migrator.mapping import MappingSet
 from migrator.rewrite.shell.removal_spans import _argument_removal_span
 from migrator.rewrite.shell.syntax import _glued_by_continuation
+from migrator.rewrite.values import override_value_edits, removal_finding, value_at
 
 
 class KeyEdits:
@@ -20,8 +23,12 @@ class KeyEdits:
     verl_expanded: set  # names expanded into commands that run a verl entry point
     # Also provided by the walker (LaunchEdits): context_at(offset), note_key(key, context).
 
-    def key_occurrence(self, key: str, start: int, end: int, container) -> None:
-        """`container` is (sibling argument nodes, index) when the key's argument can be deleted."""
+    def key_occurrence(self, key: str, start: int, end: int, container, limit: int | None = None) -> None:
+        """`container` is (sibling argument nodes, index) when the key's argument can be deleted;
+        `limit` is where the override's value must end."""
+        if limit is not None and self.src[end:end + 1] == b"=" and self.value_occurrence(key, start, end, container,
+                                                                                           limit):
+            return
         context = self.context_at(start)
         self.note_key(key, context)
         change = self.maps.key(key, context)
@@ -47,6 +54,39 @@ class KeyEdits:
     def removal_by_hand(self, key: str, start: int, change) -> None:
         self.findings.append(Finding(start, "key-removal", f"{key} was removed; delete it by hand",
                                      change.hint, change.prs))
+
+    def value_occurrence(self, key: str, start: int, end: int, container, limit: int) -> bool:
+        """Edits or findings for the value of `key=value`; True when they dealt with the key as well."""
+        token = value_at(self.src, end + 1, limit)
+        if token is not None and token.variable is not None:
+            self.variable_value(key, token.variable)
+            return False
+        edits, findings, change = override_value_edits(self.maps, key, start, end, token)
+        self.edits.extend(edits)
+        self.findings.extend(findings)
+        if change is None:
+            return False
+        if change.action == "remove":
+            if container is not None:
+                siblings, index = container
+                self.removals.setdefault(siblings[0].start_byte, (siblings, []))[1].append(
+                    (index, f"{key}={change.value}", change))
+            self.findings.append(removal_finding(start, change, removed=container is not None))
+            return True
+        return change.new_key is not None
+
+    def variable_value(self, key: str, name: str) -> None:
+        """`key=$NAME`: when the script assigns NAME a literal old value, report it at the assignment."""
+        for m in re.finditer(rb"(?m)^[ \t]*(?:export[ \t]+)?" + re.escape(name.encode()) + rb"=", self.src):
+            token = value_at(self.src, m.end(), len(self.src))
+            if token is None or token.variable is not None:
+                continue
+            change = self.maps.value(key, token.text)
+            if change is not None:
+                new = f"write {change.new_key or key}={change.new}" if change.new is not None else "drop it"
+                self.findings.append(Finding(m.start(), "value-variable",
+                                             f"{name}={token.text} is passed as {key}: {new} by hand",
+                                             getattr(change.entries[-1], "hint", None), change.prs))
 
     def plan_removals(self) -> None:
         for first, (siblings, removed) in self.removals.items():
@@ -98,6 +138,8 @@ class KeyEdits:
 
 
 def _first_note(change) -> str:
+    if change.note:
+        return change.note
     last = change.entries[-1] if change.entries else None
     if last is not None and last.KIND == "entry-point-move":
         return f"{last.old} -> {last.new} has no place for it"  # the item's hint says what to do

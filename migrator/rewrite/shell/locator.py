@@ -9,6 +9,7 @@ from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import scan
 from migrator.rewrite.shell.entry_points import expanded_names, is_override_list, verl_entry_index
+from migrator.rewrite.shell.defaults import DefaultEdits
 from migrator.rewrite.shell.keys import KeyEdits
 from migrator.rewrite.shell.launches import LaunchEdits
 from migrator.rewrite.shell.moves import MoveEdits
@@ -36,7 +37,7 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     return LocateResult(tuple(locator.edits), tuple(locator.findings))
 
 
-class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits):
+class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits, DefaultEdits):
     def __init__(self, source: bytes, mappings: MappingSet):
         self.src = source
         self.maps = mappings
@@ -117,6 +118,8 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits):
             removable = entry is not None and i > entry and not in_command_slot and not named_by_override
             self.argument(target, command=node, runs_script=i == script_index,
                           container=(args, i) if removable else None)
+        if len(args) > 1:
+            self.value_defaults(node, args, words)
 
     def argument(self, node, command, runs_script: bool, container=None) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
@@ -128,19 +131,21 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits):
         first = pieces[0]
         starts_word = first.start_byte == _content_start(node)
         if starts_word:
-            self.override_at(first, container)
+            self.override_at(first, container, node.end_byte)
         for piece in pieces:
             self.scan_text(piece, start_handled=piece is first and starts_word,
                            path_context=(command, node, runs_script))
 
-    def override_at(self, piece, container) -> bool:
+    def override_at(self, piece, container, argument_end: int) -> bool:
         """Handle `[+|++|~]key=...` at the start of `piece`; True when it is an override."""
         content_start, content_end = _literal_span(piece, self.src)
         m = scan.OVERRIDE_AT_START.match(self.src, content_start, content_end)
         if not m or not scan.is_override(m):
             return False
         key = m.group("key").decode("ascii")
-        self.key_occurrence(key, m.start("key"), m.end("key"), container)
+        # An unquoted word's value may go on in a quoted piece (`key="v"`); a string's ends with it.
+        limit = argument_end if piece.type == "word" else content_end
+        self.key_occurrence(key, m.start("key"), m.end("key"), container, limit)
         return True
 
     def scan_text(self, piece, start_handled: bool, path_context=None) -> None:
@@ -155,7 +160,7 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits):
             elif self.src[m.start() - 1:m.start()] not in WORD_BOUNDARY:
                 continue
             key = m.group("key").decode("ascii")
-            self.key_occurrence(key, m.start("key"), m.end("key"), None)
+            self.key_occurrence(key, m.start("key"), m.end("key"), None, end)
         for m in scan.MODULE_AFTER_DASH_M.finditer(self.src, start, end):
             self.module_span(m.start("module"), m.end("module"))
         for old_start, old_end, change in scan.find_paths(self.src, start, end, self.maps):

@@ -23,10 +23,13 @@ class _OverrideCollector(_ShellLocator):
         super().__init__(source, MappingSet("", "", ()))
         self.found: list[tuple[str, str, int, int]] = []
 
-    def key_occurrence(self, key: str, start: int, end: int, removable_node) -> None:
+    def key_occurrence(self, key: str, start: int, end: int, removable_node, limit: int | None = None) -> None:
         prefix = "++" if self.src[max(0, start - 2):start] == b"++" else \
             self.src[start - 1:start].decode("latin-1") if start and self.src[start - 1:start] in (b"+", b"~") else ""
         self.found.append((prefix, key, start, end))
 
     def comment(self, node) -> None:
+        return
+
+    def value_defaults(self, command, args, words) -> None:
         return

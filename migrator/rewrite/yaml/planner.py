@@ -28,6 +28,7 @@ from migrator.rewrite.yaml.document import (
 from migrator.rewrite.yaml import relative
 from migrator.rewrite.yaml.context import in_file_context
 from migrator.rewrite.yaml.insert import Insert
+from migrator.rewrite.yaml.values import plan_values
 
 
 class Unsafe(Exception):
@@ -104,7 +105,7 @@ class Planner:
                 if style in ("'", '"'):
                     start, end = start + 1, end - 1
                 edits, findings = literal.text_edits(self.src, start, end, self.maps, escapes=style == '"',
-                                                     whole_key=style in (None, "'", '"'), interpolations=True)
+                                                     whole_key=style in (None, "", "'", '"'), interpolations=True)
                 self.edits.extend(edits)
                 self.findings.extend(findings)
 
@@ -156,6 +157,7 @@ class Planner:
         self.cut_info: dict[int, tuple[str, str, tuple[int, ...]]] = {}  # id(key) -> edit kind, message, PRs
         self.moves: list[tuple[Key, tuple[str, ...], KeyChange]] = []
         self.move_targets: dict[int, tuple[str, ...]] = {}
+        plan_values(self, self.root)
         self.visit(self.root)
         self.moves = self.feasible_moves()
         self.prune()

@@ -67,6 +67,21 @@ def _apply_ops(root: dict, ops: list[tuple], depth: int, maps: MappingSet) -> No
         if change is None or change.action != action or (new is not None and change.new != ".".join(new)):
             raise Unsafe(f"{'.'.join(path)} changed in a way the table does not say")
 
+    def expect_value(raw: tuple, path: tuple, new: str) -> None:
+        holder, siblings, node = container(raw), {}, root
+        for name in raw[:-1]:  # scalars beside each ancestor too, nearest last (as the planner sees them)
+            siblings.update({k: _text(v) for k, v in node.items() if not isinstance(v, (dict, list))})
+            node = node[name]
+        siblings.update({k: _text(v) for k, v in holder.items() if not isinstance(v, (dict, list))})
+        old_text = _text(holder[raw[-1]])
+        change = maps.value(".".join(path), old_text, siblings)
+        if change is None or change.new != new:
+            raise Unsafe(f"{'.'.join(path)}: value {old_text} changed in a way the table does not say")
+
+    for op in ops:  # values first: their raw paths are those of the file before any key moves
+        if op[0] == "value":
+            expect_value(op[1], op[2], op[3])
+            container(op[1])[op[1][-1]] = op[3]
     for op in ops:
         if op[0] == "relative":  # before any key leaves: the value is still at its old raw path
             holder = container(op[1])
@@ -100,6 +115,10 @@ def _apply_ops(root: dict, ops: list[tuple], depth: int, maps: MappingSet) -> No
         if holder.get(op[1][-1]) != {}:
             raise Unsafe(f"{'.'.join(op[2])} was deleted but is not empty")
         del holder[op[1][-1]]
+
+
+def _text(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else "null" if value is None else str(value)
 
 
 def _rewrite_strings(value, maps: MappingSet):

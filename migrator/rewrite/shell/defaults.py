@@ -1,0 +1,85 @@
+"""Value-default entries in launch commands: a key that became mandatory (`rollout.name` at v0.6.0)
+gets its old default appended where a command runs `verl.trainer.main_ppo` without setting it.
+
+Only when the run names the script's release (`--from`): without it the script may be of any release,
+and the baseline's "from the oldest" would add the key to every launch command. Appended only when
+nothing else could set it: no `--config-name`/`--config-path` (a config file the
+script passes), and no expansion that may carry overrides (`$@`, `${ARGS[@]}`, `$EXTRA`); otherwise the
+command is reported.
+"""
+
+from __future__ import annotations
+
+import re
+
+from migrator.edits import Edit, Finding
+from migrator.mapping import MappingSet
+
+MAIN_PPO = re.compile(rb"(?:^|[\s/])(?:verl\.trainer\.main_ppo|verl/trainer/main_ppo\.py)$")
+CONFIG_OPTIONS = (b"--config-name", b"--config-path", b"-cn", b"-cp", b"--config-dir", b"-cd")
+# A word that sets a key: `[+|++]key=...` (its value may be anything, `$ENGINE` too).
+SETS_KEY = re.compile(rb"[\"']?(?:\+\+|\+)?(?P<key>[A-Za-z_][A-Za-z0-9_.-]*)=")
+
+
+def runs_main_ppo(words: list[bytes]) -> bool:
+    return any(MAIN_PPO.search(w) for w in words)
+
+
+class DefaultEdits:
+    """Value defaults in a `_ShellLocator`, which walks the tree and provides these attributes."""
+
+    src: bytes
+    maps: MappingSet
+    edits: list[Edit]
+    findings: list[Finding]
+
+    def value_defaults(self, command, args: list, words: list[bytes]) -> None:
+        defaults = self.maps.value_defaults() if self.maps.from_release_given else ()
+        if not defaults or not runs_main_ppo(words):
+            return
+        set_keys = {self.maps_final(m.group("key").decode()) for w in words if (m := SETS_KEY.match(w))}
+        for entry in defaults:
+            if self.maps_final(entry.key) in set_keys:
+                continue
+            override = f"{self.maps_final(entry.key)}={entry.old_default}"
+            blocker = _blocker(words) or self.lost_continuation(args[-1])
+            if blocker is not None:
+                self.findings.append(Finding(command.start_byte, "value-default",
+                                             f"{entry.key} has no default from verl {entry.origin.release}; "
+                                             f"add {override} by hand ({blocker.decode()})", entry.note,
+                                             (entry.pr,)))
+                continue
+            last = args[-1]
+            line_start = self.src.rfind(b"\n", 0, last.start_byte) + 1
+            lead = self.src[line_start:last.start_byte]
+            glue = b" \\\n" + lead if not lead.strip() and line_start > command.start_byte else b" "
+            self.edits.append(Edit(last.end_byte, last.end_byte, glue + override.encode(), "value-default",
+                                   f"{override} (the old default; the key is mandatory from verl "
+                                   f"{entry.origin.release})", (entry.pr,)))
+
+    def lost_continuation(self, last) -> bytes | None:
+        """`x=1 \\ # note` or an override on the next line: the command bash runs ends before the
+        one its author meant, so where the key would go is unclear."""
+        line_end = self.src.find(b"\n", last.end_byte)
+        line_end = len(self.src) if line_end < 0 else line_end
+        if b"\\" in self.src[last.end_byte:line_end]:
+            return b"the command ends in a broken line continuation after " + self.src[last.start_byte:last.end_byte]
+        following = self.src[line_end + 1:self.src.find(b"\n", line_end + 1) if b"\n" in self.src[line_end + 1:]
+                             else len(self.src)].strip()
+        if SETS_KEY.match(following) and b"." in following.split(b"=", 1)[0]:
+            return b"more overrides follow on the next line, outside the command"
+        return None
+
+    def maps_final(self, key: str) -> str:
+        change = self.maps.key(key)
+        return change.new if change is not None and change.new is not None else key
+
+
+def _blocker(words: list[bytes]) -> bytes | None:
+    """The first word through which a config file or unseen overrides may set keys, or None."""
+    for word in words:
+        if word.split(b"=", 1)[0] in CONFIG_OPTIONS:
+            return word + b" may set it"
+        if b"$" in word and not SETS_KEY.match(word):
+            return word + b" may set it"
+    return None
