@@ -9,6 +9,8 @@ the change into a warning or a manual step with the reason, never into an edit.
 
 from __future__ import annotations
 
+from migrator.mapping.entries import Entry, KeyRename
+from migrator.mapping.entrycontext import KeyChange
 from migrator.mapping.facts import OPEN_TYPES, ReleaseFacts
 
 # The component the YAML rewriter appends to ask "does this whole subtree move?" (literal.key_target).
@@ -44,3 +46,50 @@ def path_lands(facts: ReleaseFacts, path: str, release: str) -> bool:
     if path.endswith("/"):
         return any(p.startswith(path) for p in paths)
     return path in paths
+
+
+class PrecisionRules:
+    """The rules as `MappingSet` applies them (a mixin: `history`, `to_release` are the set's own)."""
+
+    @property
+    def _facts(self):
+        history = self.history
+        return history.facts if history is not None and self.to_release in history.releases else None
+
+    def _all_indexed(self, entries) -> bool:
+        """Do the entries all come from the release index's own tables (not a user's `--table`)?"""
+        if self.history is None:
+            return False
+        # Computed each time: ids must not outlive the process (a composed set is pickled by tablecache).
+        indexed = {id(e) for t in self.history.tables.values() for e in t.entries}
+        return all(id(e) in indexed for e in entries)
+
+    def _fork_key_in_subtree(self, key: str, entry: Entry) -> KeyChange | None:
+        """A subtree entry meets a key verl never had under that node: it stays, reported. Only for the
+        built-in tables' subtrees (generated key shims mirror composition without facts)."""
+        builtin = entry.origin.file.startswith("mappings/verl/") and self._all_indexed((entry,))
+        facts = self._facts if builtin else None
+        # Probes (`x.__verl_migrate_probe__`, release notes' `x.__subtree__`) ask about the node as a whole.
+        if facts is None or not getattr(entry, "is_subtree", False) or key.rpartition(".")[2].startswith("__"):
+            return None
+        node = entry.old[:-2]  # type: ignore[attr-defined]
+        if key == node or known_in_some_release(facts, key, self.history.releases):  # type: ignore[union-attr]
+            return None
+        verb = "moved" if isinstance(entry, KeyRename) else "removed"
+        return KeyChange(key, None, "warn", "it is your own key: move or keep it where your code reads it",
+                         (entry,), note=f"not moved: no verl release has it under {node}, which verl {verb}")
+
+    def _still_read(self, key: str, change: KeyChange | None) -> KeyChange | None:
+        """A release table's removal or rename of a key the target release still has becomes a warning,
+        unless it renamed the key knowingly in a release that still shipped it (a deprecated alias)."""
+        facts = self._facts
+        if facts is None or change is None or change.action == "warn" or not still_read(facts, key, self.to_release):
+            return change
+        if not all(e.origin.release for e in change.entries):
+            return change  # a table of the user's own that applies after the target: their call
+        if change.action == "rename" and all(e.origin.release and still_read(facts, key, e.origin.release)
+                                             for e in change.entries):
+            return change
+        what = "removal" if change.new is None else f"rename to {change.new}"
+        return KeyChange(key, None, "warn", "check that the override still does what you mean", change.entries,
+                         note=f"verl {self.to_release} still has it, so the table's {what} is not applied")
