@@ -28,7 +28,10 @@ BUILTIN_ONLY = {
     "launch.py": [(MINDSPEED, b"NPUS_PER_NODE=8 " + MINDSPEED),
                   (b'"-m", "verl.experimental.fully_async_policy.main"', b'"-m", "recipe.fully_async_policy.main"'),
                   (b'run_module("verl.experimental.fully_async_policy.main"',
-                   b'run_module("recipe.fully_async_policy.main"')],
+                   b'run_module("recipe.fully_async_policy.main"'),
+                  # `from pkg import main` names the module pkg.main, which v0.9.0 does not ship: reported
+                  (b"from verl.experimental.fully_async_policy import main as fully_async_main",
+                   b"from recipe.fully_async_policy import main as fully_async_main")],
     "notebooks/launch.ipynb": [(MINDSPEED, b"NPUS_PER_NODE=8 " + MINDSPEED), *NO_SUCH_MODULE],
     "README.md": [(b"(examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh)",
                    b"(examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh)"),

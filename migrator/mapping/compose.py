@@ -257,7 +257,17 @@ class MappingSet(EntryPointQueries, PrecisionRules):
         """The composed change for a concrete config key, or None when it stays as it is.
         `context`: the entry point whose config the key belongs to (None: main_ppo's, the `ppo` family)."""
         if context is not None and (context.module or context.config):
-            return self._key_in(key, context)
+            result = self._key_in(key, context)
+            # The precision rules hold in every config: a fork's key under a moved subtree stays, a key
+            # the target still has is not removed (migrator/mapping/precision.py).
+            for entry in (result.entries if result is not None and result.action != "warn" else ()):
+                if getattr(entry, "old", "").endswith(".*") and key.startswith(entry.old[:-1]):
+                    unknown = self._fork_key_in_subtree(key, entry)
+                    if unknown is not None:
+                        return unknown
+            moved = result is not None and any(e.KIND == "entry-point-move" for e in result.entries)
+            # The facts' key lists are main_ppo's: another entry point's keys are judged by its own remap.
+            return result if moved or not self.is_ppo_config(context.config) else self._still_read(key, result)
         try:
             return self._key_cache[key]
         except KeyError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from migrator.edits import Edit, Finding
-from migrator.mapping import MappingSet
+from migrator.mapping import KeyChange, MappingSet
 from migrator.rewrite.shell.removal_spans import _argument_removal_span
 from migrator.rewrite.shell.syntax import _glued_by_continuation
 from migrator.rewrite.values import override_value_edits, removal_finding, value_at
@@ -70,7 +70,7 @@ class KeyEdits:
             if container is not None:
                 siblings, index = container
                 self.removals.setdefault(siblings[0].start_byte, (siblings, []))[1].append(
-                    (index, f"{key}={change.value}", change))
+                    (index, f"{key}={change.value}", change, start))
             self.findings.append(removal_finding(start, change, removed=container is not None))
             return True
         return change.new_key is not None
@@ -98,7 +98,7 @@ class KeyEdits:
                     self.removal_by_hand(key, start, change)
                 continue
             for _, key, change, start in removed:
-                if change.hint:
+                if change.hint and isinstance(change, KeyChange):  # a value removal reported its own finding
                     message = f"removed {key}: {_first_note(change)}" if change.manual else f"removed {key}"
                     self.findings.append(Finding(start, "key-removal", message, change.hint, change.prs,
                                                  severity="manual" if change.manual else "info"))
