@@ -106,7 +106,13 @@ def build_prefilter(mappings) -> KindPrefilter:
     """The prefilter for every old token of the composed tables; kinds whose registry entry says they
     split names also look for the names' last components."""
     tokens = mappings.old_tokens()
+    # The modules that symbol, keyword and signature entries name matter to code that imports them
+    # only: in a launch script `verl.trainer.main_ppo` (TaskRunner moved out of it) is every line.
+    api_only = mappings.api_modules() - mappings.old_modules()
     last = {"modules": {name.rsplit(".", 1)[-1] for name in mappings.old_modules()},
             "keys": {name.rsplit(".", 1)[-1] for name in mappings.old_keys() if name in tokens}}
-    return KindPrefilter(tokens, {spec.kind: set().union(*(last[part] for part in spec.split_names))
-                                  for spec in REWRITERS if spec.split_names})
+    extra = {spec.kind: set().union(*(last[part] for part in spec.split_names))
+             for spec in REWRITERS if spec.split_names}
+    for kind in ("python", "notebook"):
+        extra[kind] = extra.get(kind, set()) | api_only
+    return KindPrefilter(tokens - api_only, extra)

@@ -13,6 +13,7 @@ was live (present, and not deprecated by that release's own table). So a v0.7.1 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,8 +53,8 @@ from migrator.mapping.entrypoints import (
     EntryPointRemoval,
     KeyScope,
 )
-from migrator.mapping.value_changes import ValueChange, compose_value, defaults, value_entries
-from migrator.mapping.values import TargetMove, ValueMap, ValueRename
+from migrator.mapping.value_changes import ValueChange, compose_value, defaults, value_entries, value_tokens
+from migrator.mapping.values import TargetMove, ValueDefault, ValueMap, ValueRename
 from migrator.mapping.precision import (
     SUBTREE_PROBE,
     PrecisionRules,
@@ -508,18 +509,9 @@ class MappingSet(EntryPointQueries, PrecisionRules):
         return {t for t in tokens if t}
 
     def _value_tokens(self) -> set[str]:
-        """A literal each value entry needs in a file: the old value, else the key's last component."""
-        out = set()
-        for step in self._steps:
-            for e in step.value_entries:
-                if isinstance(e, TargetMove):
-                    out.add(e.old)
-                elif isinstance(e, ValueRename) and e.old is not None:
-                    out.add(e.old)
-                else:
-                    key = e.old_key if isinstance(e, ValueMap) else e.key
-                    out.add(key.rpartition(".")[2].lstrip("-"))
-        out.update("main_ppo" for _ in self.value_defaults()[:1])
+        out = value_tokens(e for step in self._steps for e in step.value_entries)
+        if self.from_release_given and self.value_defaults():
+            out.add("main_ppo")  # a value default is inserted into main_ppo launches (only with --from)
         return out
 
     @property

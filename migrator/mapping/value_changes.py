@@ -8,6 +8,8 @@ applies when the script already writes `reward.custom_reward_function.path`).
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from migrator.mapping.entries import Entry, KeyRename
@@ -107,3 +109,45 @@ def _sibling_match(when, siblings: dict | None) -> bool:
 
 def defaults(entries) -> list[ValueDefault]:
     return [e for e in entries if isinstance(e, ValueDefault)]
+
+
+def value_tokens(entries) -> set[str]:
+    """A literal each value entry needs in a file. Short, common values (`hf`, `sync`) and generic key
+    names (`name`, `mode`, `_target_`) would let nearly every file through, so a value is looked for as
+    `last=value` (shell, Python, Markdown) and `last: value` (YAML), and alone only when it is a path,
+    a class path or an identifier with `_`."""
+    out = set()
+    for e in entries:
+        if isinstance(e, TargetMove):
+            out.add(e.old)
+            continue
+        if isinstance(e, ValueDefault):
+            continue  # inserted only when --from is given (MappingSet adds its token)
+        key = e.old_key if isinstance(e, ValueMap) else e.key
+        last = key.rpartition(".")[2].lstrip("-")
+        old = getattr(e, "old", None)
+        pattern = getattr(e, "old_pattern", None)
+        values = [old] if isinstance(old, str) and old else \
+            sorted(_pattern_literals(pattern.pattern)) if pattern is not None else []
+        if isinstance(e, ValueMap) or not values:
+            out.add(last)  # the old key itself (use_policy_gradient, rollout_is)
+        for value in values:
+            out.update({f"{last}={value}", f"{last}: {value}"})
+            if any(c in value for c in "./_"):
+                out.add(value)  # also inside lists and longer strings
+    return out
+
+
+def _pattern_literals(pattern: str) -> set[str]:
+    """Literals one of which every match contains: the alternatives of a plain alternation
+    (`prime|batch`), the literal before a group of alternatives (`dummy_(dtensor|hf)` -> `dummy_`), or
+    the longest literal run (`(.*/)?verl/utils/reward_score/math\\.py`); empty when unsure."""
+    text = pattern.replace("\\.", "\0")
+    if "|" in text and "(" not in text:
+        pieces = text.split("|")
+    elif "|" in text:
+        pieces = [text[:text.index("(")]]
+    else:
+        pieces = [max(re.split(r"\(\.\*/\)\?|[()|?*+\[\]^$.]", text), key=len)]
+    literals = {p.replace("\0", ".") for p in pieces}
+    return literals if all(len(p) >= 4 and "\\" not in p for p in literals) else set()
