@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from migrator.lint.registry import Problem, check
 from migrator.lint.launch import exclusive, launches
+from migrator.rewrite.shell.hydra_launches import config_dir_of_launch
 from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
 from migrator.verdict.store import configs_dir
 
@@ -132,9 +133,7 @@ def _config_of(script, configs, launch, out) -> tuple[str, str] | None:
         return None
     config_dir, config_name = entry.config_path, entry.config_name
     if launch.config_path is not None:
-        # Hydra: absolute, or relative to the directory of the script that declares `@hydra.main`.
-        relative = posixpath.normpath(posixpath.join(posixpath.dirname(entry.script), launch.config_path))
-        config_dir = relative if relative in configs.config_dirs else configs.config_dir_of(launch.config_path)
+        config_dir = config_dir_of_launch(configs, entry, launch.config_path)
         if config_dir is None:
             script.notes.append(f"`{launch.entry}`: --config-path={launch.config_path} is not one of verl's "
                                 "config directories: its overrides are not judged")

@@ -13,6 +13,7 @@ script replaced by it, every other expansion by `PLACEHOLDER` (the verdict then 
 from __future__ import annotations
 
 import bisect
+import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -355,3 +356,10 @@ def _resolved(script, value: str, assignments: dict) -> str:
         return _plain(script, assigned).strip("\"'") if assigned is not None else m.group(0)
 
     return re.sub(r"\$(?:([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\})", fill, value)
+
+
+def config_dir_of_launch(configs, entry, config_path: str) -> str | None:
+    """The shipped config dir a `--config-path` names, as Hydra resolves it: absolute, or relative to the
+    directory of the script that declares `@hydra.main`; None when it is not one of verl's."""
+    relative = posixpath.normpath(posixpath.join(posixpath.dirname(entry.script), config_path))
+    return relative if relative in configs.config_dirs else configs.config_dir_of(config_path)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from migrator.codes import HYDRA_BACKED_OUT_CODE
 from migrator.edits import Edit, Finding, Review, apply_edits
-from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, launches
+from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, config_dir_of_launch, launches
 from migrator.rewrite.shell.syntax import parse
 from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
 from migrator.verdict.memo import DiskTable
@@ -210,8 +210,7 @@ def launch_config(configs, launch: Launch) -> tuple[str, str] | None:
         return None
     config_dir, config_name = entry.config_path, entry.config_name
     if launch.config_path is not None:
-        relative = posixpath.normpath(posixpath.join(posixpath.dirname(entry.script), launch.config_path))
-        config_dir = relative if relative in configs.config_dirs else configs.config_dir_of(launch.config_path)
+        config_dir = config_dir_of_launch(configs, entry, launch.config_path)
         if config_dir is None:
             return None
     if launch.config_name is not None:
