@@ -18,7 +18,6 @@ Scripts whose edits touch no override of a verl launch are not judged (judging c
 from __future__ import annotations
 
 import hashlib
-import posixpath
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
