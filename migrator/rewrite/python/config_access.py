@@ -1,0 +1,361 @@
+"""Config keys spelt in Python code, renamed all or none per key (issue 19's precision rule).
+
+An access spells a key as attributes, strings or both: `cfg.a.b`, `cfg.a.get("b")`, `cfg["a"]["b"]`,
+`getattr(cfg.a, "b")`, `"b" in cfg.a`, `OmegaConf.select(cfg, "a.b")`, `OmegaConf.update(cfg, "a.b", v)`.
+An access whose object is provably verl's config (`provenance`) is resolved from that object's node; any
+other is matched the old way (any run of names that spells an old key) and can only be reported.
+Every occurrence of one old key in a file gets the same decision: all renamed when each is on verl's
+config and can be edited in place, else none, each reported with one shared message.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import dataclass, field
+
+from migrator.edits import Edit, Finding
+from migrator.mapping import KeyChange, MappingSet
+from migrator.mapping.entrycontext import EntryContext
+from migrator.rewrite.literal import key_target
+from migrator.rewrite.python.provenance import ConfigNode, Provenance
+
+CODE = "VM115"
+# Calls whose second argument is a dotted key path into their first (OmegaConf's select and update).
+PATH_CALLS = frozenset({("OmegaConf", "select"), ("OmegaConf", "update")})
+# Calls whose second argument is one key of their first.
+KEY_CALLS = frozenset({"getattr", "hasattr"})
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+_CONFIG_ROOTS: dict[int, frozenset[str]] = {}
+
+
+def config_roots(mappings: MappingSet) -> frozenset[str]:
+    """The top-level config nodes of the target release (empty without shipped facts)."""
+    key = id(mappings)
+    if key not in _CONFIG_ROOTS:
+        facts = mappings.history.facts if mappings.history is not None else None
+        keys = facts.keys(mappings.to_release) if facts is not None else ()
+        _CONFIG_ROOTS.clear()
+        _CONFIG_ROOTS[key] = frozenset(k.split(".", 1)[0] for k in keys)
+    return _CONFIG_ROOTS[key]
+
+
+@dataclass
+class Part:
+    """One key component of an access: an attribute name, a key in a string, or a component of a
+    dotted path string (whose contents are rewritten as a whole)."""
+
+    text: str
+    kind: str  # "attr" | "key" | "path" | "fixed" (part of a name's node, bound elsewhere)
+    span: tuple[int, int] | None  # the name or the string's contents; None when not editable in place
+    index: int = 0  # a path component's place in its string
+
+
+@dataclass
+class Reference:
+    """One occurrence of an old key."""
+
+    change: KeyChange
+    offset: int
+    edits: list[tuple[int, int, bytes]] | None  # None: cannot be edited in place
+    proven: bool
+    links: set[str] = field(default_factory=set)  # other keys that must get the same decision
+
+
+def locate_config_keys(source: bytes, maps: MappingSet, stray_strings: list[tuple[int, KeyChange]]
+                       ) -> tuple[list[Edit], list[Finding]]:
+    """Edits and findings for every config key the file spells; `stray_strings`: strings that are
+    exactly an old key, found by the front-end (those not inside an access are reported)."""
+    line_starts = [0] + [m.end() for m in re.finditer(rb"\n", source)]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+        walker = _Walker(source, line_starts, maps, Provenance(tree, line_starts))
+        walker.visit(tree)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        references, covered = [], set()
+    else:
+        references, covered = walker.references, walker.string_starts
+    for start, change in stray_strings:
+        if start not in covered:
+            references.append(Reference(change, start, None, False))
+    return _decide(references, line_starts)
+
+
+def _decide(references: list[Reference], line_starts: list[int]) -> tuple[list[Edit], list[Finding]]:
+    parent: dict[str, str] = {}
+
+    def find(key: str) -> str:
+        while parent.get(key, key) != key:
+            key = parent[key]
+        return key
+
+    for ref in references:
+        for other in ref.links:
+            parent[find(other)] = find(ref.change.old)
+    olds = sorted({ref.change.old for ref in references})
+    for i, old in enumerate(olds):  # a moved node and a key under it are one decision
+        for other in olds[i + 1:]:
+            if other.startswith(old + "."):
+                parent[find(other)] = find(old)
+    groups: dict[str, list[Reference]] = {}
+    for ref in references:
+        groups.setdefault(find(ref.change.old), []).append(ref)
+    edits: list[Edit] = []
+    findings: list[Finding] = []
+    for refs in groups.values():
+        if all(r.proven and r.edits is not None for r in refs):
+            for r in refs:
+                for start, end, text in r.edits or ():
+                    edits.append(Edit(start, end, text, "key-rename", f"{r.change.old} -> {r.change.new}",
+                                      r.change.prs))
+            continue
+        findings.extend(_report(refs, line_starts))
+    return edits, findings
+
+
+def _report(refs: list[Reference], line_starts: list[int]) -> list[Finding]:
+    import bisect
+
+    def line(offset: int) -> int:
+        return bisect.bisect_right(line_starts, offset)
+
+    renames = ", ".join(dict.fromkeys(f"{r.change.old} -> {r.change.new}" for r in refs))
+    lines = sorted({line(r.offset) for r in refs})
+    unproven = sorted({line(r.offset) for r in refs if not r.proven})
+    stuck = sorted({line(r.offset) for r in refs if r.proven and r.edits is None})
+    why = []
+    if unproven:
+        why.append(f"nothing shows the object on line{'s' if len(unproven) > 1 else ''} "
+                   f"{', '.join(map(str, unproven))} is verl's config (it may be your own)")
+    if stuck:
+        why.append(f"line{'s' if len(stuck) > 1 else ''} {', '.join(map(str, stuck))} cannot be edited in place "
+                   "(the key is spelt partly where a name was bound, or in a form that cannot hold the new key)")
+    places = f"{len(refs)} place{'s' if len(refs) > 1 else ''}"
+    message = (f"config key {renames} ({places} in this file: line{'s' if len(lines) > 1 else ''} "
+               f"{', '.join(map(str, lines))}) not renamed: {'; '.join(why)}; rename every place by hand "
+               "where the object is verl's config, or none")
+    prs = tuple(dict.fromkeys(pr for r in refs for pr in r.change.prs))
+    return [Finding(r.offset, "key-rename", message, None, prs, code=CODE) for r in sorted(refs, key=lambda r: r.offset)]
+
+
+class _Walker(ast.NodeVisitor):
+    """Finds every access, with the functions and class around it."""
+
+    def __init__(self, source: bytes, line_starts: list[int], maps: MappingSet, provenance: Provenance):
+        self.src = source
+        self.line_starts = line_starts
+        self.maps = maps
+        self.provenance = provenance
+        self.roots = config_roots(maps)
+        self.scopes: list = []
+        self.classes: list = [None]  # the class whose body holds the innermost function, or None
+        self.inside: set[int] = set()  # ids of nodes already read as part of an outer access
+        self.references: list[Reference] = []
+        self.string_starts: set[int] = set()  # contents starts of the strings read as keys
+        self.bound_at: dict[int, str] = {}  # start of a `x = config.node` value -> that node's old key
+
+    # -- scopes --------------------------------------------------------------------------------------
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.classes.append(node)
+        self.generic_visit(node)
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node) -> None:
+        for child in [*node.decorator_list, node.args, *([node.returns] if node.returns else [])]:
+            self.visit(child)
+        self.scopes.append((node, self.classes[-1]))
+        self.classes.append(None)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.classes.pop()
+        self.scopes.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    # -- accesses ------------------------------------------------------------------------------------
+    def generic_visit(self, node) -> None:
+        if isinstance(node, (ast.Attribute, ast.Subscript, ast.Call, ast.Compare)) and id(node) not in self.inside:
+            found = self.access(node)
+            if found is not None:
+                self.resolve(*found)
+        super().generic_visit(node)
+
+    def access(self, node):
+        """(root Name, parts) of an access at node, or None."""
+        if isinstance(node, ast.Call) and not node.keywords and len(node.args) >= 2:
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else None
+            pair = (func.value.id, func.attr) if isinstance(func, ast.Attribute) and isinstance(
+                func.value, ast.Name) else None
+            if name in KEY_CALLS or pair in PATH_CALLS:
+                base = self.chain(node.args[0])
+                key = self.string(node.args[1], dotted=pair is not None)
+                if base is not None and key:
+                    return base[0], base[1] + key
+                return None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            base = self.chain(node.comparators[0])
+            key = self.string(node.left, dotted=False)
+            return (base[0], base[1] + key) if base is not None and key else None
+        found = self.chain(node)
+        return found if found is not None and found[1] else None
+
+    def chain(self, node):
+        """(root Name, parts) for `name.a["b"].get("c")...`, or None."""
+        parts: list[Part] = []
+        current = node
+        while True:
+            if isinstance(current, ast.Name):
+                return current, parts[::-1]
+            self.inside.add(id(current))
+            if isinstance(current, ast.Attribute):
+                end = self.offset(current.end_lineno, current.end_col_offset)
+                start = end - len(current.attr.encode())
+                span = (start, end) if self.src[start:end] == current.attr.encode() else None
+                parts.append(Part(current.attr, "attr", span))
+                current = current.value
+            elif isinstance(current, ast.Subscript) and (key := self.string(current.slice, dotted=False)):
+                parts.extend(key)
+                current = current.value
+            elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) \
+                    and current.func.attr == "get" and 1 <= len(current.args) <= 2 and not current.keywords \
+                    and (key := self.string(current.args[0], dotted=False)):
+                self.inside.add(id(current.func))
+                parts.extend(key)
+                current = current.func.value
+            else:
+                return None
+
+    def string(self, node, dotted: bool) -> list[Part]:
+        """A string constant as key parts (several for a dotted path), [] when it is no key."""
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+            return []
+        texts = node.value.split(".") if dotted else [node.value]
+        if not all(_KEY.match(t) for t in texts):
+            return []
+        start = self.offset(node.lineno, node.col_offset)
+        end = self.offset(node.end_lineno, node.end_col_offset)
+        raw = self.src[start:end]
+        quote = raw[-1:]
+        inner = (start + raw.index(quote) + 1, end - 1) if quote in (b"'", b'"') and raw.count(quote) == 2 else None
+        if inner is not None and self.src[inner[0]:inner[1]] != node.value.encode():
+            inner = None
+        if inner is not None:
+            self.string_starts.add(inner[0])
+        return [Part(t, "path" if dotted else "key", inner, i) for i, t in enumerate(texts)]
+
+    def offset(self, line: int, col: int) -> int:
+        return self.line_starts[line - 1] + col
+
+    # -- resolving -----------------------------------------------------------------------------------
+    def resolve(self, root: ast.Name, parts: list[Part]) -> None:
+        offset = self.offset(root.lineno, root.col_offset)
+        scopes = [s for s, _ in self.scopes]
+        cls = self.scopes[-1][1] if self.scopes else None
+        leading = []
+        for part in parts:
+            if part.kind != "attr":
+                break
+            leading.append(part.text)
+        base = self.provenance.node_of(scopes, cls, [root.id, *leading])
+        if base is None:
+            self.unproven(parts, offset)
+            return
+        consumed, node = base
+        own = parts[consumed:]
+        prefix = list(node.prefix)
+        spelled = prefix
+        links: set[str] = set()
+        if node.origin is not None and node.origin[0] in self.bound_at:
+            links.add(self.bound_at[node.origin[0]])
+            moved = self.lookup(".".join(prefix), node)
+            spelled = moved.new.split(".") if moved is not None and moved.action == "rename" else prefix
+        path = [Part(t, "fixed", None) for t in spelled] + own
+        for j in range(len(prefix) + len(own), len(prefix), -1):
+            key = ".".join(prefix + [p.text for p in own[:j - len(prefix)]])
+            change = self.lookup(key, node)
+            if change is None:
+                continue
+            if change.action == "rename":
+                used = path[:len(spelled) + j - len(prefix)]
+                ref = Reference(change, offset, _plan(used, change.new.split("."), self.src), True, links)
+                self.references.append(ref)
+                if consumed + j - len(prefix) == len(parts):
+                    self.bound_at[offset] = change.old
+            return
+
+    def unproven(self, parts: list[Part], offset: int) -> None:
+        """The old matching: any run of two or more names that spells an old key (not inside a node of
+        the target's config, `cfg.ray_kwargs.ray_init.x`); only reported."""
+        texts = [p.text for p in parts]
+        for i in range(len(texts) - 1):
+            if i > 0 and texts[i - 1] in self.roots:
+                return
+            for j in range(len(texts), i + 1, -1):
+                change = key_target(self.maps, ".".join(texts[i:j]))
+                if change is None:
+                    continue
+                if change.action == "rename":
+                    self.references.append(Reference(change, offset, None, False))
+                return
+
+    def lookup(self, key: str, node: ConfigNode) -> KeyChange | None:
+        if not key:
+            return None
+        if node.config_name and not self.maps.is_ppo_config(node.config_name):
+            return self.maps.key(key, EntryContext(None, node.config_name))
+        return key_target(self.maps, key)
+
+
+def _plan(parts: list[Part], new: list[str], src: bytes) -> list[tuple[int, int, bytes]] | None:
+    """The edits that make `parts` spell `new`, or None when they cannot be made in place."""
+    old = [p.text for p in parts]
+    a = 0
+    while a < min(len(old), len(new)) and old[a] == new[a]:
+        a += 1
+    b = 0
+    while b < min(len(old), len(new)) - a and old[-1 - b] == new[-1 - b]:
+        b += 1
+    if a == len(old) == len(new):
+        return []
+    if len(old) == len(new):  # component for component
+        edits, paths = [], {}
+        for i in range(a, len(old) - b):
+            part = parts[i]
+            if part.span is None:
+                return None
+            if part.kind == "path":
+                paths.setdefault(part.span, {})[part.index] = new[i]
+            elif old[i] != new[i]:
+                edits.append((part.span[0], part.span[1], new[i].encode()))
+        for span, replaced in paths.items():
+            components = src[span[0]:span[1]].decode().split(".")
+            for index, text in replaced.items():
+                components[index] = text
+            edits.append((span[0], span[1], ".".join(components).encode()))
+        return edits
+    if len(old) - a - b == 0 or len(new) - a - b == 0:  # a pure insertion or deletion: take a neighbour
+        if b > 0:
+            b -= 1
+        elif a > 0:
+            a -= 1
+    return _replace_run(parts[a:len(parts) - b], new[a:len(new) - b], src)
+
+
+def _replace_run(parts: list[Part], new: list[str], src: bytes) -> list[tuple[int, int, bytes]] | None:
+    """One run of attributes spelt `a.b.c`, or components of one path string, replaced by `new`."""
+    if not parts or any(p.span is None for p in parts):
+        return None
+    start, end = parts[0].span[0], parts[-1].span[1]  # type: ignore[index]
+    if all(p.kind == "attr" for p in parts):
+        if src[start:end] != ".".join(p.text for p in parts).encode():
+            return None
+        return [(start, end, ".".join(new).encode())]
+    if all(p.kind == "path" and p.span == parts[0].span for p in parts):
+        components = src[start:end].decode().split(".")
+        components[parts[0].index:parts[-1].index + 1] = new
+        return [(start, end, ".".join(components).encode())]
+    return None
