@@ -16,9 +16,10 @@ import warnings
 from dataclasses import dataclass, field
 
 from migrator.edits import Edit, Finding
+from migrator.prefilter import Prefilter
 from migrator.mapping import KeyChange, MappingSet
 from migrator.mapping.entrycontext import EntryContext
-from migrator.rewrite.literal import key_target
+from migrator.rewrite.literal import key_target, whole_key_change
 from migrator.rewrite.python.provenance import ConfigNode, Provenance
 
 CODE = "VM115"
@@ -63,10 +64,23 @@ class Reference:
     links: set[str] = field(default_factory=set)  # other keys that must get the same decision
 
 
-def locate_config_keys(source: bytes, maps: MappingSet, stray_strings: list[tuple[int, KeyChange]]
-                       ) -> tuple[list[Edit], list[Finding]]:
-    """Edits and findings for every config key the file spells; `stray_strings`: strings that are
-    exactly an old key, found by the front-end (those not inside an access are reported)."""
+_KEY_TOKENS: list[tuple[MappingSet, Prefilter]] = []
+
+
+def might_spell_keys(source: bytes, mappings: MappingSet) -> bool:
+    """Every spelling of an old key holds each of its names; this looks for the longest one of each
+    (`num_cpus` of `ray_init.num_cpus`), as a whole name, before anything is parsed."""
+    for maps, search in _KEY_TOKENS:
+        if maps is mappings:
+            return search(source)
+    search = Prefilter({max(k.split("."), key=len) for k in mappings.old_keys()})
+    _KEY_TOKENS[:] = [(mappings, search)]
+    return search(source)
+
+
+def locate_config_keys(source: bytes, maps: MappingSet) -> tuple[list[Edit], list[Finding]]:
+    """Edits and findings for every old config key the file spells: in an access, or as a whole
+    string elsewhere (`KEYS = ["a.b"]`: reported, it may reach verl's config or the program's own)."""
     line_starts = [0] + [m.end() for m in re.finditer(rb"\n", source)]
     try:
         with warnings.catch_warnings():
@@ -75,13 +89,8 @@ def locate_config_keys(source: bytes, maps: MappingSet, stray_strings: list[tupl
         walker = _Walker(source, line_starts, maps, Provenance(tree, line_starts))
         walker.visit(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        references, covered = [], set()
-    else:
-        references, covered = walker.references, walker.string_starts
-    for start, change in stray_strings:
-        if start not in covered:
-            references.append(Reference(change, start, None, False))
-    return _decide(references, line_starts)
+        return [], []  # the front-ends report the file
+    return _decide(walker.references, line_starts)
 
 
 def _decide(references: list[Reference], line_starts: list[int]) -> tuple[list[Edit], list[Finding]]:
@@ -180,11 +189,30 @@ class _Walker(ast.NodeVisitor):
         if isinstance(node, (ast.Attribute, ast.Subscript, ast.Call, ast.Compare)) and id(node) not in self.inside:
             found = self.access(node)
             if found is not None:
-                self.resolve(*found)
+                self.inside.update(found[2])
+                self.string_starts.update(p.span[0] for p in found[1] if p.kind in ("key", "path") and p.span)
+                self.resolve(found[0], found[1])
         super().generic_visit(node)
 
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        for value in node.values:  # an f-string's literal parts are the front-ends' (overrides, paths)
+            if isinstance(value, ast.FormattedValue):
+                self.visit(value)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        """A string that is exactly an old key, outside every access: its object is unknown."""
+        if not isinstance(node.value, str) or "." not in node.value or len(node.value) > 200:
+            return
+        start = self.offset(node.lineno, node.col_offset)
+        change = whole_key_change(self.maps, node.value.encode("ascii", "replace"))
+        if change is None or change.action != "rename":
+            return
+        parts = self.string(node, dotted=True)
+        if not parts or parts[0].span is None or parts[0].span[0] not in self.string_starts:
+            self.references.append(Reference(change, parts[0].span[0] if parts and parts[0].span else start, None, False))
+
     def access(self, node):
-        """(root Name, parts) of an access at node, or None."""
+        """(root Name, parts, ids of the nodes it spans) of an access at node, or None."""
         if isinstance(node, ast.Call) and not node.keywords and len(node.args) >= 2:
             func = node.func
             name = func.id if isinstance(func, ast.Name) else None
@@ -193,24 +221,23 @@ class _Walker(ast.NodeVisitor):
             if name in KEY_CALLS or pair in PATH_CALLS:
                 base = self.chain(node.args[0])
                 key = self.string(node.args[1], dotted=pair is not None)
-                if base is not None and key:
-                    return base[0], base[1] + key
-                return None
+                return (base[0], base[1] + key, base[2]) if base is not None and key else None
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
             base = self.chain(node.comparators[0])
             key = self.string(node.left, dotted=False)
-            return (base[0], base[1] + key) if base is not None and key else None
+            return (base[0], base[1] + key, base[2]) if base is not None and key else None
         found = self.chain(node)
         return found if found is not None and found[1] else None
 
     def chain(self, node):
-        """(root Name, parts) for `name.a["b"].get("c")...`, or None."""
+        """(root Name, parts, ids of its nodes) for `name.a["b"].get("c")...`, or None."""
         parts: list[Part] = []
+        spanned: list[int] = []
         current = node
         while True:
             if isinstance(current, ast.Name):
-                return current, parts[::-1]
-            self.inside.add(id(current))
+                return current, parts[::-1], spanned
+            spanned.append(id(current))
             if isinstance(current, ast.Attribute):
                 end = self.offset(current.end_lineno, current.end_col_offset)
                 start = end - len(current.attr.encode())
@@ -223,7 +250,7 @@ class _Walker(ast.NodeVisitor):
             elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) \
                     and current.func.attr == "get" and 1 <= len(current.args) <= 2 and not current.keywords \
                     and (key := self.string(current.args[0], dotted=False)):
-                self.inside.add(id(current.func))
+                spanned.append(id(current.func))
                 parts.extend(key)
                 current = current.func.value
             else:
@@ -243,8 +270,6 @@ class _Walker(ast.NodeVisitor):
         inner = (start + raw.index(quote) + 1, end - 1) if quote in (b"'", b'"') and raw.count(quote) == 2 else None
         if inner is not None and self.src[inner[0]:inner[1]] != node.value.encode():
             inner = None
-        if inner is not None:
-            self.string_starts.add(inner[0])
         return [Part(t, "path" if dotted else "key", inner, i) for i, t in enumerate(texts)]
 
     def offset(self, line: int, col: int) -> int:

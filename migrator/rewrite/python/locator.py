@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from migrator.edits import Edit, Finding, LocateResult
-from migrator.mapping import KeyChange, MappingSet
+from migrator.mapping import MappingSet
 from migrator.rewrite import literal, scan
-from migrator.rewrite.python.config_access import config_roots, locate_config_keys
+from migrator.rewrite.python.config_access import config_roots, locate_config_keys, might_spell_keys
 
 # Calls whose string arguments are joined into one path (a path split over them cannot be edited).
 PATH_JOINERS = frozenset({"os.path.join", "path.join", "osp.join", "Path", "pathlib.Path", "PurePath",
@@ -105,9 +105,6 @@ class Locator:
         # (root name,) for a bare name; (root name, names, span_of) for an attribute chain on a name.
         self.root_uses: list[tuple] = []
         self.shell_strings: set[int] = set()  # starts of string tokens already handled as shell commands
-        # Old keys spelt in code (attribute chains, whole strings): finish() decides them all at once.
-        self.config_renames: list[int] = []
-        self.config_strings: list[tuple[int, KeyChange]] = []  # (contents start, change)
 
     def add_text(self, start: int, end: int, **kwargs) -> None:
         edits, findings = literal.text_edits(self.src, start, end, self.maps, **kwargs)
@@ -240,7 +237,7 @@ class Locator:
                     continue
                 start = span_of(i)[0]
                 if change.action == "rename":
-                    self.config_renames.append(start)
+                    pass  # renamed or reported with every other spelling of the key (config_access)
                 elif change.action == "warn":
                     self.findings.append(Finding(start, "key-warn", f"{change.old}: {literal.first_note(change)}",
                                                  change.hint, change.prs, severity="warning"))
@@ -257,8 +254,7 @@ class Locator:
         start, end = literal_.start + len(literal_.prefix) + literal_.quote_len, literal_.end - literal_.quote_len
         change = literal.whole_key_change(self.maps, self.src[start:end]) if "b" not in literal_.prefix.lower() else None
         if change is not None and change.action == "rename":
-            self.config_strings.append((start, change))
-            return
+            return  # a key spelt as a string: renamed or reported with its other spellings (config_access)
         self.add_text(literal_.start + len(literal_.prefix) + literal_.quote_len, literal_.end - literal_.quote_len,
                       escapes="r" not in literal_.prefix.lower(), whole_key=True, continues_after=continues_after)
 
@@ -304,17 +300,12 @@ class Locator:
     # -- `import a.b` without an alias ---------------------------------------------------------------
     def finish(self) -> None:
         """Rewrite `import old.mod` and its `old.mod.x` references together, or report a manual step;
-        likewise the config attribute chains of the file."""
-        self.finish_config_chains()
+        config keys in every spelling, over the whole file (config_access)."""
         self.finish_plain_imports()
-
-    def finish_config_chains(self) -> None:
-        """Renamed where the object is provably verl's config, all or none per key (config_access)."""
-        if not self.config_renames and not self.config_strings:
-            return
-        edits, findings = locate_config_keys(self.src, self.maps, self.config_strings)
-        self.edits.extend(edits)
-        self.findings.extend(findings)
+        if might_spell_keys(self.src, self.maps):
+            edits, findings = locate_config_keys(self.src, self.maps)
+            self.edits.extend(edits)
+            self.findings.extend(findings)
 
     def finish_plain_imports(self) -> None:
         """`import old.mod` (no alias) and its `old.mod.x` references."""

@@ -33,6 +33,7 @@ CONFIG_HOLDERS: dict[str, tuple[str, ...]] = {
     "verl.workers.megatron_workers.ActorRolloutRefWorker": ("actor_rollout_ref",),
     "verl.workers.megatron_workers.AsyncActorRolloutRefWorker": ("actor_rollout_ref",),
     "verl.workers.megatron_workers.CriticWorker": ("critic",),
+    "verl.workers.engine_workers.ActorRolloutRefWorker": ("actor_rollout_ref",),
 }
 # verl's config dataclasses (imported from any `verl.` module): the node an instance holds.
 CONFIG_CLASSES: dict[str, tuple[str, ...]] = {
