@@ -67,15 +67,34 @@ class Reference:
 _KEY_TOKENS: list[tuple[MappingSet, Prefilter]] = []
 
 
-def might_spell_keys(source: bytes, mappings: MappingSet) -> bool:
-    """Every spelling of an old key holds each of its names; this looks for the longest one of each
-    (`num_cpus` of `ray_init.num_cpus`), as a whole name, before anything is parsed."""
+def _key_tokens(mappings: MappingSet) -> Prefilter:
+    """Every spelling of an old key holds each of its names: the longest one of each (`num_cpus` of
+    `ray_init.num_cpus`) is looked for, as a whole name, before anything is parsed or resolved."""
     for maps, search in _KEY_TOKENS:
         if maps is mappings:
-            return search(source)
-    search = Prefilter({max(k.split("."), key=len) for k in mappings.old_keys()})
+            return search
+    renamed = (k for k in mappings.old_keys() if getattr(key_target(mappings, k), "action", None) == "rename")
+    search = Prefilter({max(k.split("."), key=len) for k in renamed})
     _KEY_TOKENS[:] = [(mappings, search)]
-    return search(source)
+    return search
+
+
+# After a name: a key of a dict literal (`{"reward_model": {...}}` in data preparation), never an access.
+_DICT_KEY = re.compile(rb"""["']\s*:""")
+_NAME = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def might_spell_keys(source: bytes, mappings: MappingSet) -> bool:
+    """Does an old renamed key's longest name occur as a whole name, other than as a dict literal's key?"""
+    search = _key_tokens(mappings)
+    if not search(source):
+        return False
+    for _, start, end in search.matches(source):
+        if (start and source[start - 1] in _NAME) or (end < len(source) and source[end] in _NAME):
+            continue
+        if not _DICT_KEY.match(source, end):
+            return True
+    return False
 
 
 def locate_config_keys(source: bytes, maps: MappingSet) -> tuple[list[Edit], list[Finding]]:
@@ -86,8 +105,9 @@ def locate_config_keys(source: bytes, maps: MappingSet) -> tuple[list[Edit], lis
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(source)
-        walker = _Walker(source, line_starts, maps, Provenance(tree, line_starts))
-        walker.visit(tree)
+        walker = _Walker(source, line_starts, maps, lambda: Provenance(tree, line_starts))
+        walker.walk(tree)
+        walker.resolve_all()
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [], []  # the front-ends report the file
     return _decide(walker.references, line_starts)
@@ -150,54 +170,66 @@ def _report(refs: list[Reference], line_starts: list[int]) -> list[Finding]:
     return [Finding(r.offset, "key-rename", message, None, prs, code=CODE) for r in sorted(refs, key=lambda r: r.offset)]
 
 
-class _Walker(ast.NodeVisitor):
+_ACCESS_KINDS = frozenset({ast.Attribute, ast.Subscript, ast.Call, ast.Compare})
+
+
+class _Walker:
     """Finds every access, with the functions and class around it."""
 
-    def __init__(self, source: bytes, line_starts: list[int], maps: MappingSet, provenance: Provenance):
+    def __init__(self, source: bytes, line_starts: list[int], maps: MappingSet, provenance):
         self.src = source
         self.line_starts = line_starts
         self.maps = maps
-        self.provenance = provenance
+        self._provenance = provenance  # built on first use: most files spell no old key at all
+        self.tokens = frozenset(_key_tokens(maps).tokens)
         self.roots = config_roots(maps)
-        self.scopes: list = []
-        self.classes: list = [None]  # the class whose body holds the innermost function, or None
         self.inside: set[int] = set()  # ids of nodes already read as part of an outer access
+        self.accesses: list[tuple] = []  # (root, parts, scopes, class), resolved once the walk is done
         self.references: list[Reference] = []
         self.string_starts: set[int] = set()  # contents starts of the strings read as keys
         self.bound_at: dict[int, str] = {}  # start of a `x = config.node` value -> that node's old key
 
-    # -- scopes --------------------------------------------------------------------------------------
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.classes.append(node)
-        self.generic_visit(node)
-        self.classes.pop()
+    @property
+    def provenance(self) -> Provenance:
+        if callable(self._provenance):
+            self._provenance = self._provenance()
+        return self._provenance
 
-    def visit_FunctionDef(self, node) -> None:
-        for child in [*node.decorator_list, node.args, *([node.returns] if node.returns else [])]:
-            self.visit(child)
-        self.scopes.append((node, self.classes[-1]))
-        self.classes.append(None)
-        for stmt in node.body:
-            self.visit(stmt)
-        self.classes.pop()
-        self.scopes.pop()
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    # -- accesses ------------------------------------------------------------------------------------
-    def generic_visit(self, node) -> None:
-        if isinstance(node, (ast.Attribute, ast.Subscript, ast.Call, ast.Compare)) and id(node) not in self.inside:
-            found = self.access(node)
-            if found is not None:
-                self.inside.update(found[2])
-                self.string_starts.update(p.span[0] for p in found[1] if p.kind in ("key", "path") and p.span)
-                self.resolve(found[0], found[1])
-        super().generic_visit(node)
-
-    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
-        for value in node.values:  # an f-string's literal parts are the front-ends' (overrides, paths)
-            if isinstance(value, ast.FormattedValue):
-                self.visit(value)
+    # -- the walk ------------------------------------------------------------------------------------
+    def walk(self, tree: ast.Module) -> None:
+        """Every node once, parents before children (an access marks its inner nodes and strings before
+        they come up), knowing the functions around it and the class whose body holds the innermost."""
+        stack: list[tuple] = [(tree, (), None)]
+        while stack:
+            node, scopes, body_class = stack.pop()
+            kind = type(node)
+            if kind is ast.Name:
+                continue
+            if kind is ast.Constant:
+                self.visit_Constant(node)
+                continue
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                outer = [*node.decorator_list, node.args, *([node.returns] if node.returns else [])]
+                inner = scopes + ((node, body_class),)
+                stack.extend((child, inner, None) for child in reversed(node.body))
+                stack.extend((child, scopes, body_class) for child in reversed(outer))
+                continue
+            if kind is ast.ClassDef:
+                stack.extend((child, scopes, node) for child in reversed(node.body))
+                stack.extend((child, scopes, body_class) for child in reversed(
+                    [*node.decorator_list, *node.bases, *node.keywords]))
+                continue
+            if kind is ast.JoinedStr:  # an f-string's literal parts are the front-ends' (overrides, paths)
+                stack.extend((v, scopes, body_class) for v in reversed(node.values) if type(v) is ast.FormattedValue)
+                continue
+            if kind in _ACCESS_KINDS and id(node) not in self.inside:
+                found = self.access(node)
+                if found is not None:
+                    self.inside.update(found[2])
+                    self.string_starts.update(p.span[0] for p in found[1] if p.kind in ("key", "path") and p.span)
+                    cls = scopes[-1][1] if scopes else None
+                    self.accesses.append((found[0], found[1], [f for f, _ in scopes], cls))
+            stack.extend((child, scopes, body_class) for child in reversed(list(ast.iter_child_nodes(node))))
 
     def visit_Constant(self, node: ast.Constant) -> None:
         """A string that is exactly an old key, outside every access: its object is unknown."""
@@ -276,10 +308,16 @@ class _Walker(ast.NodeVisitor):
         return self.line_starts[line - 1] + col
 
     # -- resolving -----------------------------------------------------------------------------------
-    def resolve(self, root: ast.Name, parts: list[Part]) -> None:
+    def resolve_all(self) -> None:
+        """Resolve the accesses; none needs the provenance unless one spells an old key's longest name
+        (a name bound to a node, `r = cfg.actor_rollout_ref`, is itself such an access)."""
+        if not any(p.text in self.tokens for _, parts, _, _ in self.accesses for p in parts):
+            return
+        for access in self.accesses:
+            self.resolve(*access)
+
+    def resolve(self, root: ast.Name, parts: list[Part], scopes: list, cls) -> None:
         offset = self.offset(root.lineno, root.col_offset)
-        scopes = [s for s, _ in self.scopes]
-        cls = self.scopes[-1][1] if self.scopes else None
         leading = []
         for part in parts:
             if part.kind != "attr":
@@ -292,6 +330,8 @@ class _Walker(ast.NodeVisitor):
         consumed, node = base
         own = parts[consumed:]
         prefix = list(node.prefix)
+        if not any(t in self.tokens for t in prefix) and not any(p.text in self.tokens for p in own):
+            return
         spelled = prefix
         links: set[str] = set()
         if node.origin is not None and node.origin[0] in self.bound_at:

@@ -67,13 +67,20 @@ class Provenance:
 
     def __init__(self, tree: ast.Module, line_starts: list[int]):
         self.line_starts = line_starts
-        self.imports = _imported_names(tree)
+        # One walk over the whole tree for what is file-wide: imports, classes, calls, names read.
+        self._nodes: dict[type, list] = {}
+        for node in ast.walk(tree):
+            self._nodes.setdefault(type(node), []).append(node)
+        self.imports = _imported_names(self._nodes)
         self.functions: list[tuple[Function, ast.ClassDef | None]] = list(_functions(tree.body, None))
         self.holders: dict[int, ConfigNode] = {}  # id(ClassDef) -> what its `self.config` holds
         self.names: dict[int, dict[str, ConfigNode]] = {}  # id(function) -> name -> node
-        self._assignments = {id(f): _assignments(f) for f, _ in self.functions}
+        self._assignments: dict[int, tuple] = {}
+        self._calls: dict[int, list[ast.Call]] = {}
+        for function, _ in self.functions:  # each node of a function's own body once
+            self._assignments[id(function)], self._calls[id(function)] = _assignments(function)
         self._tree = tree
-        self._holders(tree)
+        self._holders()
         self._propagate()
 
     # -- queries -------------------------------------------------------------------------------------
@@ -102,8 +109,8 @@ class Provenance:
         return ".".join([self.imports[names[0]], *names[1:]])
 
     # -- analysis ------------------------------------------------------------------------------------
-    def _holders(self, tree: ast.Module) -> None:
-        classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    def _holders(self) -> None:
+        classes = self._nodes.get(ast.ClassDef, [])
         for _ in range(3):  # a local subclass of a local subclass of a verl class
             for cls in classes:
                 if id(cls) in self.holders:
@@ -140,8 +147,8 @@ class Provenance:
         for function, cls in self.functions:
             by_name.setdefault(function.name, []).append((function, cls))
         # A function also used as a value (a callback, `hydra.main(...)(f)`) has callers we cannot see.
-        called = {id(n.func) for n in ast.walk(self._tree) if isinstance(n, ast.Call)}
-        escaped = {n.id for n in ast.walk(self._tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        called = {id(n.func) for n in self._nodes.get(ast.Call, ())}
+        escaped = {n.id for n in self._nodes.get(ast.Name, ()) if isinstance(n.ctx, ast.Load)
                    and n.id in by_name and id(n) not in called}
         by_name = {name: targets for name, targets in by_name.items() if name not in escaped}
         outside = [n for n in _own_nodes(self._tree) if isinstance(n, ast.Call)]  # calls outside every function
@@ -153,7 +160,7 @@ class Provenance:
             for function, cls in self.functions:
                 env = self._environment(function, cls, from_calls.get(id(function), {}))
                 self.names[id(function)] = env
-                self._record_calls(_calls_in(function), function, env, by_name, calls, cls)
+                self._record_calls(self._calls[id(function)], function, env, by_name, calls, cls)
             from_calls = {}
             for (fid, param), nodes in calls.items():
                 if nodes and all(n is not None for n in nodes) and len(set(nodes)) == 1:
@@ -193,7 +200,7 @@ class Provenance:
         return ConfigNode(node.prefix + tuple(names[1 + consumed:]), node.config_name, (start, end))
 
     def _taken_by_verl(self, function: Function, name: str) -> bool:
-        for call in _calls_in(function):
+        for call in self._calls[id(function)]:
             target = self.qualified(call.func)
             if target not in CONFIG_TAKERS:
                 continue
@@ -255,15 +262,15 @@ def _own_nodes(function: Function | ast.Module):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _calls_in(function: Function):
-    return (n for n in _own_nodes(function) if isinstance(n, ast.Call))
-
-
-def _assignments(function: Function) -> tuple[set[str], dict[str, int], dict[str, ast.expr]]:
-    """(every name the body binds, how many times it binds each, the value of a plain `x = value`)."""
+def _assignments(function: Function) -> tuple[tuple[set[str], dict[str, int], dict[str, ast.expr]], list[ast.Call]]:
+    """((every name the body binds, how many times it binds each, the value of a plain `x = value`),
+    the calls in the body)."""
     counts: dict[str, int] = {}
     values: dict[str, ast.expr] = {}
+    calls: list[ast.Call] = []
     for node in _own_nodes(function):
+        if type(node) is ast.Call:
+            calls.append(node)
         bound: list[str] = []
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             bound = [node.id]
@@ -279,7 +286,7 @@ def _assignments(function: Function) -> tuple[set[str], dict[str, int], dict[str
         for name in bound:
             counts[name] = counts.get(name, 0) + 1
     values = {name: value for name, value in values.items() if counts.get(name) == 1}
-    return set(counts), counts, values
+    return (set(counts), counts, values), calls
 
 
 def _params(function: Function) -> list[str]:
@@ -294,7 +301,7 @@ def _is_method(function: Function) -> bool:
     return bool(params) and params[0] == "self"
 
 
-def _assigns_config_plainly(cls: ast.ClassDef) -> bool:
+def _assigns_config_plainly(cls: ast.ClassDef) -> bool:  # only for classes based on a verl class
     """Does the class set `self.config` only from a name (`self.config = config`)? Anything else
     (`self.config = OmegaConf.load(...)`) may replace verl's config by the program's own."""
     for node in ast.walk(cls):
@@ -307,7 +314,7 @@ def _assigns_config_plainly(cls: ast.ClassDef) -> bool:
     return True
 
 
-def _imported_names(tree: ast.Module) -> dict[str, str]:
+def _imported_names(nodes: dict[type, list]) -> dict[str, str]:
     """Local name -> the dotted name it is bound to, for every import in the file; a name bound to two
     different things is dropped."""
     found: dict[str, str | None] = {}
@@ -315,7 +322,7 @@ def _imported_names(tree: ast.Module) -> dict[str, str]:
     def bind(local: str, target: str) -> None:
         found[local] = target if found.get(local, target) == target else None
 
-    for node in ast.walk(tree):
+    for node in (*nodes.get(ast.Import, ()), *nodes.get(ast.ImportFrom, ())):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
