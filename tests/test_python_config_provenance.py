@@ -203,3 +203,20 @@ def test_a_key_string_outside_any_access_is_reported_with_the_others():
     source = VERL_MAIN + '    x = config.ray_init.num_cpus\n    KEYS = ["ray_init.num_cpus"]\n'
     after, findings = migrate(source)
     assert after == source and lines_of(source, findings) == [3, 4]
+
+
+def test_a_node_the_target_no_longer_has_read_whole_keeps_its_keys_together():
+    # ray_init's keys moved one by one (ray_kwargs.ray_init.*, ray_kwargs.timeline_json_file): a place
+    # that hands the whole node on cannot be migrated, so neither are the others
+    source = VERL_MAIN + "    ray.init(**config.ray_init)\n    n = config.ray_init.num_cpus\n"
+    after, findings = migrate(source)
+    assert after == source and lines_of(source, findings) == [3, 4]
+    assert "ray_init (gone: its keys moved one by one)" in findings[0].message
+    # a node the target still has is fine to hand on (verl's code reads its own layout)
+    kept = VERL_MAIN + "    w = Worker(config.actor_rollout_ref)\n    x = config.actor_rollout_ref.rollout.update_weights_bucket_megabytes\n"
+    assert "rollout.checkpoint_engine.update_weights_bucket_megabytes" in migrate(kept)[0]
+
+
+def test_a_method_of_the_node_is_no_key():
+    source = VERL_MAIN + "    for k, v in config.critic.model.fsdp_config.items():\n        print(k, v)\n"
+    assert "config.critic.fsdp.items()" in migrate(source)[0]

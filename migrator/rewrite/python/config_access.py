@@ -28,6 +28,8 @@ PATH_CALLS = frozenset({("OmegaConf", "select"), ("OmegaConf", "update")})
 # Calls whose second argument is one key of their first.
 KEY_CALLS = frozenset({"getattr", "hasattr"})
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+# DictConfig and dict methods: the last name of `cfg.node.items()` is no key.
+_METHODS = frozenset({"items", "keys", "values", "copy", "pop", "setdefault", "update", "get"})
 _CONFIG_ROOTS: dict[int, frozenset[str]] = {}
 
 
@@ -73,8 +75,7 @@ def _key_tokens(mappings: MappingSet) -> Prefilter:
     for maps, search in _KEY_TOKENS:
         if maps is mappings:
             return search
-    renamed = (k for k in mappings.old_keys() if getattr(key_target(mappings, k), "action", None) == "rename")
-    search = Prefilter({max(k.split("."), key=len) for k in renamed})
+    search = Prefilter({max(k.split("."), key=len) for k in _renamed_keys(mappings)})
     _KEY_TOKENS[:] = [(mappings, search)]
     return search
 
@@ -82,6 +83,30 @@ def _key_tokens(mappings: MappingSet) -> Prefilter:
 # After a name: a key of a dict literal (`{"reward_model": {...}}` in data preparation), never an access.
 _DICT_KEY = re.compile(rb"""["']\s*:""")
 _NAME = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _renamed_keys(mappings: MappingSet) -> list[str]:
+    return [k for k in mappings.old_keys() if getattr(key_target(mappings, k), "action", None) == "rename"]
+
+
+_MOVED_APART: list[tuple[MappingSet, frozenset[str]]] = []
+
+
+def _moved_apart(mappings: MappingSet) -> frozenset[str]:
+    """Nodes above renamed keys that the target release no longer has and no entry moves whole
+    (`ray_init`: its keys went to `ray_kwargs.ray_init.*` and `ray_kwargs.timeline_json_file`)."""
+    for maps, nodes in _MOVED_APART:
+        if maps is mappings:
+            return nodes
+    facts = mappings.history.facts if mappings.history is not None else None
+    target = facts.nodes(mappings.to_release) if facts is not None else frozenset()
+    above = set()
+    for key in _renamed_keys(mappings) if target else ():
+        parts = key.split(".")
+        above.update(".".join(parts[:n]) for n in range(1, len(parts)))
+    nodes = frozenset(n for n in above if n not in target and key_target(mappings, n) is None)
+    _MOVED_APART[:] = [(mappings, nodes)]
+    return nodes
 
 
 def might_spell_keys(source: bytes, mappings: MappingSet) -> bool:
@@ -151,7 +176,8 @@ def _report(refs: list[Reference], line_starts: list[int]) -> list[Finding]:
     def line(offset: int) -> int:
         return bisect.bisect_right(line_starts, offset)
 
-    renames = ", ".join(dict.fromkeys(f"{r.change.old} -> {r.change.new}" for r in refs))
+    renames = ", ".join(dict.fromkeys(f"{r.change.old} -> {r.change.new}" if r.change.new else
+                                      f"{r.change.old} (gone: its keys moved one by one)" for r in refs))
     lines = sorted({line(r.offset) for r in refs})
     unproven = sorted({line(r.offset) for r in refs if not r.proven})
     stuck = sorted({line(r.offset) for r in refs if r.proven and r.edits is None})
@@ -182,6 +208,7 @@ class _Walker:
         self.maps = maps
         self._provenance = provenance  # built on first use: most files spell no old key at all
         self.tokens = frozenset(_key_tokens(maps).tokens)
+        self._moved_apart: frozenset[str] | None = None
         self.roots = config_roots(maps)
         self.inside: set[int] = set()  # ids of nodes already read as part of an outer access
         self.accesses: list[tuple] = []  # (root, parts, scopes, class), resolved once the walk is done
@@ -338,7 +365,14 @@ class _Walker:
             links.add(self.bound_at[node.origin[0]])
             moved = self.lookup(".".join(prefix), node)
             spelled = moved.new.split(".") if moved is not None and moved.action == "rename" else prefix
+        if own and own[-1].kind == "attr" and own[-1].text in _METHODS:
+            own = own[:-1]  # `cfg.node.items()` reads the node
         path = [Part(t, "fixed", None) for t in spelled] + own
+        whole = ".".join(prefix + [p.text for p in own])
+        if own and whole in self.moved_apart():
+            # `ray.init(**cfg.ray_init)`: a node the target no longer has, whose keys moved one by one
+            self.references.append(Reference(KeyChange(whole, None, "rename", None, ()), offset, None, True, links))
+            return
         for j in range(len(prefix) + len(own), len(prefix), -1):
             key = ".".join(prefix + [p.text for p in own[:j - len(prefix)]])
             change = self.lookup(key, node)
@@ -351,6 +385,11 @@ class _Walker:
                 if consumed + j - len(prefix) == len(parts):
                     self.bound_at[offset] = change.old
             return
+
+    def moved_apart(self) -> frozenset[str]:
+        if self._moved_apart is None:
+            self._moved_apart = _moved_apart(self.maps)
+        return self._moved_apart
 
     def unproven(self, parts: list[Part], offset: int) -> None:
         """The old matching: any run of two or more names that spells an old key (not inside a node of
