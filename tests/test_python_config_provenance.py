@@ -203,6 +203,9 @@ def test_a_key_string_outside_any_access_is_reported_with_the_others():
     source = VERL_MAIN + '    x = config.ray_init.num_cpus\n    KEYS = ["ray_init.num_cpus"]\n'
     after, findings = migrate(source)
     assert after == source and lines_of(source, findings) == [3, 4]
+    fstring = VERL_MAIN + '    x = config.ray_init.num_cpus\n    KEY = f"ray_init.num_cpus"\n'
+    after, findings = migrate(fstring)
+    assert after == fstring and lines_of(fstring, findings) == [3, 4]
 
 
 def test_a_node_the_target_no_longer_has_read_whole_keeps_its_keys_together():
@@ -220,3 +223,12 @@ def test_a_node_the_target_no_longer_has_read_whole_keeps_its_keys_together():
 def test_a_method_of_the_node_is_no_key():
     source = VERL_MAIN + "    for k, v in config.critic.model.fsdp_config.items():\n        print(k, v)\n"
     assert "config.critic.fsdp.items()" in migrate(source)[0]
+
+
+def test_the_quick_check_skips_dict_literal_keys_and_sees_string_spellings():
+    from migrator.rewrite.python.config_access import might_spell_keys
+
+    data_prep = b'row = {"data_source": "gsm8k", "reward_model": {"style": "rule", "ground_truth": x}}\n'
+    assert not might_spell_keys(data_prep, _maps())
+    assert might_spell_keys(b'x = cfg.get("reward_model")\n', _maps())
+    assert might_spell_keys(b'x = cfg.trainer.get("profile_steps")\n', _maps())

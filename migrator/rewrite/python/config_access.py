@@ -237,6 +237,8 @@ class _Walker:
                     [*node.decorator_list, *node.bases, *node.keywords]))
                 continue
             if kind is ast.JoinedStr:  # an f-string's literal parts are the front-ends' (overrides, paths)
+                if len(node.values) == 1 and type(node.values[0]) is ast.Constant:
+                    self.visit_Constant(node.values[0])  # `f"a.b"`: one whole value
                 stack.extend((v, scopes, body_class) for v in reversed(node.values) if type(v) is ast.FormattedValue)
                 continue
             if kind in _ACCESS_KINDS and id(node) not in self.inside:
@@ -250,10 +252,11 @@ class _Walker:
 
     def visit_Constant(self, node: ast.Constant) -> None:
         """A string that is exactly an old key, outside every access: its object is unknown."""
-        if not isinstance(node.value, str) or "." not in node.value or len(node.value) > 200:
+        value = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+        if not isinstance(value, str) or "." not in value or len(value) > 200:
             return
         start = self.offset(node.lineno, node.col_offset)
-        change = whole_key_change(self.maps, node.value.encode("ascii", "replace"))
+        change = whole_key_change(self.maps, value.encode("ascii", "replace"))
         if change is None or change.action != "rename":
             return
         parts = self.string(node, dotted=True)

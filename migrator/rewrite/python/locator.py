@@ -107,6 +107,10 @@ class Locator:
         self.shell_strings: set[int] = set()  # starts of string tokens already handled as shell commands
 
     def add_text(self, start: int, end: int, **kwargs) -> None:
+        if kwargs.get("whole_key"):
+            change = literal.whole_key_change(self.maps, self.src[start:end])
+            if change is not None and change.action == "rename":
+                return  # a key spelt as a string: renamed or reported with its other spellings (config_access)
         edits, findings = literal.text_edits(self.src, start, end, self.maps, **kwargs)
         self.edits.extend(edits)
         self.findings.extend(findings)
@@ -251,10 +255,6 @@ class Locator:
         """`continues_after`: an implicitly joined string that may go on with a name follows it."""
         if literal_.start in self.shell_strings:
             return
-        start, end = literal_.start + len(literal_.prefix) + literal_.quote_len, literal_.end - literal_.quote_len
-        change = literal.whole_key_change(self.maps, self.src[start:end]) if "b" not in literal_.prefix.lower() else None
-        if change is not None and change.action == "rename":
-            return  # a key spelt as a string: renamed or reported with its other spellings (config_access)
         self.add_text(literal_.start + len(literal_.prefix) + literal_.quote_len, literal_.end - literal_.quote_len,
                       escapes="r" not in literal_.prefix.lower(), whole_key=True, continues_after=continues_after)
 
