@@ -11,14 +11,15 @@ config and can be edited in place, else none, each reported with one shared mess
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import warnings
 from dataclasses import dataclass, field
 
 from migrator.edits import Edit, Finding
-from migrator.prefilter import Prefilter
 from migrator.mapping import KeyChange, MappingSet
 from migrator.mapping.entrycontext import EntryContext
+from migrator.prefilter import Prefilter
 from migrator.rewrite.literal import key_target, whole_key_change
 from migrator.rewrite.python.key_spelling import Part, plan_edits
 from migrator.rewrite.python.provenance import ConfigNode, Provenance
@@ -161,8 +162,6 @@ def _decide(references: list[Reference], line_starts: list[int]) -> tuple[list[E
 
 
 def _report(refs: list[Reference], line_starts: list[int]) -> list[Finding]:
-    import bisect
-
     def line(offset: int) -> int:
         return bisect.bisect_right(line_starts, offset)
 
