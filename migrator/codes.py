@@ -25,6 +25,8 @@ RULES: dict[str, Rule] = {rule.code: rule for rule in (
     Rule("VM112", "config key that has no effect in the target release (warn-only)", "warning"),
     Rule("VM113", "renamed config key the tool cannot rewrite here: edit by hand", "manual"),
     Rule("VM114", "removed config key, deleted automatically", "info"),
+    Rule("VM115", "renamed config key in Python code on an object not provably verl's config: rename every "
+         "place by hand, or none", "manual"),
     Rule("VM121", "removed module: change this code by hand", "manual"),
     Rule("VM122", "moved module the tool cannot rewrite here: edit by hand", "manual"),
     Rule("VM131", "removed environment variable: remove it by hand", "manual"),

@@ -47,6 +47,11 @@ def key_target(maps: MappingSet, key: str) -> KeyChange | None:
     return KeyChange(key, None, probe.action, probe.hint, probe.entries)
 
 
+def whole_key_change(maps: MappingSet, text: bytes) -> KeyChange | None:
+    """The change for a string value that is exactly an old key (or the root of a moved subtree)."""
+    return key_target(maps, text.decode("ascii")) if scan.KEY_IN_PROSE.fullmatch(text) else None
+
+
 def module_target(maps: MappingSet, name: str):
     """The module change for a dotted name that is exactly a module (or a member of one)."""
     if not scan.MODULE_RE.fullmatch(name.encode()) or "." not in name:
@@ -117,7 +122,7 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
             name = text.decode("ascii")
         except UnicodeDecodeError:
             name = ""
-        change = key_target(maps, name) if scan.KEY_IN_PROSE.fullmatch(text) else None
+        change = whole_key_change(maps, text)
         if change is not None:
             _key_edit(change, start, end, edits, findings, in_comment)
             return edits, findings

@@ -19,6 +19,7 @@ from migrator.edits import LocateResult, SourceNotParsed
 from migrator.mapping import MappingSet
 from migrator.rewrite.python.api import locate_api
 from migrator.rewrite.python.ast_front import locate_ast as _locate_ast
+from migrator.rewrite.python.config_access import locate_config_keys, might_spell_keys
 from migrator.rewrite.python.statements import might_change
 
 KIND = "python"
@@ -28,6 +29,11 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     # The API pass has its own quick check (a module's last name: `from verl.utils import torch_functional`).
     edits, findings = locate_api(source, mappings)
     if not might_change(source, mappings):
+        # So has the config-key pass (the front-ends run it in `Locator.finish`): `cfg.a.get("b")`
+        # holds no dotted old token.
+        if might_spell_keys(source, mappings):
+            config_edits, config_findings = locate_config_keys(source, mappings)
+            edits, findings = edits + config_edits, findings + config_findings
         return LocateResult(tuple(edits), tuple(findings))
     result = _locate_ast(source, mappings)
     if result is None:

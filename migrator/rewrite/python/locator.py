@@ -13,6 +13,7 @@ from typing import NamedTuple
 from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import literal, scan
+from migrator.rewrite.python.config_access import config_roots, locate_config_keys, might_spell_keys
 
 # Calls whose string arguments are joined into one path (a path split over them cannot be edited).
 PATH_JOINERS = frozenset({"os.path.join", "path.join", "osp.join", "Path", "pathlib.Path", "PurePath",
@@ -23,39 +24,6 @@ SUBPROCESS_CALLS = frozenset({"subprocess.run", "subprocess.call", "subprocess.P
                               "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput"})
 CALLS_OF_INTEREST = PATH_JOINERS | SHELL_CALLS | SUBPROCESS_CALLS
 STRING_PREFIX = re.compile(r"[A-Za-z]*")
-
-
-_CONFIG_ROOTS: dict[int, frozenset[str]] = {}
-
-# Evidence that a file's config object is verl's own (what `@hydra.main` composed from verl's trainer
-# configs, or what verl's run_ppo/TaskRunner/RayPPOTrainer hand on): only then are attribute chains renamed.
-_HYDRA_MAIN = re.compile(rb"@hydra\.main\((?P<args>[^)]*)\)")
-_CONFIG_NAME = re.compile(rb"config_name\s*=\s*[\"'](?P<name>[\w/.-]+)[\"']")
-_VERL_CONFIG_PATH = re.compile(rb"config_path\s*=\s*[^,)]*verl/trainer/config")
-_VERL_RUNNERS = re.compile(rb"(?:from\s+verl\.trainer\.(?:main_ppo|ppo\.ray_trainer)\s+import\s+[^\n]*"
-                           rb"\b(?:run_ppo|TaskRunner|RayPPOTrainer)\b|\bverl\.trainer\.main_ppo\.(?:run_ppo|TaskRunner)\b)")
-_VERL_TRAINER_CONFIGS = frozenset({"ppo_trainer", "ppo_megatron_trainer", "ppo_veomni_trainer", "ppo_torchtitan_trainer"})
-
-
-def holds_verl_config(source: bytes) -> bool:
-    """Does the file provably work on verl's config (its Hydra entry point or a verl runner)?"""
-    for m in _HYDRA_MAIN.finditer(source):
-        name = _CONFIG_NAME.search(m.group("args"))
-        if _VERL_CONFIG_PATH.search(m.group("args")) or (
-                name is not None and name.group("name").decode() in _VERL_TRAINER_CONFIGS):
-            return True
-    return _VERL_RUNNERS.search(source) is not None
-
-
-def _config_roots(mappings: MappingSet) -> frozenset[str]:
-    """The top-level config nodes of the target release (empty without shipped facts)."""
-    key = id(mappings)
-    if key not in _CONFIG_ROOTS:
-        facts = mappings.history.facts if mappings.history is not None else None
-        keys = facts.keys(mappings.to_release) if facts is not None else ()
-        _CONFIG_ROOTS.clear()
-        _CONFIG_ROOTS[key] = frozenset(k.split(".", 1)[0] for k in keys)
-    return _CONFIG_ROOTS[key]
 
 
 def result_of(locator: Locator) -> LocateResult:
@@ -137,9 +105,12 @@ class Locator:
         # (root name,) for a bare name; (root name, names, span_of) for an attribute chain on a name.
         self.root_uses: list[tuple] = []
         self.shell_strings: set[int] = set()  # starts of string tokens already handled as shell commands
-        self.config_renames: list[Edit] = []  # attribute-chain key renames, applied in finish() all or none
 
     def add_text(self, start: int, end: int, **kwargs) -> None:
+        if kwargs.get("whole_key"):
+            change = literal.whole_key_change(self.maps, self.src[start:end])
+            if change is not None and change.action == "rename":
+                return  # a key spelt as a string: renamed or reported with its other spellings (config_access)
         edits, findings = literal.text_edits(self.src, start, end, self.maps, **kwargs)
         self.edits.extend(edits)
         self.findings.extend(findings)
@@ -260,7 +231,7 @@ class Locator:
     def attribute_chain(self, names: list[str], span_of: Callable[[int], tuple[int, int]]) -> None:
         """`root.attr1.attr2...` outside an import; span_of(i) is the span of names[i]."""
         self.root_uses.append((names[0], names, span_of))
-        roots = _config_roots(self.maps)
+        roots = config_roots(self.maps)
         for i in range(1, len(names) - 1):
             if i > 1 and names[i - 1] in roots:
                 break  # the chain is inside the config already: `cfg.ray_kwargs.ray_init` is no `ray_init` key
@@ -268,10 +239,9 @@ class Locator:
                 change = literal.key_target(self.maps, ".".join(names[i:j + 1]))
                 if change is None:
                     continue
-                start, end = span_of(i)[0], span_of(j)[1]
+                start = span_of(i)[0]
                 if change.action == "rename":
-                    self.config_renames.append(Edit(start, end, change.new.encode(), "key-rename",
-                                                    f"{change.old} -> {change.new}", change.prs))
+                    pass  # renamed or reported with every other spelling of the key (config_access)
                 elif change.action == "warn":
                     self.findings.append(Finding(start, "key-warn", f"{change.old}: {literal.first_note(change)}",
                                                  change.hint, change.prs, severity="warning"))
@@ -330,24 +300,12 @@ class Locator:
     # -- `import a.b` without an alias ---------------------------------------------------------------
     def finish(self) -> None:
         """Rewrite `import old.mod` and its `old.mod.x` references together, or report a manual step;
-        likewise the config attribute chains of the file."""
-        self.finish_config_chains()
+        config keys in every spelling, over the whole file (config_access)."""
         self.finish_plain_imports()
-
-    def finish_config_chains(self) -> None:
-        """Renamed where the object is provably verl's config; elsewhere one manual step for them all."""
-        if not self.config_renames:
-            return
-        if holds_verl_config(self.src):
-            self.edits.extend(self.config_renames)
-            return
-        first = min(e.start for e in self.config_renames)
-        renames = ", ".join(dict.fromkeys(e.message for e in self.config_renames))
-        prs = tuple(dict.fromkeys(pr for e in self.config_renames for pr in e.prs))
-        places = len(self.config_renames)
-        self.findings.append(Finding(first, "key-rename", f"config attributes {renames} ({places} place"
-                                     f"{'s' if places > 1 else ''} in this file): nothing shows this object is "
-                                     "verl's config; rename them all by hand if it is", None, prs))
+        if might_spell_keys(self.src, self.maps):
+            edits, findings = locate_config_keys(self.src, self.maps)
+            self.edits.extend(edits)
+            self.findings.extend(findings)
 
     def finish_plain_imports(self) -> None:
         """`import old.mod` (no alias) and its `old.mod.x` references."""
