@@ -27,8 +27,8 @@ def reported(source: str, from_release=None, name="reward.py"):
 
 
 HINT = ("a custom reward function (custom_reward_function.name, default compute_score) is called as "
-        "compute_score(data_source=, solution_str=, ground_truth=, extra_info=): add `extra_info=None` "
-        "(or `**kwargs`) to its parameters")
+        "compute_score(data_source=, solution_str=, ground_truth=, extra_info=): add extra_info=None "
+        "(or **kwargs) to its parameters")
 
 
 def test_a_reward_function_without_extra_info_is_reported_at_its_def():
