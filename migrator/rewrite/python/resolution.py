@@ -23,6 +23,7 @@ UNRESOLVED_CODE = "VM123"
 GUARDED_CODE = "VM124"
 _GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 _ROOTS = (b"verl", b"recipe")
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 
 
 def release_modules(maps: MappingSet) -> dict | None:
@@ -55,7 +56,7 @@ def unknown_release_note(maps: MappingSet) -> str | None:
 def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=()) -> list[Finding]:
     """Findings for the imports that do not resolve once the table's `edits` are applied (the migration),
     or as written (`edits` None: the lint); `findings`, the table's (offsets into `source`), cover their spans."""
-    if not any(root in source for root in _ROOTS):
+    if not any(root in source for root in _ROOTS) or not _exact_columns(source):
         return []
     facts = release_modules(maps)
     roots = import_roots(maps)
@@ -85,6 +86,15 @@ def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=())
             else:
                 out.append(Finding(offset, "unresolved-import", message, hint, code=UNRESOLVED_CODE))
     return out
+
+
+def _exact_columns(source: bytes) -> bool:
+    """`ast` columns are byte offsets into our lines unless a lone `\r` ends lines or a cookie names
+    another encoding (as in `api`); such rare files are not checked."""
+    cookie = _COOKIE.search(b"\n".join(source.split(b"\n", 2)[:2]))
+    if cookie and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
+        return False
+    return re.search(rb"\r(?!\n)", source) is None
 
 
 def _parse(source: bytes):
