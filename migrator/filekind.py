@@ -11,6 +11,8 @@ import os
 
 from migrator.prefilter import Prefilter
 from migrator.rewrite import REWRITERS, RewriterSpec, spec_for
+from migrator.rewrite.python.callbacks import callback_tokens
+from migrator.rewrite.python.resolution import import_roots
 
 # Read this much to decide the kind and to spot binary files; same bound as fileprocess.BINARY_SNIFF.
 HEAD_BYTES = 8192
@@ -113,6 +115,9 @@ def build_prefilter(mappings) -> KindPrefilter:
             "keys": {name.rsplit(".", 1)[-1] for name in mappings.old_keys() if name in tokens}}
     extra = {spec.kind: set().union(*(last[part] for part in spec.split_names))
              for spec in REWRITERS if spec.split_names}
+    # Every import of a package the module facts cover is checked at the target (python.resolution), and
+    # every function of a shape verl calls (python.callbacks).
+    roots = import_roots(mappings) | callback_tokens(mappings)
     for kind in ("python", "notebook"):
-        extra[kind] = extra.get(kind, set()) | api_only
+        extra[kind] = extra.get(kind, set()) | api_only | roots
     return KindPrefilter(tokens - api_only, extra)

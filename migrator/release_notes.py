@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from migrator.mapping.compose import MappingSet
+from migrator.release_notes_api import dotted, keyword_rows, python_name_rows, signature_rows
 
 PR_URL = "https://github.com/verl-project/verl/pull/{}"
 EMPTY = "—"
@@ -35,12 +36,16 @@ class Guide:
     removed_keys: list[dict] = field(default_factory=list)
     other_changes: list[dict] = field(default_factory=list)
     entry_points: list[dict] = field(default_factory=list)
+    python_names: list[dict] = field(default_factory=list)  # symbols moved, renamed or removed
+    keyword_renames: list[dict] = field(default_factory=list)
+    signature_changes: list[dict] = field(default_factory=list)
     pull_requests: dict[int, PullRequest | None] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         return {"moved_scripts": len(self.moved_scripts), "removed_scripts": len(self.removed_scripts),
                 "renamed_keys": len(self.renamed_keys), "removed_keys": len(self.removed_keys),
-                "other_changes": len(self.other_changes)}
+                "other_changes": len(self.other_changes), "python_names": len(self.python_names),
+                "keyword_renames": len(self.keyword_renames), "signature_changes": len(self.signature_changes)}
 
 
 def run_command(path: str, env: tuple[tuple[str, str], ...], args: tuple[str, ...]) -> str:
@@ -86,6 +91,9 @@ def build_guide(mappings: MappingSet) -> Guide:
                                         "when": [], "hint": change.hint or "",
                                         "prs": list(dict.fromkeys(e.pr for e in change.entries))})
     guide.entry_points.extend(entry_point_rows(mappings))
+    guide.python_names.extend(python_name_rows(mappings))
+    guide.keyword_renames.extend(keyword_rows(mappings))
+    guide.signature_changes.extend(signature_rows(mappings))
     for family, rules in (("env", mappings.env_rules), ("shell variable", mappings.var_rules)):
         for rule in rules:
             hint = getattr(rule.entry, "hint", None)
@@ -94,7 +102,8 @@ def build_guide(mappings: MappingSet) -> Guide:
                                         "hint": hint or "", "prs": [rule.entry.pr]})
     prs = set()
     for section in (guide.moved_scripts, guide.removed_scripts, guide.renamed_keys, guide.removed_keys,
-                    guide.other_changes, guide.entry_points):
+                    guide.other_changes, guide.entry_points, guide.python_names, guide.keyword_renames,
+                    guide.signature_changes):
         for row in section:
             prs.update(row["prs"])
     guide.pull_requests = {pr: None for pr in sorted(prs)}
@@ -135,7 +144,10 @@ def _summary(guide: Guide) -> str:
             f"{n(c['renamed_keys'], 'renamed config key')}, "
             f"{n(c['removed_keys'], 'removed or ineffective config key')}, "
             f"{n(c['other_changes'], 'environment, module or shell variable change')}"
-            f"{', ' + n(len(guide.entry_points), 'moved or removed entry point') if guide.entry_points else ''}; "
+            f"{', ' + n(len(guide.entry_points), 'moved or removed entry point') if guide.entry_points else ''}"
+            f"{', ' + n(c['python_names'], 'moved, renamed or removed Python name') if c['python_names'] else ''}"
+            f"{', ' + n(c['keyword_renames'], 'renamed keyword argument') if c['keyword_renames'] else ''}"
+            f"{', ' + n(c['signature_changes'], 'signature change') if c['signature_changes'] else ''}; "
             f"{n(len(guide.pull_requests), 'pull request')}.")
 
 
@@ -290,6 +302,7 @@ def render_text(guide: Guide, writer: _Writer) -> str:
                              [[r["kind"], w.code(r["old"]), w.code(r["new"]) if r["new"] else "(removed)",
                                _condition(w, r), w.text(r.get("hint", "")), _links(w, r["prs"])]
                               for r in guide.other_changes]))
+    parts.extend(_python_api_sections(guide, w))
     if any(guide.pull_requests.values()):
         parts.append(w.heading("Pull requests", 2))
         parts.append(w.table(["PR", "Title", "Merged"],
@@ -304,12 +317,40 @@ def render_text(guide: Guide, writer: _Writer) -> str:
     return "\n".join(parts)
 
 
+def _python_api_sections(guide: Guide, w: _Writer) -> list[str]:
+    if not (guide.python_names or guide.keyword_renames or guide.signature_changes):
+        return []
+    parts = [w.heading("Python API", 2),
+             f"For your own Python code that imports verl: verl-migrate rewrites the imports, {w.code('module.Name')} "
+             "uses and keyword arguments it can prove, and reports the rest with the guidance shown.\n"]
+    if guide.python_names:
+        parts.append(w.heading("Moved, renamed and removed names", 3))
+        parts.append(w.table(["Old name", "New name", "Guidance", "PR"],
+                             [[w.code(dotted(r["old"])), w.code(dotted(r["new"])) if r["new"] else "(removed)",
+                               w.text(r["hint"]), _links(w, r["prs"])] for r in guide.python_names]))
+    if guide.keyword_renames:
+        parts.append(w.heading("Renamed keyword arguments", 3))
+        parts.append("Renamed at calls that provably reach the function (and in "
+                     f"{w.code('super().__init__(...)')} of a subclass).\n")
+        parts.append(w.table(["Function", "Old keyword", "New keyword", "PR"],
+                             [[w.code(dotted(r["function"])), w.code(r["old"]), w.code(r["new"]), _links(w, r["prs"])]
+                              for r in guide.keyword_renames]))
+    if guide.signature_changes:
+        parts.append(w.heading("Signature changes to make by hand", 3))
+        parts.append(w.table(["Function", "Parameter", "What to do", "PR"],
+                             [[w.code(dotted(r["function"])), w.code(r["param"]), w.text(r["hint"]),
+                               _links(w, r["prs"])] for r in guide.signature_changes]))
+    return parts
+
+
 def render_json(guide: Guide) -> str:
     data = {
         "from": guide.from_release, "to": guide.to_release, "counts": guide.counts(),
         "moved_scripts": guide.moved_scripts, "removed_scripts": guide.removed_scripts,
         "renamed_keys": guide.renamed_keys, "removed_keys": guide.removed_keys,
         "other_changes": guide.other_changes, "entry_points": guide.entry_points,
+        "python_names": guide.python_names, "keyword_renames": guide.keyword_renames,
+        "signature_changes": guide.signature_changes,
         "pull_requests": [{"number": n, "url": PR_URL.format(n), "title": p.title if p else None,
                            "merged": p.date if p else None} for n, p in guide.pull_requests.items()],
         "upgrade": [c.format(to=guide.to_release) for c in UPGRADE_COMMANDS],

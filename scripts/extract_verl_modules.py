@@ -6,7 +6,7 @@ For each release in mappings/verl/releases.yaml (`main` is verl commit MAIN_REV)
 blob under verl/ and recipe/ with `git cat-file` and parses it with `ast`; verl's code is never
 imported or run. It writes one file, `verl.modules`, one line per distinct module content:
 
-    module<TAB>releases<TAB>defined names<TAB>re-exported names
+    module<TAB>releases<TAB>defined names<TAB>re-exported names<TAB>private names
 
 `releases` lists the releases where the module binds exactly these names, as runs of consecutive
 releases (`v0.4.0..v0.6.1`, `v0.1,v0.4.0`): the same module at several releases is written once.
@@ -15,7 +15,10 @@ Defined: top-level functions, classes and assignments (also inside top-level if/
 public names only. A function is written `name(p1,p2,*args,k,**kw)`, a class with an `__init__` the
 same way with its `__init__` parameters (without self); other names bare. Re-exported: names bound by
 imports from verl itself (`from .x import Y`, `from verl.x import Y`) or listed in `__all__`, and
-`*verl.x` for a star import from verl.x (whose names the reader resolves). A module
+`*verl.x` for a star import from verl.x (whose names the reader resolves). Private: the other names
+it defines or imports from verl (`_timer`, `__getattr__`), which `from verl.x import _timer` still finds
+(the import check, migrator/rewrite/python/resolution.py); names imported from outside verl are not
+written. A module
 whose source does not parse keeps its line with `!syntax-error` as the only defined name.
 """
 
@@ -27,7 +30,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from migrator.derive.pysource import PACKAGE_ROOTS, bound_names, module_name  # noqa: E402,F401
+from migrator.derive.pysource import PACKAGE_ROOTS, bound_names, module_bindings, module_name  # noqa: E402,F401
 from migrator.mapping.modulefacts import release_runs  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,15 +91,15 @@ def main(argv=None):
     for index, blobs in enumerate(per_release):
         for module, (sha, is_package) in blobs.items():
             if (module, sha) not in parsed:
-                parsed[module, sha] = bound_names(sources[sha], module, is_package)
-            defined, reexported = parsed[module, sha]
-            line = (module, " ".join(defined), " ".join(reexported))
+                parsed[module, sha] = module_bindings(sources[sha], module, is_package)
+            line = tuple([module] + [" ".join(names) for names in parsed[module, sha]])
             seen_at.setdefault(line, []).append(index)
     header = ("# Python modules of each verl release and the names they bind; written by\n"
               "# scripts/extract_verl_modules.py (see its docstring). Columns, tab-separated:\n"
-              "# module, releases, defined names (functions and classes with their parameters), re-exported names\n")
-    body = [f"{m}\t{release_runs(seen_at[(m, d, r)], releases)}\t{d}\t{r}\n"
-            for (m, d, r) in sorted(seen_at, key=lambda line: (line[0], seen_at[line][0]))]
+              "# module, releases, defined names (functions and classes with their parameters), re-exported names,\n"
+              "# private names (defined, or imported from verl)\n")
+    body = [f"{line[0]}\t{release_runs(seen_at[line], releases)}\t" + "\t".join(line[1:]) + "\n"
+            for line in sorted(seen_at, key=lambda line: (line[0], seen_at[line][0]))]
     out, text = Path(args.out), header + "".join(body)
     if args.check:
         current = out.read_text() if out.exists() else ""

@@ -8,7 +8,7 @@
    `module-no-action` entry names are counted apart.
 2. With --corpus (users' Python files; never committed), migrate a copy to `--to` (default v0.9.0) and
    count the verl imports of the result that neither resolve (the module exists at the target and binds
-   the name, per the facts) nor are reported.
+   the name, per the facts) nor are reported, and list what the reports are (by rule code).
 """
 
 import argparse
@@ -21,28 +21,31 @@ from migrator.fileprocess import process_file  # noqa: E402
 from migrator.mapping import compose, load_builtin  # noqa: E402
 from migrator.mapping.entries import ModuleNoAction  # noqa: E402
 from migrator.mapping.modulefacts import read_module_facts  # noqa: E402
+from migrator.rewrite.python.resolution import import_roots  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = ROOT / "mappings" / "verl" / "facts" / "modules" / "verl.modules"
 
 
-def imported_modules(source: bytes, bound: bool = False) -> list[tuple]:
-    """(line, module, name or None) of every absolute import of verl or recipe (+ the local name bound)."""
+def imported_modules(source: bytes, bound: bool = False, roots=("verl", "recipe")) -> list[tuple]:
+    """(line, module, name or None) of every absolute import of verl or recipe (+ the local name bound and
+    the lines a finding about it may name: the statement's and the name's)."""
     out = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            out += [(node.lineno, a.name, None, a.asname or a.name) for a in node.names
-                    if a.name.split(".")[0] in ("verl", "recipe")]
+            out += [(node.lineno, a.name, None, a.asname or a.name, {node.lineno, a.lineno}) for a in node.names
+                    if a.name.split(".")[0] in roots]
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module \
-                and node.module.split(".")[0] in ("verl", "recipe"):
-            out += [(node.lineno, node.module, a.name, a.asname or a.name) for a in node.names if a.name != "*"]
+                and node.module.split(".")[0] in roots:
+            out += [(node.lineno, node.module, a.name, a.asname or a.name, {node.lineno, a.lineno})
+                    for a in node.names if a.name != "*"]
     return out if bound else [row[:3] for row in out]
 
 
 def resolves(modules, module: str, name: str | None) -> bool:
     if name is None:
         return module in modules
-    return (module in modules and modules[module].binds(name)) or f"{module}.{name}" in modules
+    return (module in modules and modules[module].reaches(name)) or f"{module}.{name}" in modules
 
 
 def measure_removed(tables, facts, releases) -> None:
@@ -75,7 +78,9 @@ def measure_removed(tables, facts, releases) -> None:
 
 def measure_corpus(tables, facts, corpus: Path, to: str) -> None:
     maps = compose(tables, None, to)
+    roots = tuple(import_roots(maps))  # recipe.* only while verl shipped recipe/ (the imports the tool checks)
     files = imports = silent = foreign = 0
+    codes = {}
     ever = set().union(*(set(modules) for modules in facts.values()))
     misses = []
     for path in sorted(corpus.glob("**/*.py")):
@@ -83,24 +88,27 @@ def measure_corpus(tables, facts, corpus: Path, to: str) -> None:
         result = process_file(path.name, path.name, maps, data=data)
         after = result.after if result.status == "changed" else data
         try:
-            found = imported_modules(after, bound=True)
+            found = imported_modules(after, bound=True, roots=roots)
             # edits may add lines (split imports): a finding names an original line; match by bound name
-            reported = {row[3] for row in imported_modules(data, bound=True)
-                        if row[0] in {f.line for f in result.findings}}
+            reported = {row[3] for row in imported_modules(data, bound=True, roots=roots)
+                        if row[4] & {f.line for f in result.findings}}
         except (SyntaxError, ValueError):
             continue
         files += 1
-        for line, module, name, local in found:
+        for finding in result.findings:
+            codes[finding.code] = codes.get(finding.code, 0) + 1
+        for line, module, name, local, _ in found:
             imports += 1
-            if resolves(facts[to], module, name) or local in reported:
+            if resolves(facts[to], module, name):
                 continue
-            if module not in ever:
-                foreign += 1  # a module verl never shipped: the user's fork adds it
+            foreign += module not in ever  # a module verl never shipped: the user's fork adds it
+            if local in reported:
                 continue
             silent += 1
             misses.append(f"{path.name}:{line}: {module}{'' if name is None else ':' + name}")
     print(f"corpus: {files} files, {imports} verl imports after migrating to {to}; {foreign} name modules verl never "
           f"shipped (forks); {silent} neither resolve nor are reported ({100.0 * silent / max(imports, 1):.1f}%)")
+    print("findings by code: " + ", ".join(f"{code} {n}" for code, n in sorted(codes.items())))
     for line in misses[:40]:
         print("  ", line)
 

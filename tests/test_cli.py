@@ -178,3 +178,20 @@ def test_mappings_show(tmp_path):
     rows = json.loads(proc.stdout)["entries"]
     move = next(r for r in rows if r["old"] == "examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh")
     assert move["new"] == "examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh" and move["prs"] == [6285]
+
+
+def test_mappings_show_lists_python_names_keywords_and_signatures():
+    proc = run_cli("mappings", "show", "--from", "v0.3.0.post1", "--to", "v0.4.0")
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    assert ("symbol verl.utils.torch_functional:get_eos_mask -> verl.utils.torch_functional:get_response_mask  [#878]"
+            in lines)
+    assert "keyword verl.trainer.ppo.core_algos:compute_policy_loss(eos_mask=) -> response_mask=  [#878]" in lines
+    assert any(line.startswith("signature verl.utils.dataset.rl_dataset:RLHFDataset(prompt_key) -> (manual)  -- ")
+               and line.endswith("[#924]") for line in lines)
+    proc = run_cli("mappings", "show", "--from", "v0.6.1", "--to", "v0.9.0", "--output-format", "json")
+    rows = json.loads(proc.stdout)["entries"]
+    chained = next(r for r in rows if r["family"] == "keyword" and r["function"].endswith(":AgentLoopBase"))
+    assert chained["new"] == "data_config=" and chained["releases"] == ["v0.7.1"]
+    removed = next(r for r in rows if r["old"] == "verl.trainer.ppo.reward:compute_reward")
+    assert removed["family"] == "symbol" and removed["new"] is None and removed["prs"]

@@ -32,7 +32,11 @@ def entry(release, kind, old, **fields):
 
 def test_facts_file_is_well_formed():
     lines = [line for line in checker.FACTS.read_text().splitlines() if line and not line.startswith("#")]
-    assert all(len(line.split("\t")) == 4 for line in lines)
+    assert all(len(line.split("\t")) == 5 for line in lines)
+    # private names are facts too: `from verl.trainer.ppo.ray_trainer import _timer` worked up to v0.4.0
+    assert FACTS["v0.4.0"]["verl.trainer.ppo.ray_trainer"].reaches("_timer")
+    assert not FACTS["v0.4.0"]["verl.trainer.ppo.ray_trainer"].binds("_timer")
+    assert not FACTS["v0.9.0"]["verl.trainer.ppo.ray_trainer"].reaches("_timer")
     assert all(len(FACTS[release]) > 150 for release in RELEASES)
     assert "recipe.dapo.main_dapo" in FACTS["v0.7.0"] and not any(m.startswith("recipe.") for m in FACTS["v0.7.1"])
     assert not any(".tests." in m or m.endswith(".tests") for modules in FACTS.values() for m in modules)
@@ -180,6 +184,22 @@ def test_extractor_names_what_a_module_binds():
     assert defined == sorted(["LIMIT", "LLM", "helper(a,*args,key,**kw)", "Tool(config,role,*,name)", "Bare",
                               "run(x)", "_exported()"])
     assert reexported == sorted(["BaseTool", "F", "tok", "*verl.config"])
+
+
+def test_extractor_keeps_private_names_apart_and_leaves_out_names_imported_from_outside_verl():
+    defined, reexported, private = extractor.module_bindings(SOURCE, "verl.tools.gsm8k_tool", is_package=False)
+    assert (defined, reexported) == extractor.bound_names(SOURCE, "verl.tools.gsm8k_tool", is_package=False)
+    assert private == ["_hidden", "_private"]
+    lazy = extractor.module_bindings(b"def __getattr__(name): pass\n", "verl.x", is_package=False)
+    assert lazy == ([], [], ["__getattr__"])
+
+
+def test_a_module_getattr_reaches_every_name(tmp_path):
+    facts = tmp_path / "verl.modules"
+    facts.write_text("verl.lazy\tv0.1\t\t\t__getattr__\nverl.plain\tv0.1\tf()\t\t_g\n")
+    modules = checker.read_module_facts(facts, ["v0.1"])["v0.1"]
+    assert modules["verl.lazy"].reaches("anything") and not modules["verl.lazy"].binds("anything")
+    assert modules["verl.plain"].reaches("_g") and not modules["verl.plain"].reaches("h")
 
 
 def test_extractor_resolves_relative_star_imports_from_packages():

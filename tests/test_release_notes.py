@@ -85,6 +85,25 @@ def test_composed_chains_and_env_presets():
     assert npu["prs"] == [103, 202]
 
 
+def test_python_names_and_keywords_are_composed_with_every_pr():
+    guide = fixture_guide()
+    names = {r["old"]: (r["new"], r["hint"], r["prs"]) for r in guide.python_names}
+    assert names["verl.workers.rollout.utils:get_free_port"] == ("verl.utils.net:free_port", "", [105, 209])
+    assert names["verl.utils.net:get_free_port"] == ("verl.utils.net:free_port", "", [209])
+    assert names["verl.trainer.ppo.reward:compute_reward"] == (None, "the reward loop computes rewards", [210])
+    keywords = {(r["function"], r["old"]): (r["new"], r["prs"]) for r in guide.keyword_renames}
+    assert keywords[("verl.trainer.ppo.core_algos:compute_policy_loss", "eos_mask")] == ("response_mask", [106, 211])
+    assert guide.signature_changes == [{"function": "verl.experimental.agent_loop:AgentLoopBase.run",
+                                        "param": "messages", "prs": [212],
+                                        "hint": "run(self, sampling_params, **kwargs) gets the messages as "
+                                                "kwargs['raw_prompt']"}]
+    text = release_notes.render(guide, "md")
+    assert "### Renamed keyword arguments" in text and "### Signature changes to make by hand" in text
+    assert ("| `verl.workers.rollout.utils.get_free_port` | `verl.utils.net.free_port` | — | "
+            "[#105](https://github.com/verl-project/verl/pull/105), [#209](https://github.com/verl-project/verl/pull/209) |"
+            ) in text
+
+
 def test_markdown_tables_have_consistent_columns_and_escaped_pipes():
     text = release_notes.render(fixture_guide(), "md")
     tables = markdown_tables(text)
@@ -97,7 +116,7 @@ def test_markdown_tables_have_consistent_columns_and_escaped_pipes():
 
 def test_every_entry_links_its_pr():
     text = release_notes.render(fixture_guide(), "md")
-    for pr in (101, 102, 103, 104, 201, 202, 203, 204, 205, 206, 207, 208):
+    for pr in (101, 102, 103, 104, 105, 106, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212):
         assert f"https://github.com/verl-project/verl/pull/{pr})" in text
 
 
@@ -113,7 +132,7 @@ def test_rst_check_can_fail():
 def test_json_is_structured():
     data = json.loads(release_notes.render(fixture_guide(), "json"))
     assert data["counts"] == {"moved_scripts": 2, "removed_scripts": 1, "renamed_keys": 3, "removed_keys": 2,
-                              "other_changes": 4}
+                              "other_changes": 4, "python_names": 3, "keyword_renames": 2, "signature_changes": 1}
     assert [p["number"] for p in data["pull_requests"]] == sorted(p["number"] for p in data["pull_requests"])
     assert data["upgrade"] == ["pip install verl-migrate", "verl-migrate --to r2 ./my_scripts"]
 

@@ -198,6 +198,14 @@ def builtin(from_release: str, to_release: str):
     ("v0.5.0", "v0.6.0", "from verl.experimental.agent_loop import AgentLoopBase\n"
      "class MyLoop(AgentLoopBase):\n    async def run(self, messages, sampling_params):\n        pass\n",
      "signature-change", 2810),
+    ("v0.5.0", "v0.6.0", "from verl.experimental.agent_loop.agent_loop import AgentLoopBase\n"
+     "class MyLoop(AgentLoopBase):\n    async def run(self, messages, sampling_params):\n        pass\n",
+     "signature-change", 2810),
+    ("v0.7.0", "v0.7.1", "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n"
+     "trainer = RayPPOTrainer(config=cfg, tokenizer=tok, reward_fn=fn)\n", "signature-change", 5237),
+    # a custom reward function: verl passes extra_info since v0.3.0.post1; the file imports nothing of verl
+    ("v0.2.0.post2", "v0.3.0.post1", "def compute_score(data_source, solution_str, ground_truth):\n    return 1.0\n",
+     "signature-change", 266),
 ])
 def test_builtin_tables_report_the_known_breaks(from_release, to_release, source, kind, pr):
     result = process_file("user.py", "user.py", builtin(from_release, to_release), data=source.encode())

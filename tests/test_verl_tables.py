@@ -32,7 +32,7 @@ FIELDS = {
     "symbol-rename": ({"old", "new"}, {"hint", "note", "commit"}),
     "symbol-removal": ({"old", "hint"}, {"note", "commit"}),
     "keyword-rename": ({"function", "old", "new"}, {"note", "commit"}),
-    "signature-change": ({"function", "param", "hint"}, {"note", "commit"}),
+    "signature-change": ({"function", "param", "hint"}, {"callback", "note", "commit"}),
     "var-rename": ({"old", "new"}, {"when", "note"}),
 }
 # Entries about entry points and their configs: checked against the entry facts (tests/test_entry_facts.py).

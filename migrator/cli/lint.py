@@ -55,8 +55,15 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
         except CodeSelectionError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
-        codes = frozenset(code for code in load_checks() if shown(code))
+        from migrator.lint.python_imports import CODES as PYTHON_CODES
+
+        codes = frozenset(code for code in set(load_checks()) | PYTHON_CODES if shown(code))
     rev = mappings.to_release
+    from migrator.rewrite.python.resolution import unknown_release_note
+
+    unknown = unknown_release_note(mappings)
+    if unknown:
+        click.echo(unknown, err=True)
     findings, files = [], 0
     for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes):
         if report.skipped:

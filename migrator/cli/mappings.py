@@ -44,6 +44,7 @@ def composed_rows(mapping_set) -> list[dict]:
                      "hint": change.hint, "prs": [e.pr for e in change.entries],
                      "releases": [e.origin.release for e in change.entries]})
     rows.extend(entry_point_rows(mapping_set))
+    rows.extend(python_api_rows(mapping_set))
     for family, rules in (("env", mapping_set.env_rules), ("var", mapping_set.var_rules)):
         for rule in rules:
             row = {"family": family, "old": rule.old, "new": rule.new,
@@ -54,6 +55,28 @@ def composed_rows(mapping_set) -> list[dict]:
             if rule.when is not None:
                 row["when"] = list(rule.when.patterns)
             rows.append(row)
+    return rows
+
+
+def python_api_rows(mapping_set) -> list[dict]:
+    """Symbols moved, renamed or removed, keyword arguments renamed (composed), and signature changes."""
+    rows = []
+    entries = mapping_set.entries()
+    for old in sorted({e.old for e in entries if e.FAMILY == "symbol"}):
+        change = mapping_set.symbol(old)
+        if change is not None:
+            rows.append({"family": "symbol", "old": old, "new": change.new, "action": "move" if change.new else "removed",
+                         "hint": change.hint, "prs": list(change.prs),
+                         "releases": [e.origin.release for e in change.entries]})
+    for function, old in sorted({(e.function, e.old) for e in entries if e.FAMILY == "keyword"}):
+        change = mapping_set.keyword(function, old)
+        if change is not None:
+            rows.append({"family": "keyword", "function": function, "old": f"{function}({old}=)",
+                         "new": f"{change.new}=", "action": "rename", "hint": None, "prs": list(change.prs),
+                         "releases": [e.origin.release for e in change.entries]})
+    for e in sorted((e for e in entries if e.FAMILY == "signature"), key=lambda e: (e.function, e.param)):
+        rows.append({"family": "signature", "function": e.function, "old": f"{e.function}({e.param})", "new": None,
+                     "action": "manual", "hint": e.hint, "prs": [e.pr], "releases": [e.origin.release]})
     return rows
 
 
@@ -96,7 +119,8 @@ def entry_point_rows(mapping_set) -> list[dict]:
 @release_options
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
 def show(to_release, from_release, tables, output_format):
-    """Print the composed table: every old key, path, module, env and variable, and what it becomes."""
+    """Print the composed table: every old key, path, module, Python name, keyword argument, signature
+    change, env and variable, and what it becomes."""
     mapping_set = load_mappings(from_release, to_release, tables)
     rows = composed_rows(mapping_set)
     if output_format == "json":

@@ -60,6 +60,11 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         sys.exit(EXIT_USAGE)
     fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet)
     mappings, prefilter = load_composed(from_release, to_release, tables)
+    from migrator.rewrite.python.resolution import unknown_release_note
+
+    unknown = unknown_release_note(mappings)
+    if unknown and not quiet and output_format == "text":
+        click.echo(unknown, err=True)
     dry = check or show_diff
     as_json = output_format == "json"
     diff_style = Style.for_stream(color, sys.stdout)

@@ -91,10 +91,19 @@ def literal_strings(node):
 
 def bound_names(source, module, is_package):
     """(defined tokens, re-exported names) of one module's source; `*verl.x` for `from verl.x import *`."""
+    defined, reexported, _ = module_bindings(source, module, is_package)
+    return defined, reexported
+
+
+def module_bindings(source, module, is_package):
+    """(defined tokens, re-exported names, private names): the public API as `bound_names` gives it, and
+    the private names the module defines or imports from verl (`__getattr__` too), which a user's
+    `from verl.x import _helper` still reaches. Names imported from outside verl (`torch`) are left out:
+    they would grow the shipped facts by a third, and a user should import them from their package."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return ["!syntax-error"], []
+        return ["!syntax-error"], [], []
     defined, imported_internal, imported_other, dunder_all = {}, set(), set(), []
     for node in top_level_statements(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -125,9 +134,10 @@ def bound_names(source, module, is_package):
                 elif alias.name != "*":
                     (imported_internal if internal else imported_other).add(alias.asname or alias.name)
     public_all = set(dunder_all)
-    defined_tokens = [tok for name, tok in defined.items()
-                      if (not name.startswith("_") or name in public_all) and name != "__all__"]
+    public = {name for name in defined if (not name.startswith("_") or name in public_all) and name != "__all__"}
     reexported = {n for n in imported_internal if not n.startswith("_") or n in public_all}
     reexported |= {n for n in imported_other if n in public_all}
     reexported -= set(defined)
-    return sorted(defined_tokens), sorted(reexported)
+    others = (set(defined) | imported_internal) - public - reexported - {"__all__"}
+    others = {n for n in others if not n.startswith("*")}
+    return sorted(defined[n] for n in public), sorted(reexported), sorted(others)

@@ -95,9 +95,25 @@ def lint_paths(paths: list[str], facts: Facts, mappings: MappingSet, rev: str, e
         reason = sniff_skip_reason(data)
         head = data[3:200] if data.startswith(b"\xef\xbb\xbf") else data[:200]
         spec = spec_for(os.path.basename(candidate.path), head)
+        if reason is None and spec is not None and spec.kind == "python":
+            yield lint_python_source(data, candidate.display, mappings, select)
+            continue
         if reason is None and (spec is None or spec.kind != "shell"):
-            reason = "not a shell script (lint checks shell launch scripts)"
+            reason = "not a shell script or Python file (lint checks launch scripts and Python's imports of verl)"
         if reason:
             yield FileReport(candidate.display, skipped=reason)
             continue
         yield lint_source(data, candidate.display, facts, mappings, rev, select)
+
+
+def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: frozenset[str] | None = None) -> FileReport:
+    """A Python file: its imports of verl at the target (VM123), with the same suppression comments."""
+    from migrator.lint.python_imports import lint_python
+
+    silenced = suppressions(src)
+    report = FileReport(path)
+    for finding in lint_python(src, path, mappings):
+        codes = silenced.get(finding.line, set())
+        if (select is None or finding.code in select) and codes is not None and finding.code not in codes:
+            report.findings.append(finding)
+    return report

@@ -458,19 +458,28 @@ class KeywordRename(Entry):
         return f"{self.KIND} {self.function}({self.old}=)"
 
 
+def check_callback(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise FieldError("callback must be a non-empty list of parameter names")
+    return tuple(check_identifier(name) for name in value)
+
+
 @dataclass(frozen=True)
 class SignatureChange(Entry):
     """A signature change a person must make, reported where it provably applies: `function`
     `pkg.mod:func` (or a class: its constructor) called with keyword `param`, or `pkg.mod:Class.method`
-    overridden in a subclass with a parameter named `param`."""
+    overridden in a subclass with a parameter named `param`. With `callback` (the leading parameters of
+    users' functions that verl calls in place of `function`), `param` is an argument verl now passes:
+    a user's top-level function of that shape that takes neither `param` nor `**kwargs` is reported."""
 
     KIND = "signature-change"
     FAMILY = "signature"
     FIELDS = {"function": (True, check_member), "param": (True, check_identifier), "hint": (True, check_text),
-              **COMMON}
+              "callback": (False, check_callback), **COMMON}
     function: str = ""
     param: str = ""
     hint: str = ""
+    callback: tuple[str, ...] | None = None
 
     @property
     def identity(self) -> tuple:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from migrator.mapping.modulefacts import read_module_facts
+
 # Types whose node takes arbitrary sub-keys (an empty mapping or a null default: `+node.sub=v`).
 OPEN_TYPES = frozenset({"dict", "null"})
 
@@ -93,14 +95,27 @@ class ReleaseFacts:
             for line in path.read_text(encoding="utf-8").splitlines():
                 if line and not line.startswith("#"):
                     module, releases, *names = line.split("\t")
-                    out[module] = tuple(releases.split(","))
-                    self._module_names[module] = frozenset(
-                        n.partition("(")[0] for column in names for n in column.split())
+                    # a module whose names changed has a line per content: its ranges add up
+                    out[module] = out.get(module, ()) + tuple(releases.split(","))
+                    self._module_names[module] = self._module_names.get(module, frozenset()) | frozenset(
+                        n.partition("(")[0] for column in names[:2] for n in column.split())
         return out
 
     @cached_property
     def _module_names(self) -> dict[str, frozenset[str]]:
         return {}
+
+    @lru_cache(maxsize=None)
+    def module_names(self, order: tuple[str, ...]) -> dict:
+        """{release: {module: ModuleNames}} for the releases the module facts know (`order`: all, in order)."""
+        path = self.directory / "modules" / "verl.modules"
+        if not path.is_file():
+            return {}
+        known = {r for ranges in self._module_releases.values() for span in ranges for r in span.split("..")}
+        facts = read_module_facts(path, list(order))
+        lo = min((order.index(r) for r in known if r in order), default=len(order))
+        hi = max((order.index(r) for r in known if r in order), default=-1)
+        return {release: modules for release, modules in facts.items() if lo <= order.index(release) <= hi}
 
     @property
     def has_modules(self) -> bool:

@@ -1,8 +1,9 @@
 """What each verl release's Python modules bind (`facts/modules/verl.modules`), read from the shipped file.
 
-One line per distinct module content: `module<TAB>releases<TAB>defined<TAB>re-exported`, where releases
+One line per distinct module content: `module<TAB>releases<TAB>defined<TAB>re-exported<TAB>private`, where releases
 are runs (`v0.4.0..v0.6.1,main`), a defined function or class carries its parameters (`f(a,b,*,k)`)
-and `*verl.x` stands for `from verl.x import *` (resolved here). Written by
+and `*verl.x` stands for `from verl.x import *` (resolved here); private names are no API, but an
+import still finds them (`from verl.x import _timer`). Written by
 `scripts/extract_verl_modules.py`; docs/python-api.md describes it.
 """
 
@@ -15,13 +16,19 @@ from pathlib import Path
 @dataclass
 class ModuleNames:
     """What one module binds at one release: defined names with their parameters (None: not callable),
-    and names re-exported from elsewhere in verl."""
+    names re-exported from elsewhere in verl, and the other names `from module import name` finds."""
 
     defined: dict = field(default_factory=dict)
     reexported: set = field(default_factory=set)
+    others: set = field(default_factory=set)
 
     def binds(self, name: str) -> bool:
+        """Public API: a defined or re-exported name."""
         return name in self.defined or name in self.reexported
+
+    def reaches(self, name: str) -> bool:
+        """Would `from module import name` find it (a private name too; anything, with a module `__getattr__`)?"""
+        return self.binds(name) or name in self.others or "__getattr__" in self.others
 
 
 def parse_token(token: str) -> tuple[str, list[str] | None]:
@@ -56,8 +63,9 @@ def read_module_facts(path: Path, releases: list[str]) -> dict[str, dict[str, Mo
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if not line or line.startswith("#"):
             continue
-        module, runs, defined, reexported = line.split("\t")
-        names = ModuleNames(dict(parse_token(t) for t in defined.split()), set(reexported.split()))
+        module, runs, defined, reexported, *others = line.split("\t")
+        names = ModuleNames(dict(parse_token(t) for t in defined.split()), set(reexported.split()),
+                            set(others[0].split()) if others else set())
         for release in expand_runs(runs, releases):
             facts[release][module] = names
     return {release: resolve_star_imports(modules) for release, modules in facts.items()}
@@ -79,7 +87,7 @@ def resolve_star_imports(modules: dict[str, ModuleNames]) -> dict[str, ModuleNam
             for star in stars:
                 source = names_of(star[1:], seen + (module,))
                 reexported |= {n for n in set(source.defined) | source.reexported if not n.startswith("_")}
-            names = ModuleNames(names.defined, reexported - set(names.defined))
+            names = ModuleNames(names.defined, reexported - set(names.defined), names.others)
         resolved[module] = names
         return names
 

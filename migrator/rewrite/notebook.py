@@ -12,6 +12,8 @@ import re
 
 from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
 from migrator.mapping import MappingSet
+from migrator.rewrite import python as python_rewriter
+from migrator.rewrite.embedded import block_edits
 from migrator.rewrite.markdown import code_block_edits
 
 KIND = "notebook"
@@ -143,7 +145,8 @@ def _cell(src: bytes, spans: list[tuple[int, int]], maps: MappingSet, edits: lis
                 if stripped.startswith(b"!"):
                     shell_lines.append((pos, pos + len(line)))
             pos += len(line)
-        code_block_edits(bytes(python), 0, len(python), b"python", maps, cell_edits, cell_findings)
+        # a cell is code that runs, not a Markdown example: its imports are checked too (python.resolution)
+        block_edits(python_rewriter, "cell.python", bytes(python), 0, len(python), maps, cell_edits, cell_findings)
         for start, end in shell_lines:
             shell = bytearray(text)
             bang = shell.index(b"!", start)
@@ -159,7 +162,7 @@ def _cell(src: bytes, spans: list[tuple[int, int]], maps: MappingSet, edits: lis
     for finding in cell_findings:
         j = max(i for i, s in enumerate(starts) if s <= finding.offset) if starts else 0
         findings.append(Finding(spans[j][0], finding.kind, finding.message, finding.hint, finding.prs,
-                                finding.severity))
+                                finding.severity, finding.code))
 
 
 def _map_edit(src: bytes, spans, pieces, starts, text: bytes, edit: Edit) -> Edit | None:

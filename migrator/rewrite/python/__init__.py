@@ -9,8 +9,10 @@ stays byte for byte:
 - libcst (`cst_front`), the reference: it also sees comments and f-string parts, and takes every
   file the `ast` front-end declines. libcst is imported only then (~0.1 s of start-up per process).
 Uses of the API through imports (keyword renames at call sites, signature changes, `alias.Name`) are
-`api`'s, over the stdlib `ast` of the whole file. This module only dispatches between them; the front-ends import only the modules below them
-(`locator`, `statements`), never this one.
+`api`'s, over the stdlib `ast` of the whole file. Imports that the table leaves unresolved at the target
+(per the module facts) are `resolution`'s; users' functions verl calls (a custom reward function) are
+`callbacks`'. This module only dispatches between them; the front-ends
+import only the modules below them (`locator`, `statements`), never this one.
 """
 
 from __future__ import annotations
@@ -19,13 +21,25 @@ from migrator.edits import LocateResult, SourceNotParsed
 from migrator.mapping import MappingSet
 from migrator.rewrite.python.api import locate_api
 from migrator.rewrite.python.ast_front import locate_ast as _locate_ast
+from migrator.rewrite.python.callbacks import callback_findings
 from migrator.rewrite.python.config_access import locate_config_keys, might_spell_keys
+from migrator.rewrite.python.resolution import unresolved_imports
 from migrator.rewrite.python.statements import might_change
 
 KIND = "python"
+# Markdown's code blocks come labelled `block.<lang>`: examples, whose imports and callbacks are not checked
+EXAMPLE_LABEL = "block."
 
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
+    result = _locate_table(source, mappings)
+    if path.startswith(EXAMPLE_LABEL):
+        return result
+    more = unresolved_imports(source, mappings, result.edits, result.findings) + callback_findings(source, mappings)
+    return LocateResult(result.edits, result.findings + tuple(more)) if more else result
+
+
+def _locate_table(source: bytes, mappings: MappingSet) -> LocateResult:
     # The API pass has its own quick check (a module's last name: `from verl.utils import torch_functional`).
     edits, findings = locate_api(source, mappings)
     if not might_change(source, mappings):

@@ -178,7 +178,8 @@ class _ApiWalker:
                     self.module_attribute(found[0], node)
 
     def call(self, ref: str, node: ast.Call) -> None:
-        signatures = [e for e in self.maps.signature_changes(ref) if e.method is None]
+        # a `callback` entry is about users' functions verl calls (python.callbacks), not calls of verl's
+        signatures = [e for e in self.maps.signature_changes(ref) if e.method is None and e.callback is None]
         for keyword in node.keywords:
             if keyword.arg is None:
                 continue

@@ -1,0 +1,236 @@
+"""Imports of verl that do not resolve at the target release, per the module facts (VM123, VM124).
+
+After the table's edits, every absolute `import verl.x` / `from verl.x import Name` (and `recipe.x`
+when the target release ships `recipe`) must name a module the release ships (or a package holding
+one) and, for `from`, a name the module binds (private names and names it imports count: Python finds
+them) or a submodule. One that does not gets a finding at its own place, saying whether verl removed
+it (and in which release) or never had it (a fork's own name). The table's own findings and imports
+inside `try: ... except ImportError:` (the file already handles a missing module; VM124, shown with
+-v) are not reported as manual work. A release the facts do not know is not checked at all: the run
+says so once (`unknown_release_note`), never per import.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+
+from migrator.edits import Edit, Finding, apply_edits
+from migrator.mapping import MappingSet
+
+UNRESOLVED_CODE = "VM123"
+GUARDED_CODE = "VM124"
+_GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+_ROOTS = (b"verl", b"recipe")
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+
+
+def release_modules(maps: MappingSet) -> dict | None:
+    """{release: {module: ModuleNames}} of the module facts, or None when they do not know the target."""
+    history = maps.history
+    if history is None or history.facts is None:
+        return None
+    facts = history.facts.module_names(tuple(history.releases))
+    return facts if maps.to_release in facts else None
+
+
+def import_roots(maps: MappingSet) -> set[str]:
+    """The top-level packages whose imports are checked at the target: `verl`, and `recipe` while verl
+    shipped it (from v0.9.0 recipes live in their own repository, which the facts do not cover)."""
+    facts = release_modules(maps)
+    if facts is None:
+        return set()
+    return {root for root in ("verl", "recipe") if any(m.split(".")[0] == root for m in facts[maps.to_release])}
+
+
+def unknown_release_note(maps: MappingSet) -> str | None:
+    """The one line a run prints when imports cannot be checked at its target."""
+    history = maps.history
+    if history is None or history.facts is None or not history.facts.has_modules or release_modules(maps):
+        return None
+    return (f"note: the module facts do not know verl {maps.to_release}: "
+            "imports of verl are not checked against it")
+
+
+def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=()) -> list[Finding]:
+    """Findings for the imports that do not resolve once the table's `edits` are applied (the migration),
+    or as written (`edits` None: the lint); `findings`, the table's (offsets into `source`), cover their spans."""
+    if not any(root in source for root in _ROOTS) or not _exact_columns(source):
+        return []
+    facts = release_modules(maps)
+    roots = import_roots(maps)
+    if facts is None or not roots:
+        return []
+    after, applied, _ = apply_edits(source, list(edits or ()))
+    tree = _parse(after)
+    if tree is None:
+        after, applied, tree = source, [], _parse(source)
+        if tree is None:
+            return []
+    places = _Places(source, after, applied)
+    covered = sorted(f.offset for f in findings)
+    judge = _Judge(facts, maps, as_written=edits is None)
+    out = []
+    for node, guarded in _imports(tree.body, False):
+        start, end, rewritten = places.span(node)
+        if any(start <= offset < end for offset in covered):
+            continue
+        for place, message, hint in judge.statement(node, roots):
+            offset = places.original(places.offset(place.lineno, place.col_offset))[0]
+            if rewritten:
+                message += " (after the table's rewrite of this import)"
+            if guarded:
+                out.append(Finding(offset, "unresolved-import", message + "; the import is guarded by "
+                                   "`except ImportError`", hint, severity="info", code=GUARDED_CODE))
+            else:
+                out.append(Finding(offset, "unresolved-import", message, hint, code=UNRESOLVED_CODE))
+    return out
+
+
+def _exact_columns(source: bytes) -> bool:
+    """`ast` columns are byte offsets into our lines unless a lone `\r` ends lines or a cookie names
+    another encoding (as in `api`); such rare files are not checked."""
+    cookie = _COOKIE.search(b"\n".join(source.split(b"\n", 2)[:2]))
+    if cookie and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
+        return False
+    return re.search(rb"\r(?!\n)", source) is None
+
+
+def _parse(source: bytes):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def _catches_import_error(node: ast.Try) -> bool:
+    for handler in node.handlers:
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if any(k is None or (isinstance(k, ast.Name) and k.id in _GUARDS) or
+               (isinstance(k, ast.Attribute) and k.attr in _GUARDS) for k in kinds):
+            return True
+    return False
+
+
+def _imports(body, guarded: bool):
+    """(import statement, whether a `try` that catches ImportError guards it: its body or a handler)."""
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node, guarded
+            continue
+        guard = isinstance(node, ast.Try) or type(node).__name__ == "TryStar"
+        guard = guard and _catches_import_error(node)
+        for field, value in ast.iter_fields(node):
+            if not isinstance(value, list):
+                continue
+            inner = guarded or (guard and field in ("body", "handlers"))
+            for item in value:
+                if isinstance(item, (ast.excepthandler, ast.match_case)):
+                    yield from _imports(item.body, inner)
+                elif isinstance(item, ast.stmt):
+                    yield from _imports([item], inner)
+
+
+class _Places:
+    """Offsets in the edited text mapped back to the original file."""
+
+    def __init__(self, source: bytes, after: bytes, applied: list[Edit]):
+        self.applied = sorted(applied, key=lambda e: e.start)
+        self.line_starts = [3 if after.startswith(b"\xef\xbb\xbf") else 0]
+        self.line_starts.extend(m.end() for m in re.finditer(rb"\n", after))
+
+    def offset(self, line: int, col: int) -> int:
+        return self.line_starts[line - 1] + col
+
+    def original(self, offset: int) -> tuple[int, bool]:
+        """(the original offset, whether it lies in an edit's replacement)."""
+        shift = 0
+        for edit in self.applied:
+            start = edit.start + shift
+            if offset < start:
+                break
+            if offset < start + len(edit.replacement):
+                return edit.start, True
+            shift += len(edit.replacement) - (edit.end - edit.start)
+        return offset - shift, False
+
+    def span(self, node) -> tuple[int, int, bool]:
+        start, first = self.original(self.offset(node.lineno, node.col_offset))
+        end, last = self.original(self.offset(node.end_lineno, node.end_col_offset))
+        inner = any(start <= e.start and e.end <= max(end, start + 1) for e in self.applied)
+        return start, max(end, start + 1), first or last or inner
+
+
+class _Judge:
+    """Whether a module or name exists at the target, and what happened to it if not."""
+
+    def __init__(self, facts: dict, maps: MappingSet, as_written: bool):
+        self.facts = facts
+        self.as_written = as_written
+        self.maps = maps
+        self.target = maps.to_release
+        self.releases = [r for r in maps.history.releases if r in facts]
+        self.modules = facts[self.target]
+
+    def statement(self, node, roots):
+        """(alias, message, hint) for each name of one import statement that does not resolve."""
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in roots and not self.module_exists(alias.name, self.target):
+                    yield alias, self.module_message(alias.name), None
+            return
+        module = node.module or ""
+        if node.level or module.split(".")[0] not in roots:
+            return
+        if not self.module_exists(module, self.target):
+            yield node, self.module_message(module), None
+            return
+        for alias in node.names:
+            if alias.name != "*" and not self.name_exists(module, alias.name, self.target):
+                yield alias, self.name_message(module, alias.name), self.elsewhere(alias.name)
+
+    def module_exists(self, module: str, release: str) -> bool:
+        modules = self.facts[release]
+        if module in modules:
+            return True
+        prefix = module + "."
+        return any(m.startswith(prefix) for m in modules)  # a namespace package
+
+    def name_exists(self, module: str, name: str, release: str) -> bool:
+        names = self.facts[release].get(module)
+        return (names is not None and names.reaches(name)) or self.module_exists(f"{module}.{name}", release)
+
+    def module_message(self, module: str) -> str:
+        return f"`{module}` is not a module of verl {self.target} ({self.history(lambda r: self.module_exists(module, r), 'it', module)})"
+
+    def name_message(self, module: str, name: str) -> str:
+        return (f"`{module}` has no name `{name}` in verl {self.target} "
+                f"({self.history(lambda r: self.name_exists(module, name, r), 'one', f'{module}:{name}')})")
+
+    def history(self, present, pronoun: str, ref: str) -> str:
+        """`it was removed in vX (no table entry)`, `it never had one: a fork's own name?`, or `it appears in vY`."""
+        upto = self.releases.index(self.target)
+        had = [i for i, r in enumerate(self.releases) if present(r)]
+        before = [i for i in had if i < upto]
+        if before:
+            gone = self.releases[before[-1] + 1]
+            entry = self.maps.module(ref) if ":" not in ref else self.maps.symbol(ref)
+            if entry is None:
+                return f"removed in {gone}; no table entry"
+            if self.as_written:
+                return f"removed in {gone}; `verl-migrate --to {self.target}` rewrites or reports it"
+            return f"removed in {gone}; its table entry does not lead to a module that has it"
+        if had:
+            return f"it first appears in {self.releases[had[0]]}: was the file written for a newer verl?"
+        return ("no release ever had it: a fork's own module, or one from between releases?" if pronoun == "it"
+                else "it never had one: a fork's own name, or one from between releases?")
+
+    def elsewhere(self, name: str) -> str | None:
+        """Where the target release defines `name`, when some module does (at most three)."""
+        homes = sorted(m for m, names in self.modules.items() if name in names.defined)
+        if not homes:
+            return None
+        return f"verl {self.target} defines `{name}` in " + ", ".join(homes[:3]) + (", ..." if len(homes) > 3 else "")

@@ -1,0 +1,151 @@
+"""Imports of verl that do not resolve at the target release after the table's edits (VM123, VM124),
+judged against the shipped module facts (mappings/verl/facts/modules/verl.modules)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from functools import lru_cache
+
+import pytest
+
+from migrator.filekind import build_prefilter
+from migrator.fileprocess import process_file
+from migrator.lint.runner import lint_python_source
+from migrator.mapping import compose, load_builtin
+from migrator.mapping.facts import ReleaseFacts
+from migrator.rewrite.python.resolution import import_roots, unknown_release_note
+
+
+@lru_cache(maxsize=None)
+def builtin(to_release: str = "v0.9.0", from_release: str | None = None):
+    return compose(load_builtin(), from_release, to_release)
+
+
+def reported(source: str, to_release: str = "v0.9.0", name: str = "user.py", from_release=None):
+    maps = builtin(to_release, from_release)
+    result = process_file(name, name, maps, prefilter=build_prefilter(maps), data=source.encode())
+    return result, [(f.line, f.col, f.code, f.message) for f in result.findings]
+
+
+@pytest.mark.parametrize("source", [
+    "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n",
+    "import verl\nimport verl.utils.torch_functional as F\nfrom verl import DataProto\n",
+    "from verl.utils import reward_score\n",  # a submodule
+    "from verl.utils.reward_score import _default_compute_score\n",  # private, still there
+    "from verl.utils.reward_score import *\n",
+    "from .fork import thing\nfrom recipe.mine import x\n",  # relative; recipe/ is no longer verl's in v0.9.0
+    "import os\nx = 'from verl.fork import y'\n",
+])
+def test_imports_that_resolve_are_not_reported(source):
+    result, found = reported(source)
+    assert found == [] and result.status == "unchanged"
+
+
+def test_a_forks_own_name_and_module_are_reported_at_their_place():
+    _, found = reported("from verl.utils.reward_score import default_compute_score, gsm8k_mc\n"
+                        "import verl.fork.thing as t\n")
+    assert found == [
+        (1, 60, "VM123", "`verl.utils.reward_score` has no name `gsm8k_mc` in verl v0.9.0 "
+                         "(it never had one: a fork's own name, or one from between releases?)"),
+        (2, 8, "VM123", "`verl.fork.thing` is not a module of verl v0.9.0 "
+                        "(no release ever had it: a fork's own module, or one from between releases?)"),
+    ]
+
+
+def test_a_name_verl_removed_without_a_table_entry_names_the_release():
+    _, found = reported("from verl.trainer.ppo.ray_trainer import _timer\n")
+    assert found == [(1, 42, "VM123", "`verl.trainer.ppo.ray_trainer` has no name `_timer` in verl v0.9.0 "
+                                      "(removed in v0.4.1; no table entry)")]
+
+
+def test_a_name_from_a_newer_release_says_so():
+    _, found = reported("from verl.experimental.agent_loop import AgentLoopBase\n", to_release="v0.4.0")
+    assert found == [(1, 1, "VM123", "`verl.experimental.agent_loop` is not a module of verl v0.4.0 "
+                                     "(it first appears in v0.5.0: was the file written for a newer verl?)")]
+
+
+def test_the_hint_names_where_the_target_defines_the_name():
+    result, _ = reported("from verl.utils.reward_score import RayPPOTrainer\n")
+    assert result.findings[0].hint == "verl v0.9.0 defines `RayPPOTrainer` in verl.trainer.ppo.ray_trainer"
+
+
+def test_what_the_tables_rewrite_leaves_unresolved_is_reported():
+    # a user's table moves their module into verl, where the name is not
+    table = ("entries:\n  - kind: module-move\n    old: verl.mine.helpers\n    new: verl.utils.torch_functional\n    pr: 1\n")
+    maps = compose(load_builtin(), None, "v0.9.0", [("mine.yaml", table.encode())])
+    result = process_file("user.py", "user.py", maps, data=b"from verl.mine.helpers import masked_mean, my_helper\n")
+    assert result.after == b"from verl.utils.torch_functional import masked_mean, my_helper\n"
+    assert [(f.line, f.col, f.code, f.message) for f in result.findings] == [
+        (1, 44, "VM123", "`verl.utils.torch_functional` has no name `my_helper` in verl v0.9.0 (it never had one: "
+                         "a fork's own name, or one from between releases?) (after the table's rewrite of this import)")]
+
+
+def test_what_a_split_leaves_behind_is_the_tables_to_report():
+    result, found = reported("from verl.utils.rollout_skip import RolloutSkip, ForkSkip\n", from_release="v0.7.0")
+    assert result.after.decode().startswith("from verl.utils.skip.rollout_skip import RolloutSkip\n")
+    assert [code for _, _, code, _ in found] == ["VM121"]
+
+
+def test_the_tables_own_finding_is_not_repeated():
+    _, found = reported("from verl.workers.fsdp_workers import ActorRolloutRefWorker, MyForkWorker\n")
+    assert [code for _, _, code, _ in found] == ["VM121"]
+
+
+def test_guarded_imports_are_info_not_manual():
+    source = ("try:\n    from verl.utils.fork_tools import helper\nexcept ImportError:\n    helper = None\n"
+              "try:\n    import verl.fork\nexcept (ValueError, ModuleNotFoundError):\n    pass\n"
+              "try:\n    import verl.fork2\nfinally:\n    pass\n")
+    result, found = reported(source)
+    assert [(line, code) for line, _, code, _ in found] == [(2, "VM124"), (6, "VM124"), (10, "VM123")]
+    assert [f.severity for f in result.findings] == ["info", "info", "manual"]
+
+
+def test_imports_inside_functions_and_classes_are_checked():
+    _, found = reported("def f():\n    if True:\n        from verl.fork import x\n")
+    assert [(line, code) for line, _, code, _ in found] == [(3, "VM123")]
+
+
+def test_recipe_is_checked_while_verl_shipped_it():
+    assert import_roots(builtin("v0.6.0")) == {"verl", "recipe"}
+    assert import_roots(builtin("v0.9.0")) == {"verl"}
+    _, found = reported("from recipe.dapo.dapo_ray_trainer import ForkTrainer\n", to_release="v0.6.0")
+    assert [code for _, _, code, _ in found] == ["VM123"]
+
+
+def test_suppression_comment_silences_it():
+    _, found = reported("from verl.fork import x  # verl-migrate: skip\n")
+    assert found == []
+
+
+def test_notebook_cells_are_checked_markdown_examples_are_not():
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": ["import os\n", "from verl.fork import x\n"]}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    _, found = reported(json.dumps(notebook, indent=1), name="demo.ipynb")
+    assert [code for _, _, code, _ in found] == ["VM123"]
+    _, found = reported("# Demo\n\n```python\nfrom verl.fork import x\n```\n", name="README.md")
+    assert found == []
+
+
+def test_facts_that_do_not_know_the_target_check_nothing_and_say_so_once(tmp_path):
+    (tmp_path / "config-keys").mkdir()
+    (tmp_path / "modules").mkdir()
+    (tmp_path / "modules" / "verl.modules").write_text("verl\tv0.1..v0.8.0\t\t\t\n")
+    tables = dataclasses.replace(load_builtin(), facts=ReleaseFacts(tmp_path))
+    maps = compose(tables, None, "v0.9.0")
+    result = process_file("user.py", "user.py", maps, data=b"from verl.fork import x\n")
+    assert result.findings == []
+    assert unknown_release_note(maps) == ("note: the module facts do not know verl v0.9.0: imports of verl are "
+                                          "not checked against it")
+    assert unknown_release_note(builtin()) is None
+
+
+def test_lint_reports_python_imports_as_written():
+    report = lint_python_source(b"from verl.workers.fsdp_workers import ActorRolloutRefWorker\n"
+                                b"try:\n    from verl.fork import x\nexcept ImportError:\n    x = None\n",
+                                "user.py", builtin())
+    assert [(f.line, f.code) for f in report.findings] == [(1, "VM123")]
+    assert report.findings[0].message == ("`verl.workers.fsdp_workers` is not a module of verl v0.9.0 "
+                                          "(removed in v0.8.0; `verl-migrate --to v0.9.0` rewrites or reports it)")
+    assert lint_python_source(b"from verl.fork import x\n", "u.py", builtin(), frozenset({"VM001"})).findings == []
