@@ -96,7 +96,8 @@ class KindPrefilter:
                  groups_by_kind: dict[str, set[tuple[str, ...]]] | None = None):
         groups_by_kind = groups_by_kind or {}
         self.base = Prefilter(tokens)
-        self.by_kind = {kind: Prefilter(set(tokens) | split_tokens_by_kind.get(kind, set()), groups_by_kind.get(kind, ()))
+        self.by_kind = {kind: Prefilter(set(tokens) | split_tokens_by_kind.get(kind, set()),
+                                        groups_by_kind.get(kind, ()))
                         for kind in {*split_tokens_by_kind, *groups_by_kind}}
 
     @property

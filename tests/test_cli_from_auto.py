@@ -85,14 +85,16 @@ def test_an_explicit_from_reads_only_the_files_that_name_something_gone_before_i
     (tmp_path / "current.sh").write_text("python3 -m verl.trainer.main_ppo trainer.total_epochs=3\n")
     fitted: list[bytes] = []
     real = written_for.ReleaseHistory.fit
-    monkeypatch.setattr(written_for.ReleaseHistory, "fit", lambda self, data: fitted.append(data) or real(self, data))
+    monkeypatch.setattr(written_for.ReleaseHistory, "fit",
+                        lambda self, data: fitted.append(data) or real(self, data))
     # Nothing was gone before the oldest release: no file is read for VM301.
     assert written_for.fit_paths([str(tmp_path)], too_old_for="v0.1").files == {} and fitted == []
     run = written_for.fit_paths([str(tmp_path)], too_old_for="v0.8.0")
     assert list(run.files) == [str(tmp_path / "old.sh")] and fitted == [V07_SCRIPT.encode()]
     assert [f.path for f in run.too_old_for("v0.8.0")] == [str(tmp_path / "old.sh")]
     # Every file is fitted when the whole fit is reported.
-    assert sorted(written_for.fit_paths([str(tmp_path)]).files) == [str(tmp_path / n) for n in ("current.sh", "old.sh")]
+    every = written_for.fit_paths([str(tmp_path)]).files
+    assert sorted(every) == [str(tmp_path / name) for name in ("current.sh", "old.sh")]
 
 
 def test_an_explicit_from_still_reports_every_files_fit_in_json(tmp_path):

@@ -81,8 +81,11 @@ def test_an_empty_cache_composes_no_shipped_base(tmp_path, monkeypatch):
     compose.base_config.cache_clear()
     composed = []
     real = ConfigLoaderImpl.load_configuration
-    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration",
-                        lambda self, name, overrides, **kw: composed.append((name, overrides)) or real(self, name, overrides, **kw))
+    def counting(self, name, overrides, **kw):
+        composed.append((name, overrides))
+        return real(self, name, overrides, **kw)
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", counting)
     judge_module = importlib.import_module("migrator.verdict.judge")
     from migrator.verdict.memo import DiskTable
 
