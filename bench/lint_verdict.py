@@ -4,7 +4,7 @@
     python bench/lint_verdict.py /tmp/v090/examples --to v0.9.0 [--baseline-rev REV] [--runs 5]
 
 The baseline is this repository's `migrator/` and `mappings/` at `--baseline-rev` (before the verdict;
-default: the merge base of HEAD and main),
+default: the parent of the first commit that added `migrator/verdict/`),
 extracted to a temp dir and run from there; the candidate is the working tree. Both run `lint --to REV DIR`
 in a fresh process. First one cold run each with an empty cache directory (the verdict then materializes
 the configs, composes each base and parses every override once), then alternating warm runs (A B A B ...):
@@ -55,12 +55,13 @@ def main() -> int:
     parser.add_argument("directory")
     parser.add_argument("--to", default="v0.9.0")
     parser.add_argument("--baseline-rev", help="git revision of this repo without the verdict "
-                                               "(default: where this branch left main)")
+                                               "(default: the commit before migrator/verdict/ appeared)")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    if args.baseline_rev is None:
-        args.baseline_rev = subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True,
-                                           capture_output=True, text=True).stdout.strip()
+    if args.baseline_rev is None:  # main has the verdict now: its merge base with HEAD would too
+        first = subprocess.run(["git", "-C", str(ROOT), "log", "--format=%H", "--reverse", "--", "migrator/verdict"],
+                               check=True, capture_output=True, text=True).stdout.split()[0]
+        args.baseline_rev = f"{first}^"
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "baseline").mkdir()

@@ -74,8 +74,13 @@ print(json.dumps({"wall": wall, "rc": rc, "maxrss_mb": resource.getrusage(resour
 
 def measure(cmd: list[str], sample_rss: bool = False) -> dict:
     out = subprocess.run([sys.executable, "-c", WRAPPER, "1" if sample_rss else "0", *cmd],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, env=BENCH_ENV)
     return json.loads(out.stdout)
+
+
+# The tool's caches (composed tables, Hydra's verdicts) live under the work dir, filled by the warm-up run:
+# other runs on the machine sharing ~/.cache would evict entries or grow the tables between the runs.
+BENCH_ENV = dict(os.environ)
 
 
 def verl_migrate() -> list[str]:
@@ -196,6 +201,8 @@ def main() -> int:
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="verl-migrate-bench-"))
     work.mkdir(parents=True, exist_ok=True)
+    BENCH_ENV["XDG_CACHE_HOME"] = str(work / "cache")
+    BENCH_ENV.pop("VERL_MIGRATE_CACHE_DIR", None)
     # Time the tool as `pip install` leaves it: byte-compiled. An editable install under
     # PYTHONDONTWRITEBYTECODE=1 would otherwise compile the package from source on every run (~20 ms).
     import compileall

@@ -2,7 +2,7 @@
 - `kind_for`: the file kind from the name alone, or from the first bytes (the `#!` line) when the name does
   not decide; data and binary files (JSON, images, archives, ...) are never opened.
 - `build_prefilter`: the `prefilter.Prefilter` search for every old token of the composed tables, plus the
-  last components of names for the kinds that split them.
+  parts of names for the kinds that split them.
 """
 
 from __future__ import annotations
@@ -88,13 +88,19 @@ def kind_for(path: str) -> tuple[RewriterSpec | None, bytes | None]:
 
 
 class KindPrefilter:
-    """The full old tokens for every file kind; kinds that split names also look for last components:
-    YAML nests keys (`rollout:` / `  update_weights_bucket_megabytes: 512`), and Python and notebooks
-    import modules by their last name (`from recipe import fully_async_policy`)."""
+    """The full old tokens for every file kind; kinds that split names also look for their parts:
+    YAML nests keys (`rollout:` / `  update_weights_bucket_megabytes: 512`), so a key's last component
+    counts; code imports modules in parts (`from recipe import fully_async_policy`), so a module counts
+    when all its components occur (`Prefilter` groups), and so does an API entry's module with the
+    name it changes."""
 
-    def __init__(self, tokens, split_tokens_by_kind: dict[str, set[str]]):
+    def __init__(self, tokens, split_tokens_by_kind: dict[str, set[str]],
+                 groups_by_kind: dict[str, set[tuple[str, ...]]] | None = None):
+        groups_by_kind = groups_by_kind or {}
         self.base = Prefilter(tokens)
-        self.by_kind = {kind: Prefilter(set(tokens) | extra) for kind, extra in split_tokens_by_kind.items()}
+        self.by_kind = {kind: Prefilter(set(tokens) | split_tokens_by_kind.get(kind, set()),
+                                        groups_by_kind.get(kind, ()))
+                        for kind in {*split_tokens_by_kind, *groups_by_kind}}
 
     @property
     def engine(self) -> str:
@@ -106,18 +112,23 @@ class KindPrefilter:
 
 def build_prefilter(mappings) -> KindPrefilter:
     """The prefilter for every old token of the composed tables; kinds whose registry entry says they
-    split names also look for the names' last components."""
+    split names also look for the names' parts."""
+    from migrator.mapping.spelled_names import api_groups, module_groups  # the kind check alone needs no tables
+
     tokens = mappings.old_tokens()
-    # The modules that symbol, keyword and signature entries name matter to code that imports them
-    # only: in a launch script `verl.trainer.main_ppo` (TaskRunner moved out of it) is every line.
+    # The modules that symbol, keyword and signature entries name matter to code that imports them and
+    # names what the entry changes: in a launch script `verl.trainer.main_ppo` (TaskRunner moved out of
+    # it) is every line, in code an import of it alone has nothing to rewrite.
     api_only = mappings.api_modules() - mappings.old_modules()
-    last = {"modules": {name.rsplit(".", 1)[-1] for name in mappings.old_modules()},
-            "keys": {name.rsplit(".", 1)[-1] for name in mappings.old_keys() if name in tokens}}
-    extra = {spec.kind: set().union(*(last[part] for part in spec.split_names))
-             for spec in REWRITERS if spec.split_names}
+    key_lasts = {name.rsplit(".", 1)[-1] for name in mappings.old_keys() if name in tokens}
+    modules = module_groups(mappings.old_modules())
+    extra = {spec.kind: key_lasts if "keys" in spec.split_names else set() for spec in REWRITERS if spec.split_names}
+    groups = {spec.kind: modules for spec in REWRITERS if "modules" in spec.split_names}
+    apis = api_groups(mappings.entries())
     # Every import of a package the module facts cover is checked at the target (python.resolution), and
     # every function of a shape verl calls (python.callbacks).
     roots = import_roots(mappings) | callback_tokens(mappings)
     for kind in ("python", "notebook"):
-        extra[kind] = extra.get(kind, set()) | api_only | roots
-    return KindPrefilter(tokens - api_only, extra)
+        groups[kind] = groups.get(kind, set()) | apis
+        extra[kind] = extra.get(kind, set()) | roots
+    return KindPrefilter(tokens - api_only, extra, groups)

@@ -15,13 +15,21 @@ import re
 
 
 class Prefilter:
-    """A predicate over file bytes: True when some old token occurs. Pickles as its tokens."""
+    """A predicate over file bytes: True when some old token occurs, or every name of one of `groups`
+    (identifiers, the first looked for first: `from verl.workers import rollout` spells `verl`, `workers` and
+    `rollout`, never the module). `starts`/`matches` report `tokens` only. Pickles as its tokens and groups."""
 
-    def __init__(self, tokens):
+    def __init__(self, tokens, groups=()):
         self.tokens = tuple(sorted(set(tokens)))
+        self.groups = tuple(sorted({tuple(dict.fromkeys(g)) for g in groups if g}))
         self.engine = "none"
         self._search = _never
         self._automaton = None
+        if self.groups:
+            self._grouped = _Grouped(self.tokens, self.groups)
+            self.engine = self._grouped.engine
+            self._search = self._grouped
+            return
         if not self.tokens:
             return
         try:
@@ -40,12 +48,16 @@ class Prefilter:
 
     def starts(self, data: bytes) -> set[int]:
         """Where any token starts in data, whole name or not, overlapping ones included."""
+        if self.groups:
+            return {start for _, start, _ in self.matches(data)}
         if self._automaton is not None:
             return {start for _, start, _ in self._automaton.find_matches_as_indexes(data, overlapping=True)}
         return occurrences(data, tuple(token.encode() for token in self.tokens))
 
     def matches(self, data: bytes) -> list[tuple[str, int, int]]:
         """(token, start, end) of every occurrence, whole name or not, overlapping ones included."""
+        if self.groups:
+            return self._grouped.matches(data)
         if self._automaton is not None:
             return [(self.tokens[i], start, end)
                     for i, start, end in self._automaton.find_matches_as_indexes(data, overlapping=True)]
@@ -56,10 +68,45 @@ class Prefilter:
         return out
 
     def __getstate__(self):
-        return {"tokens": self.tokens}
+        return {"tokens": self.tokens, "groups": self.groups}
 
     def __setstate__(self, state):
-        self.__init__(state["tokens"])
+        self.__init__(state["tokens"], state.get("groups", ()))
+
+
+class _Grouped:
+    """Tokens and groups: a whole token is a hit at once; else, when some group's first name (its anchor:
+    the package, `verl`) occurs, the whole names found decide the groups. Group names are identifiers,
+    so their whole occurrences never overlap."""
+
+    def __init__(self, tokens: tuple[str, ...], groups: tuple[tuple[str, ...], ...]):
+        self.groups = tuple(frozenset(g) for g in groups)
+        self.tokens = Prefilter(tokens)
+        self.anchors = Prefilter({g[0] for g in groups})
+        self.names = sorted(set().union(*self.groups))
+        self.engine = self.anchors.engine
+        if self.engine == "ahocorasick-rs":
+            import ahocorasick_rs
+
+            self._find = ahocorasick_rs.BytesAhoCorasick([n.encode() for n in self.names]).find_matches_as_indexes
+        else:
+            self._find = None
+            self._names = _trie_regex(tuple(self.names)).finditer
+
+    def __call__(self, data: bytes) -> bool:
+        if self.tokens(data):
+            return True
+        if not self.anchors(data):
+            return False
+        if self._find is None:
+            found = {m.group().decode() for m in self._names(data)}
+        else:
+            names = self.names
+            found = {names[i] for i, start, end in self._find(data, overlapping=True) if _whole(data, start, end)}
+        return any(group <= found for group in self.groups)
+
+    def matches(self, data: bytes) -> list[tuple[str, int, int]]:
+        return self.tokens.matches(data)
 
 
 def occurrences(data: bytes, words: tuple[bytes, ...]) -> set[int]:

@@ -109,10 +109,12 @@ def outcomes_text(results: list[FileResult], style: Style, verbose: bool = False
     kind the tool rewrites (an info code) only with -v, and with -q only the failures."""
     rows = []
     for r in results:
+        if quiet and r.status != "failed" or r.status in ("changed", "unchanged"):
+            continue  # decided without the code: most of a tree
         code, severity = r.code, outcome_severity(r)
         if code is None or not shown(code):
             continue
-        if (severity == "info" and not verbose) or (quiet and r.status != "failed"):
+        if severity == "info" and not verbose:
             continue
         rows.append(f"  {style.paint(code, SEVERITY_SGR[severity])} {r.status} {r.path}: {r.reason}")
     if not rows:

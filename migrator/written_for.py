@@ -167,13 +167,44 @@ class RunFit:
                 "files": {p: [self.releases[i] for i in sorted(f.releases)] for p, f in self.files.items()}}
 
 
-def fit_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> RunFit:
-    """Read every file the run would process and fit it; unreadable and unknown files say nothing."""
+def gone_before(history: ReleaseHistory, release: str) -> frozenset[str]:
+    """Every key, open node and path live in a release before `release` and no key or path of it or a later
+    one: a name VM301 reports contains one of them as a whole name (`a.b` of `a.b.c=`, under open `a.b`)."""
+    if release not in history.releases:
+        return frozenset()
+    rank = history.releases.index(release)
+    older, kept = set(), set()
+    for i, name in enumerate(history.releases):
+        types = history.facts.key_types(name)
+        if i < rank:
+            older.update(types)
+            older.update(history.facts.paths(name))
+        else:
+            kept.update(types)
+            kept.update(history.facts.paths(name))
+    older -= kept
+    # A key under a node that took any sub-key back then may be gone whatever the node is now.
+    older.update(k for i in range(rank) for k in history._open_nodes(history.releases[i]))
+    older.update(path for path, at in history.between.items() if history.releases.index(at) < rank)
+    return frozenset(older)
+
+
+def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str | None = None) -> RunFit:
+    """Read every file the run would process and fit it; unreadable and unknown files say nothing.
+    `too_old_for`: fit only the files that can get VM301 for that `--from` (those naming something gone
+    before it), and none at all when nothing was (the oldest release)."""
     from migrator.discover import discover
+    from migrator.prefilter import Prefilter
     from migrator.rewrite import spec_for
 
     history = ReleaseHistory()
     files: dict[str, Fit] = {}
+    wanted = None
+    if too_old_for is not None:
+        gone = gone_before(history, too_old_for)
+        if not gone:
+            return RunFit(history.releases, files)
+        wanted = Prefilter(gone)
     for candidate in discover(paths, exclude):
         if candidate.skip_reason:
             continue
@@ -183,6 +214,8 @@ def fit_paths(paths: list[str], exclude: tuple[str, ...] = ()) -> RunFit:
         except OSError:
             continue
         if spec_for(os.path.basename(candidate.path), data[:200]) is None:
+            continue
+        if wanted is not None and not wanted(data):
             continue
         fit = history.fit(data)
         if fit is not None:

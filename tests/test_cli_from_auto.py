@@ -76,3 +76,29 @@ def test_from_auto_starts_early_enough_for_a_file_older_than_the_rest(tmp_path):
         "(older, so that the files that use older keys and paths are migrated too)")
     assert proc.stderr.splitlines()[-1].startswith("v0.5.0 -> v0.9.0: ")
     assert "VM301" not in proc.stderr
+
+
+def test_an_explicit_from_reads_only_the_files_that_name_something_gone_before_it(tmp_path, monkeypatch):
+    from migrator import written_for
+
+    (tmp_path / "old.sh").write_text(V07_SCRIPT)
+    (tmp_path / "current.sh").write_text("python3 -m verl.trainer.main_ppo trainer.total_epochs=3\n")
+    fitted: list[bytes] = []
+    real = written_for.ReleaseHistory.fit
+    monkeypatch.setattr(written_for.ReleaseHistory, "fit",
+                        lambda self, data: fitted.append(data) or real(self, data))
+    # Nothing was gone before the oldest release: no file is read for VM301.
+    assert written_for.fit_paths([str(tmp_path)], too_old_for="v0.1").files == {} and fitted == []
+    run = written_for.fit_paths([str(tmp_path)], too_old_for="v0.8.0")
+    assert list(run.files) == [str(tmp_path / "old.sh")] and fitted == [V07_SCRIPT.encode()]
+    assert [f.path for f in run.too_old_for("v0.8.0")] == [str(tmp_path / "old.sh")]
+    # Every file is fitted when the whole fit is reported.
+    every = written_for.fit_paths([str(tmp_path)]).files
+    assert sorted(every) == [str(tmp_path / name) for name in ("current.sh", "old.sh")]
+
+
+def test_an_explicit_from_still_reports_every_files_fit_in_json(tmp_path):
+    (tmp_path / "run.sh").write_text(V07_SCRIPT)
+    report = json.loads(run_cli("--from", "v0.1", "--to", "v0.9.0", "--check", "--output-format", "json",
+                                tmp_path).stdout)
+    assert report["written_for"]["files"] == {str(tmp_path / "run.sh"): ["v0.6.0", "v0.6.1", "v0.7.0", "v0.7.1"]}

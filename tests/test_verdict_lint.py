@@ -184,3 +184,24 @@ def test_a_script_beside_its_entry_point(mappings):
     src = b"python3 main_ppo_split.py trainer.nnodes=1 trainer.no_such=1\n"
     report = lint_source(src, "examples/split_placement/run_deepseek7b_llm.sh", load_facts(), mappings, "v0.6.1")
     assert [f.key for f in report.findings if f.code == "VM007"] == ["trainer.no_such"]
+
+
+def test_workers_lint_like_one_process(mappings, tmp_path):
+    """`-j N` splits the scripts over worker processes: the same findings, notes and order as one process."""
+    from migrator.lint.runner import MIN_SCRIPTS_PER_WORKER, lint_paths
+
+    for n in range(2 * MIN_SCRIPTS_PER_WORKER + 3):
+        (tmp_path / f"run_{n:02d}.sh").write_text(
+            "python3 -m verl.trainer.main_ppo \\\n"
+            f"    trainer.nnodes={n} \\\n"
+            f"    actor_rollout_ref.actor.no_such_key_{n % 4}=1 \\\n"
+            f"    +trainer.total_epochs=3 $UNSET_{n}\n")
+    (tmp_path / "notes.md").write_text("not a script\n")
+
+    def reports(jobs):
+        return [(r.path, r.skipped, r.findings, r.notes)
+                for r in lint_paths([str(tmp_path)], load_facts(), mappings, REV, jobs=jobs)]
+
+    serial = reports(1)
+    assert sum(len(findings) for _, _, findings, _ in serial) >= 2 * (2 * MIN_SCRIPTS_PER_WORKER + 3)
+    assert reports(2) == serial

@@ -25,13 +25,14 @@ from migrator.cli.common import (EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mapp
 @click.option("--ignore", multiple=True, metavar="CODES", help="Not the codes starting with these.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
 @click.option("-v", "--verbose", is_flag=True, help="Also say which files were skipped and which checks stayed silent, and why.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers (default: CPUs).")
 @click.option("--facts", "facts_dir", type=click.Path(file_okay=False), hidden=True,
               help="A facts directory (config-keys/, trees/) instead of the shipped one (for tests).")
-def lint(paths, to_release, from_release, tables, output_format, select, ignore, exclude, verbose, facts_dir):
+def lint(paths, to_release, from_release, tables, output_format, select, ignore, exclude, verbose, jobs, facts_dir):
     """Check verl launch scripts for bugs that otherwise surface on the cluster (see docs/lint.md)."""
     from migrator.lint import load_checks
     from migrator.lint.facts import FactsError, load_facts
-    from migrator.lint.runner import lint_paths
+    from migrator.lint.runner import lint_paths, usable_cpus
 
     require_paths(paths)
     # The same [tool.verl-migrate] table as the rewrite: to, from, table, exclude.
@@ -65,7 +66,7 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     if unknown:
         click.echo(unknown, err=True)
     findings, files = [], 0
-    for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes):
+    for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes, jobs or usable_cpus()):
         if report.skipped:
             if verbose:
                 click.echo(f"skipped {report.path}: {report.skipped}", err=True)

@@ -58,7 +58,8 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     if show_diff and output_format == "github":
         click.echo("error: --diff and --output-format github both print on stdout; pick one", err=True)
         sys.exit(EXIT_USAGE)
-    fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet)
+    as_json = output_format == "json"
+    fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet, every_file=as_json)
     mappings, prefilter = load_composed(from_release, to_release, tables)
     from migrator.rewrite.python.resolution import unknown_release_note
 
@@ -66,7 +67,6 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     if unknown and not quiet and output_format == "text":
         click.echo(unknown, err=True)
     dry = check or show_diff
-    as_json = output_format == "json"
     diff_style = Style.for_stream(color, sys.stdout)
 
     # People's text (findings, notes, summary) goes to stderr; stdout carries only the diff or JSON.
@@ -126,16 +126,17 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     sys.exit(EXIT_OK)
 
 
-def release_fit(paths, exclude, from_release, to_release, quiet):
+def release_fit(paths, exclude, from_release, to_release, quiet, every_file=False):
     """(what the files fit, the --from to use). `--from auto`: the oldest release of the run's range,
-    said once; an explicit --from is checked against the files (VM301); the default is not."""
+    said once; an explicit --from is checked against the files (VM301), reading only those that name
+    something gone before it unless `every_file` (the JSON report lists every file's fit); the default is not."""
     if from_release is None or (from_release != "auto" and from_release == to_release):
         return None, from_release
     from migrator.written_for import fit_paths
 
-    fit = fit_paths(list(paths), tuple(exclude))
     if from_release != "auto":
-        return fit, from_release
+        return fit_paths(list(paths), tuple(exclude), None if every_file else from_release), from_release
+    fit = fit_paths(list(paths), tuple(exclude))
     releases = fit.releases
     chosen = fit.oldest() or releases[0]
     to = to_release if to_release in releases else releases[-1]

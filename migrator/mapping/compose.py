@@ -234,6 +234,7 @@ class MappingSet(EntryPointQueries, PrecisionRules):
     _steps: list[_Step] = field(init=False, repr=False)
     _key_cache: dict = field(init=False, repr=False, default_factory=dict)
     _path_cache: dict = field(init=False, repr=False, default_factory=dict)
+    _module_cache: dict = field(init=False, repr=False, default_factory=dict)
 
     def __post_init__(self):
         self._steps = [_Step(t) for t in self.tables]
@@ -331,6 +332,11 @@ class MappingSet(EntryPointQueries, PrecisionRules):
 
     def module(self, module: str) -> ModuleChange | None:
         """The composed change for a module (or a member of a moved package), or None."""
+        if module not in self._module_cache:  # asked for every dotted name of every candidate file
+            self._module_cache[module] = self._compose_module(module)
+        return self._module_cache[module]
+
+    def _compose_module(self, module: str) -> ModuleChange | None:
         current, chain = module, []
         for step in self._steps:
             found = step.module_entry(current)

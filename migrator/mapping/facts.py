@@ -152,6 +152,7 @@ def _entry_points(directory: Path) -> dict[str, dict[str, str]]:
         return {}
     import yaml
 
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    # libyaml when present: the pure-Python loader took ~0.2 s of every process that reviews a launch.
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     return {release: {p["module"]: p["config_name"] for p in points or ()}
             for release, points in (data.get("releases") or {}).items()}

@@ -145,6 +145,20 @@ def _container(node, file: str, state: dict, depth: int):
     return items
 
 
+def _compose_fast(text: str):
+    """The YAML node tree, by libyaml when present (~8x faster: the built-in tables are ~1 MB, read on every
+    run that misses the table cache); any problem is reported by the pure-Python loader, as before."""
+    import yaml
+
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
+        try:
+            return yaml.compose(text, Loader=fast)
+        except (yaml.YAMLError, RecursionError):
+            pass
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
 @functools.lru_cache(maxsize=None)
 def _scalar_loader():
     """A loader with no stream: used only to construct scalars with YAML 1.1 safe semantics."""
@@ -333,7 +347,7 @@ def load_table(path: Path, release: str | None = None, display: str | None = Non
     except UnicodeDecodeError as exc:
         raise TableError(file, None, f"cannot read table: {exc}") from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = _compose_fast(text)
     except RecursionError:
         raise TableError(file, None, "invalid YAML: values nested too deeply") from None
     except yaml.YAMLError as exc:

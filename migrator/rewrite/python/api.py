@@ -21,6 +21,8 @@ import warnings
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import MappingSet
+from migrator.mapping.spelled_names import api_groups
+from migrator.prefilter import Prefilter
 from migrator.rewrite.python.statements import walk_statements
 
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
@@ -29,7 +31,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 def locate_api(source: bytes, maps: MappingSet) -> tuple[list[Edit], list[Finding]]:
     modules = maps.api_modules()
-    if not modules or not _may_import(source, modules):
+    if not modules or not _may_use(source, maps):
         return [], []
     cookie = _COOKIE.search(b"\n".join(source.split(b"\n", 2)[:2]))
     if cookie and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
@@ -63,16 +65,19 @@ def _targets(node) -> list:
     return []
 
 
-def _may_import(source: bytes, modules: set[str]) -> bool:
-    """A module is named in full (`import a.b.c`, `from a.b.c import f`, `a.b.c.f()`) or as its package and
-    its last name (`from a.b import c`)."""
-    for module in modules:
-        if module.encode() in source:
-            return True
-        parent, _, last = module.rpartition(".")
-        if parent and parent.encode() in source and last.encode() in source:
-            return True
-    return False
+_API_CHECKS: list[tuple[MappingSet, Prefilter]] = []
+
+
+def _may_use(source: bytes, maps: MappingSet) -> bool:
+    """Some entry's module and the name it changes are spelt, each as whole names (`import a.b.c`,
+    `from a.b import c` and `c.Name` all spell `a`, `b`, `c` and `Name`): checked before any parse.
+    One search per composed table set, built once per process."""
+    for known, check in _API_CHECKS:
+        if known is maps:
+            return check(source)
+    check = Prefilter((), api_groups(maps.entries()))
+    _API_CHECKS[:] = [(maps, check)]
+    return check(source)
 
 
 class _Bindings:
