@@ -149,3 +149,65 @@ def test_lint_reports_python_imports_as_written():
     assert report.findings[0].message == ("`verl.workers.fsdp_workers` is not a module of verl v0.9.0 "
                                           "(removed in v0.8.0; `verl-migrate --to v0.9.0` rewrites or reports it)")
     assert lint_python_source(b"from verl.fork import x\n", "u.py", builtin(), frozenset({"VM001"})).findings == []
+
+
+# The fast path reads plain import lines without parsing the file; it may only ever say "nothing to
+# report" when the parser-based check agrees.
+_MODULES = ["verl", "verl.utils", "verl.utils.hdfs_io", "verl.trainer.main_ppo", "verl.fork_only", "os",
+            "verl.workers.fsdp_workers", "recipe.mine"]
+_NAMES = ["copy_to_local", "main", "run_ppo", "TaskRunner", "nope", "_private", "reward_score"]
+
+
+def _full_check(source: bytes, maps):
+    from unittest import mock
+
+    from migrator.rewrite.python import resolution
+
+    with mock.patch.object(resolution, "_all_resolve_as_spelled", lambda *a: False):
+        return resolution.unresolved_imports(source, maps)
+
+
+@pytest.mark.parametrize("source", [
+    b"import verl.utils.hdfs_io\nfrom verl.trainer.main_ppo import (main,\n    run_ppo,)\n",
+    b"import os, verl.utils as u  # note\r\nfrom verl.utils import hdfs_io\r\n",
+    b"def f():\n    from verl.trainer.main_ppo import main\n",
+])
+def test_plain_imports_that_resolve_are_judged_without_a_parse(source, monkeypatch):
+    import ast
+
+    from migrator.rewrite.python.resolution import unresolved_imports
+
+    parses = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda *a, **k: parses.append(a) or real(*a, **k))
+    assert unresolved_imports(source, builtin()) == [] and parses == []
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_LINE = st.one_of(
+    st.builds(lambda m, a: f"import {m}" + (f" as {a}" if a else ""), st.sampled_from(_MODULES),
+              st.sampled_from(["", "x"])),
+    st.builds(lambda m, ns, g: f"from {m} import " + (f"({', '.join(ns)},\n    )" if g else ", ".join(ns)),
+              st.sampled_from(_MODULES), st.lists(st.sampled_from(_NAMES), min_size=1, max_size=3), st.booleans()),
+    st.sampled_from(["x = 1; import verl.fork_only", "s = '''\nfrom verl.nope import a\n'''", "import \\\n  verl.nope",
+                     "try:\n    import verl.fork_only\nexcept ImportError:\n    pass", "# import verl.nope", "pass"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_LINE, min_size=1, max_size=5), st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_the_fast_path_never_hides_what_the_parser_reports(lines, newline, indent):
+    body = newline.join(lines) + newline
+    if indent:
+        body = "def f():" + newline + "".join("    " + line + newline for line in body.split(newline) if line)
+    source = body.encode()
+    try:
+        compile(source, "<t>", "exec")
+    except SyntaxError:
+        return
+    from migrator.rewrite.python.resolution import unresolved_imports
+
+    full = [(f.offset, f.code, f.message) for f in _full_check(source, builtin())]
+    assert [(f.offset, f.code, f.message) for f in unresolved_imports(source, builtin())] == full

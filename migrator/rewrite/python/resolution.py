@@ -62,6 +62,9 @@ def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=())
     roots = import_roots(maps)
     if facts is None or not roots:
         return []
+    judge = _Judge(facts, maps, as_written=edits is None)
+    if not edits and _all_resolve_as_spelled(source, judge, roots):
+        return []  # most files: every import line read and resolved without parsing the file
     after, applied, _ = apply_edits(source, list(edits or ()))
     tree = _parse(after)
     if tree is None:
@@ -70,7 +73,6 @@ def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=())
             return []
     places = _Places(source, after, applied)
     covered = sorted(f.offset for f in findings)
-    judge = _Judge(facts, maps, as_written=edits is None)
     out = []
     for node, guarded in _imports(tree.body, False):
         start, end, rewritten = places.span(node)
@@ -86,6 +88,59 @@ def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=())
             else:
                 out.append(Finding(offset, "unresolved-import", message, hint, code=UNRESOLVED_CODE))
     return out
+
+
+# The plain spellings of an import statement on its own line(s): `import a.b as c, d` and
+# `from a.b import x as y, z` (the names in parentheses may span lines). Anything else that holds an import
+# and a root word (`;`, a backslash, `import` inside other code) sends the file to the parser.
+_NAME = rb"[A-Za-z_]\w*"
+_DOTTED = _NAME + rb"(?:[ \t]*\.[ \t]*" + _NAME + rb")*"
+_ALIASES = _DOTTED + rb"(?:[ \t]+as[ \t]+" + _NAME + rb")?(?:[ \t]*,[ \t]*" + _DOTTED + rb"(?:[ \t]+as[ \t]+" \
+    + _NAME + rb")?)*"
+_PLAIN_IMPORT = re.compile(
+    rb"^[ \t]*(?:import[ \t]+(?P<modules>" + _ALIASES + rb")|from[ \t]+(?P<module>" + _DOTTED + rb")[ \t]+import"
+    rb"[ \t]*(?:(?P<names>" + _ALIASES + rb")|\((?P<grouped>[^()#\\]*)\)))[ \t]*,?[ \t]*(?:#[^\n]*)?\r?$",
+    re.MULTILINE)
+_IMPORT_WORD = re.compile(rb"\bimport\b")
+
+
+def _all_resolve_as_spelled(source: bytes, judge: "_Judge", roots: set[str]) -> bool:
+    """True when every line that could hold an import of a root is a plain import statement and each
+    such import resolves at the target: then no finding can come and the file need not be parsed. False
+    means only "parse to know" (the parser decides what is code; a docstring's import is not one)."""
+    plain_lines = set()
+    for match in _PLAIN_IMPORT.finditer(source):
+        first = source.count(b"\n", 0, match.start())
+        plain_lines.update(range(first, first + match.group(0).count(b"\n") + 1))
+        if not _resolves(match, judge, roots):
+            return False
+    for number, line in enumerate(source.split(b"\n")):
+        if number not in plain_lines and _IMPORT_WORD.search(line) and any(r in line for r in _ROOTS):
+            return False
+        if line.rstrip(b"\r").endswith(b"\\") and _IMPORT_WORD.search(line):
+            return False
+    return True
+
+
+def _resolves(match, judge: "_Judge", roots: set[str]) -> bool:
+    def dotted(text: bytes) -> str:
+        return re.sub(rb"\s+", b"", text).decode("ascii", "replace")
+
+    def aliases(text: bytes) -> list[str]:
+        return [dotted(part.split(b" as ")[0]) for part in re.split(rb"\s*,\s*", text.strip()) if part.strip()]
+
+    if match.group("modules") is not None:
+        return all(m.split(".")[0] not in roots or judge.module_exists(m, judge.target)
+                   for m in aliases(match.group("modules")))
+    module = dotted(match.group("module"))
+    if module.split(".")[0] not in roots:
+        return True
+    names = match.group("names") if match.group("names") is not None else match.group("grouped")
+    listed = aliases(re.sub(rb"\s+", b" ", names))
+    if not all(re.fullmatch(r"[A-Za-z_]\w*", n) for n in listed):
+        return False
+    return judge.module_exists(module, judge.target) and all(
+        judge.name_exists(module, n, judge.target) for n in listed)
 
 
 def _exact_columns(source: bytes) -> bool:

@@ -55,7 +55,30 @@ def might_change(source: bytes, mappings: MappingSet) -> bool:
     """Python never nests keys, so an old dotted token, a moved module's last name (`from a import b`)
     or an old path's last segment (`os.path.join(..., "x.sh")`) must occur; this skips parsing for
     nearly every file."""
-    return _quick_check(mappings)[0](source)
+    if not _quick_check(mappings)[0](source):
+        return False
+    others, apis = _gates(mappings)
+    return others(source) or apis(source)
+
+
+_GATES: list[tuple[MappingSet, tuple]] = []
+
+
+def _gates(mappings: MappingSet) -> tuple:
+    """A module that only symbol, keyword and signature entries name (`verl.trainer.main_ppo`) matters only
+    with the name an entry changes (`TaskRunner`): an import of it alone has nothing to rewrite."""
+    from migrator.mapping.spelled_names import api_groups
+    from migrator.prefilter import Prefilter
+
+    for maps, gates in _GATES:
+        if maps is mappings:
+            return gates
+    api_only = mappings.api_modules() - mappings.old_modules()
+    tokens = (mappings.old_tokens() - api_only) | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
+        | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
+    gates = (Prefilter(tokens), Prefilter((), api_groups(mappings.entries())))
+    _GATES[:] = [(mappings, gates)]
+    return gates
 
 
 # PEP 263: a coding cookie on line 1 or 2 (any cookie, even utf-8, takes the whole-file path).
