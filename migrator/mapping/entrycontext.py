@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from migrator.mapping.entries import Entry, KeyNoAction, KeyRemoval
 from migrator.mapping.entrypoints import ConfigDirMove, DefaultPin, EntryPointMove, EntryPointRemoval
+from migrator.mapping.facts import OPEN_TYPES
 
 
 class _CitesPRs:
@@ -147,12 +148,25 @@ class EntryPointQueries:
                 if item is None and (current in ("defaults", "hydra") or current.startswith("hydra.")
                                      or current.rpartition(".")[2].startswith("__") or move.names_node(current)):
                     break  # Hydra's own keys, and nodes whose leaves the items name, are no key of their own
+                if item is None and self._lands(move, current):
+                    # A `+key` the old config lacked, declared by the new one: it stays (review drops the `+`).
+                    module, config, exists = move.new, move.new_config, True
+                    continue
                 if item is None:
                     result = KeyChange(key, None, "warn", f"{current} has no counterpart in {move.new_config} "
                                        f"(the config of {move.new}); find its new home or drop it",
                                        tuple(chain) + (move,))
                     break
                 item, after = item
+                if item.old.endswith(".*") and not self._old_config_had(move, current) \
+                        and not self._lands(move, after):
+                    # A subtree item meets a key verl's old config never had (a fork's): moving it would
+                    # invent a key the new config does not have either.
+                    result = KeyChange(key, None, "warn", "it is your own key: move or keep it where your code "
+                                       "reads it", tuple(chain) + (move,),
+                                       note=f"not moved: no verl release has it in {move.old_config}, and "
+                                       f"{after} is no key of {move.new_config}")
+                    break
                 if item.action in ("remove", "warn"):
                     # A `warn` item has no home in the new config: it leaves the command as a manual step.
                     result = KeyChange(key, None, "remove", item.hint, tuple(chain) + (move,),
@@ -172,6 +186,23 @@ class EntryPointQueries:
     def _config_has(self, config: str, release: str, key: str) -> bool:
         facts = self.history.facts if self.history is not None else None
         return facts is not None and key in facts.entry_config_keys(release, config)
+
+    def _lands(self, move: EntryPointMove, key: str) -> bool:
+        """Is `key` a key of the move's new config, at the move's release or the target?"""
+        return any(self._config_has(move.new_config, release, key)
+                   for release in dict.fromkeys((move.origin.release, self.to_release)) if release)
+
+    def _old_config_had(self, move: EntryPointMove, key: str) -> bool:
+        """Did the move's old config have `key` (or an open node above it) in some release?"""
+        facts = self.history.facts if self.history is not None else None
+        if facts is None:
+            return True  # nothing to judge by
+        parts = key.split(".")
+        for release in self.history.releases:  # type: ignore[union-attr]
+            types = facts.entry_config_key_types(release, move.old_config)
+            if key in types or any(types.get(".".join(parts[:n])) in OPEN_TYPES for n in range(1, len(parts))):
+                return True
+        return False
 
     def _move_of_config(self, step, config: str | None):
         """A file that names no module (a YAML config) moves with the entry point whose config it extends."""

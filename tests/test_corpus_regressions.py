@@ -1,0 +1,67 @@
+"""Wrong edits found by reviewing the migration of real users' launch scripts, YAML and docs to v0.9.0;
+each case is a small script in the style those users write."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from migrator.fileprocess import process_file
+from migrator.mapping import compose
+from migrator.mapping.load import load_builtin
+
+
+@lru_cache(maxsize=None)
+def mappings(from_release: str = "v0.5.0", to_release: str = "v0.9.0"):
+    return compose(load_builtin(), from_release, to_release)
+
+
+def migrate(name: str, src: bytes, from_release: str = "v0.5.0"):
+    return process_file(name, name, mappings(from_release), data=src)
+
+
+def test_a_commented_out_command_keeps_the_keys_of_its_own_entry_point():
+    src = (b"python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.rollout.name=vllm \\\n"
+           b"    custom_reward_function.path=r.py\n\n"
+           b"# Evaluation\n# python3 -m recipe.r1.main_eval \\\n#     data.path=out.parquet \\\n"
+           b"#     custom_reward_function.path=r.py\n"
+           b"# custom_reward_function.path is the reward file\n")
+    result = migrate("run.sh", src)
+    # main_eval's config keeps custom_reward_function at the top; the prose after the command is main_ppo's
+    assert result.after == src.replace(b"    custom_reward_function.path", b"    reward.custom_reward_function.path", 1) \
+        .replace(b"# custom_reward_function.path is", b"# reward.custom_reward_function.path is")
+
+
+def test_a_comment_in_an_evaluation_script_keeps_its_keys():
+    src = (b"python3 -m verl.trainer.main_eval \\\n    data.path=out.parquet \\\n    custom_reward_function.path=r.py\n"
+           b"# custom_reward_function.name=compute_score\n")
+    assert migrate("eval.sh", src).status == "unchanged"
+
+
+def test_a_generation_move_leaves_a_forks_own_rollout_key_and_reports_it():
+    src = (b"python3 -m verl.trainer.main_generation \\\n    data.path=test.parquet \\\n    model.path=$MODEL \\\n"
+           b"    +model.trust_remote_code=True \\\n    rollout.temperature=0.6 \\\n    rollout.e1_mode=true\n")
+    result = migrate("gen.sh", src)
+    assert b"    rollout.e1_mode=true" in result.after  # no verl generation.yaml had it: not invented elsewhere
+    assert b"actor_rollout_ref.rollout.e1_mode" not in result.after
+    # verl's worker read model.trust_remote_code; the new config declares its new place, so it moves
+    assert b"    actor_rollout_ref.model.trust_remote_code=True" in result.after
+    assert b"    actor_rollout_ref.rollout.temperature=0.6" in result.after
+    warned = [f for f in result.findings if "rollout.e1_mode" in f.message]
+    assert [(f.line, f.severity) for f in warned] == [(6, "warning")]
+
+
+def test_an_sft_move_drops_the_plus_of_a_key_the_new_config_declares():
+    src = (b"torchrun --nproc_per_node=8 -m verl.trainer.fsdp_sft_trainer \\\n    data.train_files=t.parquet \\\n"
+           b"    +data.pad_mode=right \\\n    model.partial_pretrain=$MODEL\n")
+    result = migrate("sft.sh", src)
+    assert b"    data.pad_mode=right \\\n" in result.after
+    assert not [f for f in result.findings if "pad_mode" in f.message]
+
+
+def test_no_default_is_appended_to_a_command_hydra_would_not_run():
+    src = (b"# Quick test\n\n```bash\npython -m verl.trainer.main_ppo \\\n    --config configs/test.yaml \\\n"
+           b"    --max_steps 1\n```\n")
+    result = migrate("README.md", src)
+    assert result.status == "unchanged"
+    assert [f.severity for f in result.findings] == ["manual"]
+    assert "--config is no option of Hydra's" in result.findings[0].message
