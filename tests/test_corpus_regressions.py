@@ -65,3 +65,12 @@ def test_no_default_is_appended_to_a_command_hydra_would_not_run():
     assert result.status == "unchanged"
     assert [f.severity for f in result.findings] == ["manual"]
     assert "--config is no option of Hydra's" in result.findings[0].message
+
+
+def test_the_megatron_critics_checkpoint_target_moves_with_the_actors():
+    # verl #6014 swapped CheckpointConfig for McoreCheckpointConfig in both Megatron checkpoint nodes.
+    src = (b"actor_rollout_ref:\n  actor:\n    strategy: megatron\n    checkpoint:\n"
+           b"      _target_: verl.trainer.config.CheckpointConfig\n"
+           b"critic:\n  strategy: megatron\n  checkpoint:\n    _target_: verl.trainer.config.CheckpointConfig\n")
+    result = migrate("ppo_megatron_trainer.yaml", src, "v0.8.0")
+    assert result.after == src.replace(b"verl.trainer.config.CheckpointConfig", b"verl.workers.config.McoreCheckpointConfig")
