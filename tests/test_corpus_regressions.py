@@ -74,3 +74,18 @@ def test_the_megatron_critics_checkpoint_target_moves_with_the_actors():
            b"critic:\n  strategy: megatron\n  checkpoint:\n    _target_: verl.trainer.config.CheckpointConfig\n")
     result = migrate("ppo_megatron_trainer.yaml", src, "v0.8.0")
     assert result.after == src.replace(b"verl.trainer.config.CheckpointConfig", b"verl.workers.config.McoreCheckpointConfig")
+
+
+def test_a_reward_manager_the_reward_loop_does_not_know_is_reported():
+    # Managers registered with the old `verl.workers.reward_manager.register` are unknown to the reward
+    # loop's registry from v0.7.1 (#5237): "Unknown reward manager".
+    src = (b"python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.rollout.name=vllm \\\n"
+           b"    reward_model.reward_manager=rllm \\\n    trainer.total_epochs=1\n"
+           b"python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.rollout.name=vllm \\\n"
+           b"    reward_model.reward_manager='naive' \\\n    trainer.total_epochs=1\n"
+           b"python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.rollout.name=vllm \\\n"
+           b"    reward_model.reward_manager=$RM \\\n    trainer.total_epochs=1\n")
+    result = migrate("run.sh", src)
+    assert b"reward.reward_manager.name=rllm" in result.after
+    assert [(f.line, f.severity) for f in result.findings if "reward_manager" in f.message] == [(3, "warning")]
+    assert "Unknown reward manager" in result.findings[0].hint
