@@ -89,3 +89,13 @@ def test_a_reward_manager_the_reward_loop_does_not_know_is_reported():
     assert b"reward.reward_manager.name=rllm" in result.after
     assert [(f.line, f.severity) for f in result.findings if "reward_manager" in f.message] == [(3, "warning")]
     assert "Unknown reward manager" in result.findings[0].hint
+
+
+def test_a_forks_evaluation_module_keeps_evaluations_keys():
+    # A module no verl release has, whose keys only evaluation.yaml has: it is an evaluation.
+    src = (b"python3 -m recipe.r1.main_eval_for_code \\\n    data.path=out.parquet \\\n    data.response_key=responses \\\n"
+           b"    custom_reward_function.path=r.py\n")
+    assert migrate("eval.sh", src).status == "unchanged"
+    # main_ppo's keys still mean main_ppo's config for a fork's trainer
+    ppo = b"python3 -m recipe.mine.main_mine \\\n    data.train_files=t.parquet \\\n    custom_reward_function.path=r.py\n"
+    assert b"reward.custom_reward_function.path" in migrate("run.sh", ppo).after

@@ -77,12 +77,28 @@ class EntryPointQueries:
     def families(self) -> dict[str, tuple[str, ...]]:
         return (self.history.families if self.history is not None else None) or {}
 
-    def context(self, module: str | None, config_name: str | None = None) -> EntryContext | None:
-        """The context of a command running `module` (with `--config-name`, when given) at --from."""
+    def context(self, module: str | None, config_name: str | None = None,
+                keys: tuple[str, ...] = ()) -> EntryContext | None:
+        """The context of a command running `module` (with `--config-name`, when given) at --from. `keys`:
+        the keys the command sets, which place a module no release has (a fork's) in another family."""
         if module is None and config_name is None:
             return None
-        config = config_name or self._entry_config(module)
+        config = config_name or self._entry_config(module) or self._config_of_keys(keys)
         return EntryContext(module, config)
+
+    def _config_of_keys(self, keys: tuple[str, ...]) -> str | None:
+        """The one non-ppo entry config that has every key of `keys` in some release, when main_ppo's does not
+        (`recipe.r1.main_eval_for_code data.path=... data.response_key=...` is an evaluation)."""
+        facts = self.history.facts if self.history is not None else None
+        if not keys or facts is None or all(k in self._keys_ever(facts, "ppo_trainer") for k in keys):
+            return None
+        fits = {config for family, members in self.families.items() if family != "ppo" for config in members
+                if all(k in self._keys_ever(facts, config) for k in keys)}
+        families = {name for name, members in self.families.items() if fits & set(members)}
+        return sorted(fits)[0] if len(families) == 1 else None
+
+    def _keys_ever(self, facts, config: str) -> frozenset[str]:
+        return frozenset().union(*(facts.entry_config_keys(r, config) for r in self.history.releases))
 
     def _entry_config(self, module: str | None) -> str | None:
         facts = self.history.facts if self.history is not None else None

@@ -58,7 +58,7 @@ class LaunchEdits:
                 if launch is not None:
                     option = config_option(words, CONFIG_NAME_FLAG, launch.index + 1)
                     name = option[2].decode("ascii", "replace") if option else None
-                    context = self.maps.context(launch.module, name)
+                    context = self.maps.context(launch.module, name, _override_keys(words[launch.index + 1:]))
                     self.launches[node.start_byte] = (launch, args, words)
                     self.launch_words.add(args[launch.index].start_byte)
                     self.context_spans.append((node.start_byte, node.end_byte, context))
@@ -218,3 +218,13 @@ def _is_verl_config_dir(value: bytes) -> bool:
 def _quoted(item: str) -> bytes:
     data = item.encode()
     return b"'" + data + b"'" if NEEDS_QUOTES.search(data) else data
+
+
+def _override_keys(words: list[bytes]) -> tuple[str, ...]:
+    """The keys a command's words set without `+` (a `+key` is one no config declares)."""
+    keys = []
+    for word in words:
+        m = scan.OVERRIDE_AT_START.match(word.strip(b"\"'"))
+        if m and m.group("eq") and not m.group("prefix"):
+            keys.append(m.group("key").decode("ascii"))
+    return tuple(keys)
