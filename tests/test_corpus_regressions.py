@@ -99,3 +99,11 @@ def test_a_forks_evaluation_module_keeps_evaluations_keys():
     # main_ppo's keys still mean main_ppo's config for a fork's trainer
     ppo = b"python3 -m recipe.mine.main_mine \\\n    data.train_files=t.parquet \\\n    custom_reward_function.path=r.py\n"
     assert b"reward.custom_reward_function.path" in migrate("run.sh", ppo).after
+
+
+def test_a_rejected_value_in_a_variable_is_reported_as_rejected_not_to_drop():
+    src = (b"REWARD_MANAGER=re_search\npython3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.rollout.name=vllm \\\n"
+           b"    reward_model.reward_manager=${REWARD_MANAGER}\n")
+    findings = [f for f in migrate("run.sh", src).findings if "REWARD_MANAGER" in f.message]
+    assert [(f.line, f.severity, f.message) for f in findings] == [
+        (1, "warning", "REWARD_MANAGER=re_search is passed as reward_model.reward_manager: rejected now")]
