@@ -107,3 +107,13 @@ def test_a_rejected_value_in_a_variable_is_reported_as_rejected_not_to_drop():
     findings = [f for f in migrate("run.sh", src).findings if "REWARD_MANAGER" in f.message]
     assert [(f.line, f.severity, f.message) for f in findings] == [
         (1, "warning", "REWARD_MANAGER=re_search is passed as reward_model.reward_manager: rejected now")]
+
+
+def test_an_sft_move_pins_fsdp2_only_for_scripts_from_when_it_was_the_default():
+    src = b"torchrun --nproc_per_node=8 -m verl.trainer.fsdp_sft_trainer \\\n    data.train_files=t.parquet \\\n" \
+          b"    model.partial_pretrain=$MODEL\n"
+    assert b"engine.strategy=fsdp2" in migrate("sft.sh", src, "v0.4.1").after
+    # before v0.4.0 fsdp_sft_trainer ran FSDP1: pinning fsdp2 would change it; v0.9.0's default is fsdp
+    old = migrate("sft.sh", src, "v0.3.0.post1")
+    assert b"engine.strategy" not in old.after and b"'optim.betas=[0.9,0.95]'" in old.after
+    assert [f.severity for f in old.findings if "engine.strategy" in f.message] == ["manual"]

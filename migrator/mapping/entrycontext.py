@@ -262,6 +262,13 @@ class EntryPointQueries:
             return None
         return EntryPointChange(module, current, tuple(args), tuple(pins), None, tuple(chain))
 
+    def pin_holds(self, pin: DefaultPin) -> bool:
+        """Was `pin.old` the default at --from? A pin with `since` is unsure for a script from before it."""
+        releases = list(self.history.releases) if self.history is not None else []
+        if pin.since is None or pin.since not in releases:
+            return True
+        return self.from_release in releases and releases.index(self.from_release) >= releases.index(pin.since)
+
     def config_name(self, module: str | None, name: str) -> ConfigChange | None:
         """`--config-name NAME` under `module`: a move scoped to that module (or to no module)."""
         for step in self._steps:

@@ -180,8 +180,14 @@ class LaunchEdits:
             items = list(extra)
             if change is not None:
                 for pin in change.pins:
-                    if pin.pin and not self._is_set(pin.key):
-                        items.append(f"{'+' if pin.absent else ''}{pin.key}={pin.old}")
+                    if not pin.pin or self._is_set(pin.key):
+                        continue
+                    if not self.maps.pin_holds(pin):
+                        self.findings.append(Finding(node.start_byte, "entry-point-move", f"{pin.key}: {change.old}'s "
+                                                     f"default was {pin.old} only from verl {pin.since} ({pin.note}); "
+                                                     f"{change.new}'s is {pin.new}: set it by hand", None, prs))
+                        continue
+                    items.append(f"{'+' if pin.absent else ''}{pin.key}={pin.old}")
             if not items:
                 continue
             kept = [a for a in args[1:] if a.start_byte not in removed]
