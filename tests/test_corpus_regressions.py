@@ -117,3 +117,16 @@ def test_an_sft_move_pins_fsdp2_only_for_scripts_from_when_it_was_the_default():
     old = migrate("sft.sh", src, "v0.3.0.post1")
     assert b"engine.strategy" not in old.after and b"'optim.betas=[0.9,0.95]'" in old.after
     assert [f.severity for f in old.findings if "engine.strategy" in f.message] == ["manual"]
+
+
+def test_no_old_default_is_pinned_over_a_config_file_of_the_scripts_own():
+    # The user's config file (or a wrapper's --config_path) may set optim.lr: an appended pin would win.
+    for launch in (b"--config-path=/x/conf --config-name=my_sft", b"--config_path=$CONFIG_PATH", b'"$EXTRA_ARGS"'):
+        src = b"torchrun -m verl.trainer.fsdp_sft_trainer \\\n    model.partial_pretrain=m \\\n    " + launch + b"\n"
+        result = migrate("sft.sh", src)
+        assert b"optim.lr" not in result.after and b"-m verl.trainer.sft_trainer" in result.after, launch
+        assert {f.message.split(":")[0] for f in result.findings} >= {"optim.lr", "optim.betas", "engine.strategy"}
+    # `$@` and a bare `$EXTRA` stay last: the pins go before them, so the caller's arguments still win
+    for tail in (b"$@", b"$EXTRA_ARGS"):
+        src = b"torchrun -m verl.trainer.fsdp_sft_trainer \\\n    model.partial_pretrain=m \\\n    " + tail + b"\n"
+        assert migrate("sft.sh", src).after.endswith(b"engine.strategy=fsdp2 \\\n    " + tail + b"\n")
