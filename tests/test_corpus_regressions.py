@@ -130,3 +130,13 @@ def test_no_old_default_is_pinned_over_a_config_file_of_the_scripts_own():
     for tail in (b"$@", b"$EXTRA_ARGS"):
         src = b"torchrun -m verl.trainer.fsdp_sft_trainer \\\n    model.partial_pretrain=m \\\n    " + tail + b"\n"
         assert migrate("sft.sh", src).after.endswith(b"engine.strategy=fsdp2 \\\n    " + tail + b"\n")
+
+
+def test_hydras_record_of_a_past_run_is_not_migrated(tmp_path):
+    from migrator.discover import discover
+
+    record = tmp_path / "outputs" / "2025-03-10" / "20-13-52" / ".hydra"
+    record.mkdir(parents=True)
+    (record / "config.yaml").write_text("actor_rollout_ref:\n  rollout:\n    load_format: dummy_dtensor\n")
+    (tmp_path / "run.sh").write_text("python3 -m verl.trainer.main_ppo trainer.total_epochs=1\n")
+    assert [c.path.rsplit("/", 1)[-1] for c in discover([str(tmp_path)])] == ["run.sh"]
