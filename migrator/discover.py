@@ -20,8 +20,9 @@ class Candidate(NamedTuple):
 
 
 SYMLINK_PATH = "is a symlink"  # a PATH given that is one: refused (the engine fails it), never followed
+# `.hydra`: the record Hydra writes of each run (outputs/DATE/TIME/.hydra/config.yaml), not a config anyone loads.
 ALWAYS_PRUNED = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".venv",
-                           "node_modules"})
+                           "node_modules", ".hydra"})
 
 
 class ExcludeMatcher:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from migrator.mapping.entries import Entry, KeyNoAction, KeyRemoval
 from migrator.mapping.entrypoints import ConfigDirMove, DefaultPin, EntryPointMove, EntryPointRemoval
+from migrator.mapping.facts import OPEN_TYPES
 
 
 class _CitesPRs:
@@ -76,12 +77,28 @@ class EntryPointQueries:
     def families(self) -> dict[str, tuple[str, ...]]:
         return (self.history.families if self.history is not None else None) or {}
 
-    def context(self, module: str | None, config_name: str | None = None) -> EntryContext | None:
-        """The context of a command running `module` (with `--config-name`, when given) at --from."""
+    def context(self, module: str | None, config_name: str | None = None,
+                keys: tuple[str, ...] = ()) -> EntryContext | None:
+        """The context of a command running `module` (with `--config-name`, when given) at --from. `keys`:
+        the keys the command sets, which place a module no release has (a fork's) in another family."""
         if module is None and config_name is None:
             return None
-        config = config_name or self._entry_config(module)
+        config = config_name or self._entry_config(module) or self._config_of_keys(keys)
         return EntryContext(module, config)
+
+    def _config_of_keys(self, keys: tuple[str, ...]) -> str | None:
+        """The one non-ppo entry config that has every key of `keys` in some release, when main_ppo's does not
+        (`recipe.r1.main_eval_for_code data.path=... data.response_key=...` is an evaluation)."""
+        facts = self.history.facts if self.history is not None else None
+        if not keys or facts is None or all(k in self._keys_ever(facts, "ppo_trainer") for k in keys):
+            return None
+        fits = {config for family, members in self.families.items() if family != "ppo" for config in members
+                if all(k in self._keys_ever(facts, config) for k in keys)}
+        families = {name for name, members in self.families.items() if fits & set(members)}
+        return sorted(fits)[0] if len(families) == 1 else None
+
+    def _keys_ever(self, facts, config: str) -> frozenset[str]:
+        return frozenset().union(*(facts.entry_config_keys(r, config) for r in self.history.releases))
 
     def _entry_config(self, module: str | None) -> str | None:
         facts = self.history.facts if self.history is not None else None
@@ -147,12 +164,25 @@ class EntryPointQueries:
                 if item is None and (current in ("defaults", "hydra") or current.startswith("hydra.")
                                      or current.rpartition(".")[2].startswith("__") or move.names_node(current)):
                     break  # Hydra's own keys, and nodes whose leaves the items name, are no key of their own
+                if item is None and self._lands(move, current):
+                    # A `+key` the old config lacked, declared by the new one: it stays (review drops the `+`).
+                    module, config, exists = move.new, move.new_config, True
+                    continue
                 if item is None:
                     result = KeyChange(key, None, "warn", f"{current} has no counterpart in {move.new_config} "
                                        f"(the config of {move.new}); find its new home or drop it",
                                        tuple(chain) + (move,))
                     break
                 item, after = item
+                if item.old.endswith(".*") and not self._old_config_had(move, current) \
+                        and not self._lands(move, after):
+                    # A subtree item meets a key verl's old config never had (a fork's): moving it would
+                    # invent a key the new config does not have either.
+                    result = KeyChange(key, None, "warn", "it is your own key: move or keep it where your code "
+                                       "reads it", tuple(chain) + (move,),
+                                       note=f"not moved: no verl release has it in {move.old_config}, and "
+                                       f"{after} is no key of {move.new_config}")
+                    break
                 if item.action in ("remove", "warn"):
                     # A `warn` item has no home in the new config: it leaves the command as a manual step.
                     result = KeyChange(key, None, "remove", item.hint, tuple(chain) + (move,),
@@ -172,6 +202,23 @@ class EntryPointQueries:
     def _config_has(self, config: str, release: str, key: str) -> bool:
         facts = self.history.facts if self.history is not None else None
         return facts is not None and key in facts.entry_config_keys(release, config)
+
+    def _lands(self, move: EntryPointMove, key: str) -> bool:
+        """Is `key` a key of the move's new config, at the move's release or the target?"""
+        return any(self._config_has(move.new_config, release, key)
+                   for release in dict.fromkeys((move.origin.release, self.to_release)) if release)
+
+    def _old_config_had(self, move: EntryPointMove, key: str) -> bool:
+        """Did the move's old config have `key` (or an open node above it) in some release?"""
+        facts = self.history.facts if self.history is not None else None
+        if facts is None:
+            return True  # nothing to judge by
+        parts = key.split(".")
+        for release in self.history.releases:  # type: ignore[union-attr]
+            types = facts.entry_config_key_types(release, move.old_config)
+            if key in types or any(types.get(".".join(parts[:n])) in OPEN_TYPES for n in range(1, len(parts))):
+                return True
+        return False
 
     def _move_of_config(self, step, config: str | None):
         """A file that names no module (a YAML config) moves with the entry point whose config it extends."""
@@ -214,6 +261,13 @@ class EntryPointQueries:
         if not chain:
             return None
         return EntryPointChange(module, current, tuple(args), tuple(pins), None, tuple(chain))
+
+    def pin_holds(self, pin: DefaultPin) -> bool:
+        """Was `pin.old` the default at --from? A pin with `since` is unsure for a script from before it."""
+        releases = list(self.history.releases) if self.history is not None else []
+        if pin.since is None or pin.since not in releases:
+            return True
+        return self.from_release in releases and releases.index(self.from_release) >= releases.index(pin.since)
 
     def config_name(self, module: str | None, name: str) -> ConfigChange | None:
         """`--config-name NAME` under `module`: a move scoped to that module (or to no module)."""

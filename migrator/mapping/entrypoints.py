@@ -80,6 +80,7 @@ class DefaultPin:
     new: str
     pin: bool = True
     note: str | None = None
+    since: str | None = None  # the old default held only from this release (before it, another behaviour)
 
     @property
     def absent(self) -> bool:
@@ -87,7 +88,7 @@ class DefaultPin:
 
 
 ITEM_FIELDS = {"old", "new", "action", "hint", "add", "note", "why"}
-PIN_FIELDS = {"key", "old", "new", "pin", "note"}
+PIN_FIELDS = {"key", "old", "new", "pin", "note", "since"}
 
 
 def check_key_map(value: object) -> tuple[KeyMapItem, ...]:
@@ -124,11 +125,12 @@ def check_defaults(value: object) -> tuple[DefaultPin, ...]:
     pins = []
     for raw in value:
         if not isinstance(raw, dict) or not {"key", "old", "new"} <= set(raw) or set(raw) - PIN_FIELDS:
-            raise FieldError(f"defaults item {raw!r} needs key, old, new (and optionally pin, note)")
+            raise FieldError(f"defaults item {raw!r} needs key, old, new (and optionally pin, note, since)")
         if raw.get("pin", True) not in (True, False):
             raise FieldError(f"defaults item {raw['key']}: pin must be true or false")
         pins.append(DefaultPin(check_key(raw["key"]), hydra_value(raw["old"]), hydra_value(raw["new"]),
-                               raw.get("pin", True), check_text(raw["note"]) if "note" in raw else None))
+                               raw.get("pin", True), check_text(raw["note"]) if "note" in raw else None,
+                               check_text(raw["since"]) if "since" in raw else None))
     return tuple(pins)
 
 

@@ -30,9 +30,11 @@ def is_override(m: re.Match) -> bool:
     return m.group("eq") is not None or m.group("prefix") == b"~"
 
 
-def find_keys_in_prose(src: bytes, start: int, end: int, maps: MappingSet) -> Iterator[tuple[int, int, KeyChange]]:
+def find_keys_in_prose(src: bytes, start: int, end: int, maps: MappingSet,
+                       context=None) -> Iterator[tuple[int, int, KeyChange]]:
+    """`context`: the entry point the prose's keys belong to (None: main_ppo's)."""
     for m in KEY_IN_PROSE.finditer(src, start, end):
-        change = maps.key(m.group().decode("ascii"))
+        change = maps.key(m.group().decode("ascii"), context)
         if change is not None:
             yield m.start(), m.end(), change
 

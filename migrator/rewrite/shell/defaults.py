@@ -17,6 +17,10 @@ from migrator.mapping import MappingSet
 
 MAIN_PPO = re.compile(rb"(?:^|[\s/])(?:verl\.trainer\.main_ppo|verl/trainer/main_ppo\.py)$")
 CONFIG_OPTIONS = (b"--config-name", b"--config-path", b"-cn", b"-cp", b"--config-dir", b"-cd")
+# Hydra's other command-line flags (`python app.py --help`): any other `-x` word is not Hydra's.
+HYDRA_FLAGS = (b"--multirun", b"-m", b"--cfg", b"-c", b"--resolve", b"--package", b"-p", b"--info", b"-i",
+               b"--help", b"-h", b"--hydra-help", b"--version", b"--shell-completion", b"-sc",
+               b"--experimental-rerun")
 # A word that sets a key: `[+|++]key=...` (its value may be anything, `$ENGINE` too).
 SETS_KEY = re.compile(rb"[\"']?(?:\+\+|\+)?(?P<key>[A-Za-z_][A-Za-z0-9_.-]*)=")
 
@@ -77,6 +81,11 @@ class DefaultEdits:
 
 def _blocker(words: list[bytes]) -> bytes | None:
     """The first word through which a config file or unseen overrides may set keys, or None."""
+    entry = next(i for i, w in enumerate(words) if MAIN_PPO.search(w))
+    for word in words[entry + 1:]:
+        # `--config x.yaml`, `--max_steps 1`: no Hydra launch as written (an argparse wrapper, or prose).
+        if word.startswith(b"-") and word.split(b"=", 1)[0] not in CONFIG_OPTIONS + HYDRA_FLAGS:
+            return word + b" is no option of Hydra's, so the command is not a plain verl launch"
     for word in words:
         if word.split(b"=", 1)[0] in CONFIG_OPTIONS:
             return word + b" may set it"

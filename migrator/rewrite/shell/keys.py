@@ -83,10 +83,12 @@ class KeyEdits:
                 continue
             change = self.maps.value(key, token.text)
             if change is not None:
-                new = f"write {change.new_key or key}={change.new}" if change.new is not None else "drop it"
-                self.findings.append(Finding(m.start(), "value-variable",
-                                             f"{name}={token.text} is passed as {key}: {new} by hand",
-                                             getattr(change.entries[-1], "hint", None), change.prs))
+                # A removal that only reports (`warn`): the value is rejected, its fix is in the hint.
+                new = f"write {change.new_key or key}={change.new} by hand" if change.new is not None else \
+                    "rejected now" if change.action == "warn" else "drop it by hand"
+                self.findings.append(Finding(m.start(), "value-variable", f"{name}={token.text} is passed as {key}: "
+                                             f"{new}", getattr(change.entries[-1], "hint", None), change.prs,
+                                             severity="warning" if new == "rejected now" else "manual"))
 
     def plan_removals(self) -> None:
         for first, (siblings, removed) in self.removals.items():

@@ -17,6 +17,8 @@ from migrator.rewrite.shell.entrypoint import (
     config_option,
     find_launch,
 )
+from migrator.rewrite.shell.defaults import HYDRA_FLAGS
+from migrator.rewrite.shell.entry_points import expanded_names
 from migrator.rewrite.shell.syntax import ARGUMENT_TYPES
 
 # Arguments that pass the caller's own overrides on: pinned values go before them, so the caller's win.
@@ -24,6 +26,10 @@ PASS_THROUGH = frozenset({b'"$@"', b"$@", b'"${@}"', b"${@}", b"$*", b'"$*"'})
 # `--config-path` values that mean verl's own configs: relative ones resolve next to the entry module.
 VERL_CONFIG_DIR = b"verl/trainer/config"
 RELATIVE_OWN_DIRS = frozenset({b"config", b"./config"})
+# `NAME=value` / `NAME=(a b)` at a line start (after `export`/`local`/`declare -a`): the value up to the
+# line's end, or the array's closing parenthesis.
+ASSIGNMENT = re.compile(rb"(?m)^[ \t]*(?:(?:export|local|readonly|declare(?:[ \t]+-\w+)*)[ \t]+)?"
+                        rb"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\([^)]*\)|[^\n]*)")
 # A pinned value that bash would glob or split is written in single quotes.
 NEEDS_QUOTES = re.compile(rb"[\[\]?*]")
 
@@ -58,7 +64,7 @@ class LaunchEdits:
                 if launch is not None:
                     option = config_option(words, CONFIG_NAME_FLAG, launch.index + 1)
                     name = option[2].decode("ascii", "replace") if option else None
-                    context = self.maps.context(launch.module, name)
+                    context = self.maps.context(launch.module, name, _override_keys(words[launch.index + 1:]))
                     self.launches[node.start_byte] = (launch, args, words)
                     self.launch_words.add(args[launch.index].start_byte)
                     self.context_spans.append((node.start_byte, node.end_byte, context))
@@ -179,9 +185,20 @@ class LaunchEdits:
         for node, args, (change, extra, prs) in self.pending_appends:
             items = list(extra)
             if change is not None:
+                blocker = pin_blocker([self.src[a.start_byte:a.end_byte] for a in args],
+                                      self.maps.context(change.old), _literal_names(self.src))
                 for pin in change.pins:
-                    if pin.pin and not self._is_set(pin.key):
-                        items.append(f"{'+' if pin.absent else ''}{pin.key}={pin.old}")
+                    if not pin.pin or self._is_set(pin.key):
+                        continue
+                    unsure = None if self.maps.pin_holds(pin) else \
+                        f"{change.old}'s default was {pin.old} only from verl {pin.since} ({pin.note})"
+                    if blocker is not None:
+                        unsure = f"{blocker.decode(errors='replace')} may set it; {change.old}'s default was {pin.old}"
+                    if unsure is not None:
+                        self.findings.append(Finding(node.start_byte, "entry-point-move", f"{pin.key}: {unsure}; "
+                                                     f"{change.new}'s is {pin.new}: set it by hand", None, prs))
+                        continue
+                    items.append(f"{'+' if pin.absent else ''}{pin.key}={pin.old}")
             if not items:
                 continue
             kept = [a for a in args[1:] if a.start_byte not in removed]
@@ -218,3 +235,45 @@ def _is_verl_config_dir(value: bytes) -> bool:
 def _quoted(item: str) -> bytes:
     data = item.encode()
     return b"'" + data + b"'" if NEEDS_QUOTES.search(data) else data
+
+
+def _override_keys(words: list[bytes]) -> tuple[str, ...]:
+    """The keys a command's words set without `+` (a `+key` is one no config declares)."""
+    keys = []
+    for word in words:
+        m = scan.OVERRIDE_AT_START.match(word.strip(b"\"'"))
+        if m and m.group("eq") and not m.group("prefix"):
+            keys.append(m.group("key").decode("ascii"))
+    return tuple(keys)
+
+
+def _literal_names(src: bytes) -> set[bytes]:
+    """Variables and arrays the script assigns only literal text (their overrides are the script's own keys)."""
+    values: dict[bytes, list[bytes]] = {}
+    for m in ASSIGNMENT.finditer(src):
+        values.setdefault(m.group("name"), []).append(m.group("value"))
+    return {name for name, texts in values.items() if not any(b"$" in t or b"`" in t for t in texts)}
+
+
+def pin_blocker(words: list[bytes], context, literal_names: set[bytes] = frozenset()) -> bytes | None:
+    """The first word through which the command's own config or unseen overrides may set what a pinned old
+    default would overwrite: a config file of its own, an option Hydra does not have (a wrapper's
+    `--config_path x.yaml`), an expansion that is no override (`"$EXTRA"`; `$@` goes after the pins) of
+    a variable the script does not fill with literal text itself."""
+    launch = find_launch(words)
+    if launch is None:
+        return None
+    rest = words[launch.index + 1:]
+    name = config_option(rest, CONFIG_NAME_FLAG)
+    if name is not None and (context is None or name[2].decode("ascii", "replace") != context.config):
+        return rest[name[0]]
+    path = config_option(rest, CONFIG_PATH_FLAG)
+    if path is not None and not _is_verl_config_dir(path[2]):
+        return rest[path[0]]
+    for word in rest:
+        if word.startswith(b"-") and word.split(b"=", 1)[0] not in HYDRA_FLAGS + (CONFIG_NAME_FLAG, CONFIG_PATH_FLAG):
+            return word
+        if b"$" in word and word not in PASS_THROUGH and not scan.OVERRIDE_AT_START.match(word.strip(b"\"'")) \
+                and not expanded_names(word) <= literal_names:
+            return word
+    return None

@@ -9,6 +9,7 @@ from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import scan
 from migrator.rewrite.shell.entry_points import expanded_names, is_override_list, verl_entry_index
+from migrator.rewrite.shell.entrypoint import CONFIG_NAME_FLAG, config_option, find_launch
 from migrator.rewrite.shell.defaults import DefaultEdits
 from migrator.rewrite.shell.keys import KeyEdits
 from migrator.rewrite.shell.launches import LaunchEdits
@@ -55,6 +56,7 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits, DefaultEdit
         self.array_scopes: dict[int, tuple[bytes, bool]] = {}
         self.verl_expanded: set[bytes] = set()
         self.comment_spans: list[tuple[int, int]] = []  # in source order
+        self.comment_command = None  # (end, context) of a commented-out command continued by `\`
         self._line_starts: list[int] | None = None
 
     # -- traversal ---------------------------------------------------------------------------
@@ -176,7 +178,8 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits, DefaultEdit
         start, end = node.start_byte, node.end_byte
         if start == 0 and self.src.startswith(b"#!"):
             return
-        for key_start, key_end, change in scan.find_keys_in_prose(self.src, start, end, self.maps):
+        context = self.commented_context(start, end)
+        for key_start, key_end, change in scan.find_keys_in_prose(self.src, start, end, self.maps, context):
             if change.action == "rename":
                 self.edits.append(Edit(key_start, key_end, change.new.encode(), "key-rename",
                                        f"{change.old} -> {change.new} (in a comment)", change.prs, True))
@@ -185,6 +188,24 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits, DefaultEdit
         for old_start, old_end, change in scan.find_paths(self.src, start, end, self.maps):
             if change.new is not None and not change.env and not change.args:
                 self.path_occurrence(old_start, old_end, change, None, in_comment=True)
+
+    def commented_context(self, start: int, end: int):
+        """The entry point a commented-out command runs (`# python -m X \\` and the `#` lines it continues
+        into), else the file's when that is not main_ppo's: its keys are that config's."""
+        text = self.src[start:end].lstrip(b"#")
+        words = [w for w in text.split() if w != b"\\"]
+        launch = find_launch(words)
+        if launch is not None:
+            option = config_option(words, CONFIG_NAME_FLAG, launch.index + 1)
+            context = self.maps.context(launch.module, option[2].decode("ascii", "replace") if option else None)
+        elif self.comment_command is not None and not self.src[self.comment_command[0]:start].strip():
+            context = self.comment_command[1]
+        else:
+            context = self.file_context if self.file_context is not None and \
+                not self.maps.is_ppo_config(self.file_context.config) else None
+        continued = text.rstrip().endswith(b"\\") and (launch is not None or self.comment_command is not None)
+        self.comment_command = (end, context) if continued else None
+        return context
 
     def literal(self, node) -> None:
         """Text outside argument lists: assignment values, heredoc bodies, `${x:-default}` words."""

@@ -72,7 +72,9 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
 def _review(before: bytes, after: bytes, applied: list[Edit], configs) -> Review:
     original = ShellScript(before)
     found = _judged_launches(original, configs)
-    if not _touches_launch_overrides(found, applied):
+    # A moved entry point is judged too: its old module has no config at the target, its new one may refuse
+    # a `+key` the old config lacked.
+    if not _touches_launch_overrides(found, applied) and not any(e.kind == "entry-point-move" for e in applied):
         return Review()
     was: list[dict] = []  # the original's verdict, judged only when an edited override is rejected
 
@@ -82,6 +84,7 @@ def _review(before: bytes, after: bytes, applied: list[Edit], configs) -> Review
         return was[0].get((j.launch, j.start))
 
     edits, findings, refused = list(applied), [], set()
+    judged_before = {launch.start for launch, _ in found}
     for _round in range(ROUNDS):
         new = apply_edits(before, edits)[0] if edits != list(applied) else after
         now = _judged(_judged_launches(ShellScript(new, parse(new)), configs), configs, _to_original(edits))
@@ -94,6 +97,8 @@ def _review(before: bytes, after: bytes, applied: list[Edit], configs) -> Review
             if j.message is not None and j.prefix == "+" and j.message.startswith(APPEND_REFUSED):
                 if j.start not in refused and before[j.start:j.start + 1] == b"+":
                     plus.append(_drop_plus(j, configs.release))
+            elif j.launch not in judged_before:
+                continue  # a moved entry point: its remap's own `+` items are deliberate, the rest is lint's
             elif j.message is not None and unplussed:  # another launch of the same words needs the `+`
                 back_out.update(unplussed)
                 refused.update(e.start for e in unplussed)
