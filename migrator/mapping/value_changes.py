@@ -130,7 +130,9 @@ def value_tokens(entries) -> set[str]:
         values = [old] if isinstance(old, str) and old else \
             sorted(_pattern_literals(pattern.pattern)) if pattern is not None else []
         if isinstance(e, ValueMap) or not values:
-            out.add(last)  # the old key itself (use_policy_gradient, rollout_is)
+            # The old key itself (use_policy_gradient, rollout_is); every spelling, dotted or nested, holds
+            # each component whole, so the longest stands for it (`reward_manager`, not `name`).
+            out.add(max(key.lstrip("+~-").split("."), key=len))
         for value in values:
             out.update({f"{last}={value}", f"{last}: {value}"})
             if any(c in value for c in "./_"):
