@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass, field
 
 from migrator.mapping.compose import MappingSet
+from migrator.pulls import pr_label, pr_url, repo_of
 from migrator.release_notes_api import dotted, keyword_rows, python_name_rows, signature_rows
 
-PR_URL = "https://github.com/verl-project/verl/pull/{}"
 EMPTY = "—"
 
 
@@ -193,7 +193,7 @@ class _Markdown(_Writer):
         return text.replace("*", "\\*").replace("_", "\\_") if text else ""
 
     def link(self, pr):
-        return f"[#{pr}]({PR_URL.format(pr)})"
+        return f"[{pr_label(pr)}]({pr_url(pr)})"
 
     def code_block(self, lines):
         return "```bash\n" + "\n".join(lines) + "\n```\n"
@@ -222,7 +222,7 @@ class _Rst(_Writer):
         return "".join("\\" + ch if ch in _RST_SPECIAL else ch for ch in text) if text else ""
 
     def link(self, pr):
-        return f"`#{pr} <{PR_URL.format(pr)}>`__"
+        return f"`{pr_label(pr)} <{pr_url(pr)}>`__"
 
     def code_block(self, lines):
         return ".. code-block:: bash\n\n" + "\n".join("   " + line for line in lines) + "\n"
@@ -351,7 +351,7 @@ def render_json(guide: Guide) -> str:
         "other_changes": guide.other_changes, "entry_points": guide.entry_points,
         "python_names": guide.python_names, "keyword_renames": guide.keyword_renames,
         "signature_changes": guide.signature_changes,
-        "pull_requests": [{"number": n, "url": PR_URL.format(n), "title": p.title if p else None,
+        "pull_requests": [{"number": n, "url": pr_url(n), "repository": repo_of(n), "title": p.title if p else None,
                            "merged": p.date if p else None} for n, p in guide.pull_requests.items()],
         "upgrade": [c.format(to=guide.to_release) for c in UPGRADE_COMMANDS],
     }

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from migrator.fileprocess import FileResult, ReportedFinding
+from migrator.pulls import pr_json
 
 
 @dataclass
@@ -80,7 +81,7 @@ def finding_as_dict(f: ReportedFinding) -> dict:
     """The lint's finding object (path, line, col, code, message, hint, severity) plus the entry kind
     and verl PRs: one schema for both commands (docs/codes.md)."""
     return {"path": f.path, "line": f.line, "col": f.col, "code": f.code, "message": f.message, "hint": f.hint,
-            "severity": f.severity, "kind": f.kind, "prs": list(f.prs)}
+            "severity": f.severity, "kind": f.kind, "prs": [pr_json(pr) for pr in f.prs]}
 
 
 def select_codes(results: list[FileResult], shown) -> None:
@@ -96,7 +97,7 @@ def result_as_dict(result: FileResult, with_diff: bool) -> dict:
         "kind": result.kind,
         "reason": result.reason,
         "code": result.code,
-        "edits": [{"line": e.line, "kind": e.kind, "message": e.message, "prs": list(e.prs),
+        "edits": [{"line": e.line, "kind": e.kind, "message": e.message, "prs": [pr_json(pr) for pr in e.prs],
                    "in_comment": e.in_comment} for e in result.edits],
         "findings": [finding_as_dict(f) for f in result.findings],
     }

@@ -11,9 +11,10 @@ import os
 from dataclasses import dataclass
 from itertools import groupby
 
-from migrator.codes import PR_URL, RULES
+from migrator.codes import RULES
 from migrator.fileprocess import FileResult, ReportedFinding
 from migrator.ghactions import github_command
+from migrator.pulls import pr_label, pr_url
 from migrator.rewrite import spec_for
 
 # Sections in the order they print: (severity, heading). "info" findings show only with -v.
@@ -51,8 +52,9 @@ class Style:
         return f"\x1b[{sgr}m{text}\x1b[0m" if self.colour and sgr else text
 
     def pr(self, pr: int) -> str:
-        url = PR_URL.format(pr=pr)
-        return f"\x1b]8;;{url}\x1b\\verl#{pr}\x1b]8;;\x1b\\" if self.links else url
+        url = pr_url(pr)
+        label = pr_label(pr)
+        return f"\x1b]8;;{url}\x1b\\{'verl' if label.startswith('#') else ''}{label}\x1b]8;;\x1b\\" if self.links else url
 
     def diff(self, patch: bytes) -> bytes:
         if not self.colour:
@@ -146,7 +148,7 @@ def github_annotations(results: list[FileResult], verbose: bool = False, shown=l
     for f in (f for r in results for f in r.findings):
         if f.severity == "info" and not verbose:
             continue
-        body = f.message + (f" ({f.hint})" if f.hint else "") + "".join(f" {PR_URL.format(pr=pr)}" for pr in f.prs)
+        body = f.message + (f" ({f.hint})" if f.hint else "") + "".join(f" {pr_url(pr)}" for pr in f.prs)
         lines.append(github_command(level[f.severity], f.path, f.line, f.col, f.code, body))
     for r in results:
         code = r.code

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from migrator.pulls import pr_url
+
 # Hydra override keys: dotted identifiers; a trailing `.*` names a whole subtree.
 KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*(?:\.\*)?\Z")
 # Repository paths that may be pasted into shell: no metacharacters, no whitespace, no traversal.
@@ -216,7 +218,7 @@ class Entry:
 
     @property
     def pr_url(self) -> str:
-        return f"https://github.com/verl-project/verl/pull/{self.pr}"
+        return pr_url(self.pr)
 
     def describe(self) -> str:
         return f"{self.KIND} {getattr(self, 'old')}"

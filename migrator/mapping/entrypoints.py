@@ -22,9 +22,11 @@ from migrator.mapping.entries import (
     check_path,
     check_text,
 )
+from migrator.pulls import REPOSITORIES as ALL_REPOSITORIES
+from migrator.pulls import PullRef, pr_url
 
-# Repositories other than verl whose PRs an entry may cite (`repo:`), with their GitHub path.
-REPOSITORIES = {"verl-recipe": "verl-project/verl-recipe"}
+# Repositories other than verl whose PRs an entry may cite (`repo:`).
+REPOSITORIES = {name: path for name, path in ALL_REPOSITORIES.items() if name != "verl"}
 # A pinned default reaches a command line: plain Hydra values and lists (`[0.9,0.95]`), quoted when written.
 PIN_VALUE_RE = re.compile(r"[A-Za-z0-9_./:,@%+=\-\[\]?]*\Z")
 
@@ -138,9 +140,13 @@ class _OtherRepo:
     repo: str | None
     pr: int
 
+    def __post_init__(self):
+        if self.repo:  # its PR number is another repository's: links and labels must say so
+            object.__setattr__(self, "pr", PullRef(self.pr, self.repo))
+
     @property
     def pr_url(self) -> str:
-        return f"https://github.com/{REPOSITORIES.get(self.repo or '', 'verl-project/verl')}/pull/{self.pr}"
+        return pr_url(self.pr)
 
 
 @dataclass(frozen=True)
