@@ -38,10 +38,17 @@ def release_modules(maps: MappingSet) -> dict | None:
 def import_roots(maps: MappingSet) -> set[str]:
     """The top-level packages whose imports are checked at the target: `verl`, and `recipe` while verl
     shipped it (from v0.9.0 recipes live in their own repository, which the facts do not cover)."""
+    for known, roots in _ROOTS_OF:
+        if known is maps:
+            return roots
     facts = release_modules(maps)
-    if facts is None:
-        return set()
-    return {root for root in ("verl", "recipe") if any(m.split(".")[0] == root for m in facts[maps.to_release])}
+    roots = set() if facts is None else \
+        {root for root in ("verl", "recipe") if any(m.split(".")[0] == root for m in facts[maps.to_release])}
+    _ROOTS_OF[:] = [(maps, roots)]  # asked for every file
+    return roots
+
+
+_ROOTS_OF: list[tuple[MappingSet, set[str]]] = []
 
 
 def unknown_release_note(maps: MappingSet) -> str | None:
