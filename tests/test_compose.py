@@ -134,3 +134,10 @@ def test_keys_unknown_to_every_release_go_through_every_table(tmp_path):
           - {kind: key-rename, old: data.max_obs_length, new: data.max_observation_length, pr: 1}
     """)])
     assert ms.key("data.max_obs_length").new == "data.max_observation_length"
+
+
+def test_a_removals_hint_names_the_key_it_points_to_as_the_target_spells_it():
+    hint = compose(load_builtin(), "v0.2.0.post2", "v0.4.0").key("critic.model.fsdp_config.grad_offload").hint
+    assert "use critic.model.fsdp_config.optimizer_offload" in hint
+    hint = compose(load_builtin(), "v0.2.0.post2", "v0.9.0").key("critic.model.fsdp_config.grad_offload").hint
+    assert "use critic.fsdp.optimizer_offload" in hint  # renamed by later releases

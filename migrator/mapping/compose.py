@@ -45,6 +45,7 @@ from migrator.mapping.entrycontext import (  # noqa: F401  (re-exported)
     KeyChange,
     _CitesPRs,
 )
+from migrator.mapping.hints import hint_at_target
 from migrator.mapping.entrypoints import (
     ConfigDirMove,
     ConfigDirRemoval,
@@ -276,7 +277,8 @@ class MappingSet(EntryPointQueries, PrecisionRules):
             pass
         current, chain = key, []
         result = None
-        for step in self._steps_after(self._last_live(key, "key")):
+        steps = self._steps_after(self._last_live(key, "key"))
+        for index, step in enumerate(steps):
             found = step.key_entry(current)
             if found is None:
                 continue
@@ -289,7 +291,7 @@ class MappingSet(EntryPointQueries, PrecisionRules):
                 break
             chain.append(entry)
             if isinstance(entry, KeyRemoval):
-                result = KeyChange(key, None, entry.action, entry.hint, tuple(chain))
+                result = KeyChange(key, None, entry.action, hint_at_target(entry.hint, steps[index + 1:]), tuple(chain))
                 break
             current = after
         else:

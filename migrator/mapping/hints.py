@@ -1,0 +1,32 @@
+"""A removal's hint names the key to use instead as it was then (`critic.model.fsdp_config.optimizer_offload`,
+v0.3.0.post1); later releases may have renamed that key too. The composed hint names it as the target
+release spells it, so a user is never sent to a key the target no longer has."""
+
+from __future__ import annotations
+
+import re
+
+from migrator.mapping.entries import KeyNoAction, KeyRemoval
+
+# A dotted config key inside prose: not part of a path (`a/b.sh`), a module-ish longer word or a version.
+_KEY_IN_TEXT = re.compile(r"(?<![\w./-])[A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)+(?![\w/-])")
+
+
+def hint_at_target(hint: str | None, later_steps) -> str | None:
+    """`hint` with each key it names followed through the renames of `later_steps` (the steps after the
+    removal); a key a later step removes too stays as written (its own entry reports it)."""
+    if not hint:
+        return hint
+
+    def final(match: re.Match) -> str:
+        name = current = match.group(0).rstrip(".")
+        for step in later_steps:
+            found = step.key_entry(current)
+            if found is None or isinstance(found[0], KeyNoAction):
+                continue
+            if isinstance(found[0], KeyRemoval):
+                return match.group(0)
+            current = found[1]
+        return match.group(0).replace(name, current, 1)
+
+    return _KEY_IN_TEXT.sub(final, hint)
