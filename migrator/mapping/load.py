@@ -145,6 +145,24 @@ def _container(node, file: str, state: dict, depth: int):
     return items
 
 
+# Line breaks only the pure-Python reader counts; with them a libyaml mark's line could differ.
+_ODD_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _compose(text: str):
+    """The table's node tree: libyaml when PyYAML has it (the pure-Python parser was most of a cache-missing
+    run), the pure-Python parser for any text libyaml refuses, so an error's line and words stay the same."""
+    import yaml
+
+    fast = getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
+    if fast is not None and not any(c in text for c in _ODD_BREAKS):
+        try:
+            return yaml.compose(text, Loader=fast)
+        except yaml.YAMLError:
+            pass
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
 @functools.lru_cache(maxsize=None)
 def _scalar_loader():
     """A loader with no stream: used only to construct scalars with YAML 1.1 safe semantics."""
@@ -333,7 +351,7 @@ def load_table(path: Path, release: str | None = None, display: str | None = Non
     except UnicodeDecodeError as exc:
         raise TableError(file, None, f"cannot read table: {exc}") from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = _compose(text)
     except RecursionError:
         raise TableError(file, None, "invalid YAML: values nested too deeply") from None
     except yaml.YAMLError as exc:
