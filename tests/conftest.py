@@ -3,14 +3,48 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CORE_TABLE = FIXTURES / "tables" / "core.yaml"
+MEMORY_TMP = Path("/dev/shm")
+_OWN_BASETEMP = pytest.StashKey[str]()
+
+
+def _memory_tmp_works(directory: Path) -> bool:
+    """A RAM-backed directory where every test can do what it does on disk: write (1 GiB free), run
+    executables (not mounted noexec) and set user xattrs (test_robust_modes)."""
+    try:
+        stats = os.statvfs(directory)
+        if stats.f_bavail * stats.f_frsize < 1 << 30 or stats.f_flag & os.ST_NOEXEC:
+            return False
+        with tempfile.NamedTemporaryFile(dir=directory, prefix="verl-migrate-probe-") as probe:
+            os.setxattr(probe.name, "user.verl_migrate_probe", b"1")
+        return True
+    except (OSError, AttributeError):
+        return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    # Test files live in RAM when the machine has room: the runs under test fsync every file they write,
+    # which on a disk was seconds of waiting per `shims install` and per migrated tree.
+    if config.option.basetemp is None and not hasattr(config, "workerinput") and _memory_tmp_works(MEMORY_TMP):
+        config.option.basetemp = tempfile.mkdtemp(prefix="verl-migrate-tests-", dir=MEMORY_TMP)
+        config.stash[_OWN_BASETEMP] = config.option.basetemp
+
+
+def pytest_unconfigure(config):
+    own = config.stash.get(_OWN_BASETEMP, None)
+    if own is not None:
+        shutil.rmtree(own, ignore_errors=True)
+
 
 
 @pytest.fixture(scope="session")
