@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import shutil
 import subprocess
@@ -40,6 +42,20 @@ def pytest_configure(config):
         config.stash[_OWN_BASETEMP] = config.option.basetemp
 
 
+# The longest tests (seconds each on 2 cores): started first, so no worker is left running one alone at the end.
+SLOW_FIRST = ("test_crash_sigkill.py", "test_property_shell_neutral.py::test_keeping_validity_means_bash_n_agrees",
+              "test_robust_inputs.py", "test_crash_worker.py", "test_property_shell_neutral.py::test_removals_keep",
+              "test_property_shell.py", "test_property_shell_spans.py", "test_cli_findings.py::test_colour")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item) -> int:
+        node = item.nodeid.rpartition("/")[2]
+        return next((i for i, prefix in enumerate(SLOW_FIRST) if node.startswith(prefix)), len(SLOW_FIRST))
+
+    items.sort(key=rank)  # stable: every other test keeps its place
+
+
 def pytest_unconfigure(config):
     own = config.stash.get(_OWN_BASETEMP, None)
     if own is not None:
@@ -53,6 +69,19 @@ def core_mappings():
     from migrator.mapping import compose, load_builtin
 
     return compose(load_builtin(), "main", "main", [CORE_TABLE])
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed_yaml(path: Path):
+    import yaml
+
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def yaml_data(path: Path):
+    """`yaml.safe_load` of a repository file, parsed once per test process (libyaml when PyYAML has it): five
+    test modules read every release table at import. A copy each call, so no caller sees another's changes."""
+    return copy.deepcopy(_parsed_yaml(Path(path).resolve()))
 
 
 def run_cli(*args, cwd=None, env=None, input=None) -> subprocess.CompletedProcess:
