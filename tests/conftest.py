@@ -42,18 +42,21 @@ def pytest_configure(config):
         config.stash[_OWN_BASETEMP] = config.option.basetemp
 
 
-# The longest tests (seconds each on 2 cores): started first, so no worker is left running one alone at the end.
-SLOW_FIRST = ("test_crash_sigkill.py", "test_property_shell_neutral.py::test_keeping_validity_means_bash_n_agrees",
-              "test_robust_inputs.py", "test_crash_worker.py", "test_property_shell_neutral.py::test_removals_keep",
-              "test_property_shell.py", "test_property_shell_spans.py", "test_cli_findings.py::test_colour")
+# The costliest modules (CPU seconds, serial): started first, so no worker is left running one alone at the end.
+# CI runs `--dist loadscope` (a module's tests on one worker: its module fixtures run once) in this order.
+SLOW_FIRST = ("test_crash_sigkill.py", "test_shims_install.py", "test_property_shell_neutral.py",
+              "test_tables_errors.py", "test_cli_config.py", "test_gitguard_repos.py", "test_cli.py",
+              "test_gitguard.py", "test_crash_worker.py", "test_robust_inputs.py", "test_robust_lock.py",
+              "test_lint_cli.py", "test_cli_precommit.py", "test_rewriters_python_fastpath.py",
+              "test_property_shell.py", "test_cli_findings.py")
 
 
 def pytest_collection_modifyitems(items):
     def rank(item) -> int:
-        node = item.nodeid.rpartition("/")[2]
-        return next((i for i, prefix in enumerate(SLOW_FIRST) if node.startswith(prefix)), len(SLOW_FIRST))
+        module = item.nodeid.partition("::")[0].rpartition("/")[2]
+        return SLOW_FIRST.index(module) if module in SLOW_FIRST else len(SLOW_FIRST)
 
-    items.sort(key=rank)  # stable: every other test keeps its place
+    items.sort(key=rank)  # stable: every other module keeps its place
 
 
 def pytest_unconfigure(config):
