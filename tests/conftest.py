@@ -1,4 +1,5 @@
-"""Shared helpers: the fixed core test table, and running the real CLI in a subprocess."""
+"""Shared helpers: the fixed core test table, the release tables parsed once, running the real CLI in a
+subprocess; and the session set-up that keeps the suite fast (tmp files in RAM, costliest modules first)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,6 @@ def pytest_unconfigure(config):
     own = config.stash.get(_OWN_BASETEMP, None)
     if own is not None:
         shutil.rmtree(own, ignore_errors=True)
-
 
 
 @pytest.fixture(scope="session")
