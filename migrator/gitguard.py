@@ -20,17 +20,14 @@ def dirty_files(paths: list[str], staged_ok: bool = False) -> list[str]:
 
     by_repo: dict[str, list[str]] = defaultdict(list)
     repos: dict[str, object] = {}
+    top_of: dict[str, str | None] = {}  # directory -> its work tree: one search per directory, not per file
     for path in paths:
         directory = os.path.dirname(os.path.abspath(path))
-        try:
-            repo = git.Repo(directory, search_parent_directories=True)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            continue  # outside git: nothing to protect the user with, just run
-        if repo.bare or repo.working_tree_dir is None:
-            continue
-        top = os.path.realpath(repo.working_tree_dir)
-        repos[top] = repo
-        by_repo[top].append(path)
+        if directory not in top_of:
+            top_of[directory] = _work_tree(git, directory, repos)
+        top = top_of[directory]
+        if top is not None:
+            by_repo[top].append(path)
     dirty: list[str] = []
     for top, members in by_repo.items():
         repo = repos[top]
@@ -54,3 +51,16 @@ def dirty_files(paths: list[str], staged_ok: bool = False) -> list[str]:
             if name in rel and not (staged_ok and code[1] == " "):
                 dirty.append(rel[name])
     return sorted(set(dirty))
+
+
+def _work_tree(git, directory: str, repos: dict[str, object]) -> str | None:
+    """The real path of the work tree holding `directory` (its repo kept in `repos`), or None outside git."""
+    try:
+        repo = git.Repo(directory, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None  # outside git: nothing to protect the user with, just run
+    if repo.bare or repo.working_tree_dir is None:
+        return None
+    top = os.path.realpath(repo.working_tree_dir)
+    repos.setdefault(top, repo)
+    return top

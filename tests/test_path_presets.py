@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
+
+from conftest import yaml_data
 
 VERL = Path(__file__).resolve().parent.parent / "mappings" / "verl"
-RELEASES = yaml.safe_load((VERL / "releases.yaml").read_text())["releases"]
+RELEASES = yaml_data(VERL / "releases.yaml")["releases"]
 
 
 def load_settable() -> dict[tuple[str, str], set[str]]:
@@ -27,7 +28,7 @@ def load_settable() -> dict[tuple[str, str], set[str]]:
 
 
 SETTABLE = load_settable()
-MOVES = [(rel, e) for rel in RELEASES[1:] for e in yaml.safe_load((VERL / f"{rel}.yaml").read_text())["entries"]
+MOVES = [(rel, e) for rel in RELEASES[1:] for e in yaml_data(VERL / f"{rel}.yaml")["entries"]
          if e["kind"] == "path-move" and e.get("env")]
 
 

@@ -17,6 +17,7 @@ The search size is `NEUTRAL_EXAMPLES` (default 800, under 10 s); run it with e.g
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -65,20 +66,29 @@ name = st.sampled_from(NAMES)
 word = st.sampled_from(NAMES + KEYS + WORDS[:8] + NAMES + KEYS + WORDS)
 
 
+OVERRIDES = st.lists(override, min_size=1, max_size=4)
+HEAD = st.sampled_from(["python3 -m verl.trainer.main_ppo", "python3 -m verl.trainer.main_ppo --config-name=x",
+                        "time -p python3 -m verl.trainer.main_ppo", "srun python3 -m verl.trainer.main_ppo",
+                        'HYDRA_FULL_ERROR=1 python3 -m verl.trainer.main_ppo'])
+TAIL = st.sampled_from(["", " $@", ' "$@"', " 2>&1 | tee log.txt", " >& log", " 2>&1", " &"])
+VALUE = st.sampled_from(VALUES)
+
+
 @st.composite
 def hydra_command(draw) -> str:
-    args = draw(st.lists(override, min_size=1, max_size=4))
-    head = draw(st.sampled_from(["python3 -m verl.trainer.main_ppo", "python3 -m verl.trainer.main_ppo --config-name=x",
-                                 "time -p python3 -m verl.trainer.main_ppo", "srun python3 -m verl.trainer.main_ppo",
-                                 'HYDRA_FULL_ERROR=1 python3 -m verl.trainer.main_ppo']))
-    tail = draw(st.sampled_from(["", " $@", ' "$@"', " 2>&1 | tee log.txt", " >& log", " 2>&1", " &"]))
+    args = draw(OVERRIDES)
+    head = draw(HEAD)
+    tail = draw(TAIL)
     if draw(st.booleans()):
         return head + " \\\n" + " \\\n".join("    " + a for a in args) + tail
     return head + " " + " ".join(args) + tail
 
 
+HYDRA_COMMAND = hydra_command()
+
+
 def simple(draw) -> str:
-    n, m, w, v = draw(name), draw(name), draw(word), draw(st.sampled_from(VALUES))
+    n, m, w, v = draw(name), draw(name), draw(word), draw(VALUE)
     clean = [
         f"{n}={v}", f"{n}+=1", f"{n}=${{{m}}}", f"{n}=${m}", f"{n}=({w} {draw(word)})", f"{n}+=({w})",
         f"declare -a {n}=(1 2)", f"declare -A {n}=([k]=v)", f"local {n}={v}", f"local {n}=({w})",
@@ -99,22 +109,41 @@ def simple(draw) -> str:
     odd = [f"echo {n}=({w})", f"eval {n}=({w})", f"{n} {m}=({w})", f"echo @({w}|{m})", f"{n}.x=({w})",
            f"x{n}=(y)", f"{n} =1"]
     if draw(st.integers(0, 24)) == 0:
-        return draw(st.sampled_from(odd))
-    return draw(st.sampled_from(clean))
+        return odd[draw(_index(len(odd)))]
+    return clean[draw(_index(len(clean)))]
+
+
+@functools.lru_cache(maxsize=None)
+def _index(size: int):
+    """An index into a list made per draw: as `sampled_from` draws it, without building a strategy each time."""
+    return st.integers(0, size - 1)
+
+
+# Strategies built once (a strategy made per draw cost more than the draw: hypothesis validates each new one).
+PICKS = {False: st.sampled_from([0, 0, 0, 1, 1]),
+         True: st.sampled_from([0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])}
+SEPARATORS = st.sampled_from(["\n", "; "])
+_REDIRECTIONS = ["", "", " 2>&1", " >log", " 2>/dev/null", " >&2", " | tee x", " 1>&2", " 2>&1 | tee -a log",
+                 " 2>>err", " &>log"]
+REDIRECTIONS = {False: st.sampled_from(_REDIRECTIONS), True: st.sampled_from(_REDIRECTIONS + [" {fd}>log"])}
+
+
+@functools.lru_cache(maxsize=None)
+def _fragment_lists(depth: int):
+    return st.lists(fragment(depth), min_size=1, max_size=3)
 
 
 @st.composite
 def fragment(draw, depth: int = 0) -> str:
-    pick = draw(st.sampled_from([0, 0, 0, 1, 1] + ([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] if depth < 2 else [])))
+    pick = draw(PICKS[depth < 2])
     if pick == 0:
         return simple(draw)
     if pick == 1:
-        return draw(hydra_command())
-    inner = draw(st.lists(fragment(depth + 1), min_size=1, max_size=3))
-    body = draw(st.sampled_from(["\n", "; "])).join(inner)
+        return draw(HYDRA_COMMAND)
+    inner = draw(_fragment_lists(depth + 1))
+    body = draw(SEPARATORS).join(inner)
     n, w = draw(name), draw(word)
-    redir = draw(st.sampled_from(["", "", " 2>&1", " >log", " 2>/dev/null", " >&2", " | tee x",
-                                  " 1>&2", " 2>&1 | tee -a log", " 2>>err", " &>log"] + [" {fd}>log"] * (depth == 1)))
+    redir = draw(REDIRECTIONS[depth == 1])
     if pick == 2:
         return f"if [[ ${n} -eq 1 ]]; then\n{body}\nelif {w}; then :\nelse\n{body}\nfi{redir}"
     if pick == 3:
@@ -159,9 +188,12 @@ def split_runs(draw, text: str) -> str:
     return text[:cut] + "\\\n" + text[cut:]
 
 
+FRAGMENTS = st.lists(fragment(), min_size=1, max_size=4)
+
+
 @st.composite
 def scripts(draw) -> bytes:
-    parts = draw(st.lists(fragment(), min_size=1, max_size=4))
+    parts = draw(FRAGMENTS)
     body = parts[0]
     for part in parts[1:]:
         body += ("\n" if body.endswith("&") else draw(st.sampled_from(["\n", "\n", "; ", " && ", "\n\n"]))) + part
@@ -419,20 +451,24 @@ REMOVAL_TEMPLATES = HYDRA_TEMPLATES * 3 + [
 ]
 
 
+HYDRA_TEMPLATE, REMOVAL_TEMPLATE = st.sampled_from(HYDRA_TEMPLATES), st.sampled_from(REMOVAL_TEMPLATES)
+REMOVABLE_WORD, FRAGMENT = st.sampled_from(REMOVABLE), fragment()
+
+
 @st.composite
 def removal_scripts(draw) -> bytes:
     parts = []
     clean = draw(st.booleans())  # only override lists with plain arguments: what the rewriter edits
     for _ in range(draw(st.integers(1, 4))):
         if clean:
-            template = draw(st.sampled_from(HYDRA_TEMPLATES))
-            parts.append(re.sub(r"\{o\}", lambda m: draw(st.sampled_from(REMOVABLE)), template).replace("{{", "{")
+            template = draw(HYDRA_TEMPLATE)
+            parts.append(re.sub(r"\{o\}", lambda m: draw(REMOVABLE_WORD), template).replace("{{", "{")
                          .replace("}}", "}"))
             continue
         if draw(st.integers(0, 3)) == 0:
-            parts.append(draw(fragment()))
+            parts.append(draw(FRAGMENT))
             continue
-        template = draw(st.sampled_from(REMOVAL_TEMPLATES))
+        template = draw(REMOVAL_TEMPLATE)
         filled = re.sub(r"\{([ow])\}", lambda m: draw(removable) if m.group(1) == "o" else draw(word), template)
         parts.append(filled.replace("{{", "{").replace("}}", "}"))
     body = parts[0]

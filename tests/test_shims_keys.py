@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 import warnings
 
 import pytest
@@ -169,11 +170,13 @@ def test_change_agrees_with_the_composed_mapping(keys, composed, parts):
 
 
 @pytest.mark.parametrize("release", ["v0.8.0", "main"])
-def test_committed_key_module_agrees_on_every_known_key(release):
+def test_committed_key_module_agrees_on_every_known_key(release, monkeypatch):
     """The built-in tables with their facts: every config key verl ever had, through translate's change()."""
     path = Path(__file__).resolve().parent.parent / "shims/verl" / release / "verl_migrate_keys.py"
     spec = importlib.util.spec_from_file_location(f"committed_keys_{release.replace('.', '_')}", path)
     module = importlib.util.module_from_spec(spec)
+    # No __pycache__ beside the committed shims: test_shims_committed compares that directory file by file.
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     spec.loader.exec_module(module)
     tables = load_builtin()
     mappings = compose(tables, policy_from_release(tables.releases, release), release)

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import yaml_data
+
 ROOT = Path(__file__).resolve().parent.parent
 VERL = ROOT / "mappings" / "verl"
-RELEASES = yaml.safe_load((VERL / "releases.yaml").read_text())["releases"]
+RELEASES = yaml_data(VERL / "releases.yaml")["releases"]
 RANK = {r: i for i, r in enumerate(RELEASES)}
 
 
@@ -34,7 +36,7 @@ FACTS = load_facts()
 def table_entries():
     """(release, entry) for every entry of the release tables (and of a values draft, when one is kept)."""
     for rel in RELEASES[1:]:
-        for entry in yaml.safe_load((VERL / f"{rel}.yaml").read_text())["entries"]:
+        for entry in yaml_data(VERL / f"{rel}.yaml")["entries"]:
             yield rel, entry
     drafts = VERL / "drafts" / "values.yaml"
     if drafts.exists():

@@ -6,11 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+
+from conftest import yaml_data
 
 VERL = Path(__file__).resolve().parent.parent / "mappings" / "verl"
-RELEASES = yaml.safe_load((VERL / "releases.yaml").read_text())["releases"]
-TABLES = {rel: yaml.safe_load((VERL / f"{rel}.yaml").read_text()) for rel in RELEASES[1:]}
+RELEASES = yaml_data(VERL / "releases.yaml")["releases"]
+TABLES = {rel: yaml_data(VERL / f"{rel}.yaml") for rel in RELEASES[1:]}
 COMMON = {"kind", "pr", "commit", "release"}
 FIELDS = {  # kind: (required beyond COMMON, optional)
     "value-rename": ({"key", "new"}, {"old", "old-pattern", "args", "optional", "file", "note"}),

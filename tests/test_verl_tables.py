@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import yaml_data
+
 ROOT = Path(__file__).resolve().parent.parent
 VERL = ROOT / "mappings" / "verl"
 FACTS = VERL / "facts"
 
-RELEASES = yaml.safe_load((VERL / "releases.yaml").read_text())["releases"]
+RELEASES = yaml_data(VERL / "releases.yaml")["releases"]
 TABLE_RELEASES = RELEASES[1:]
 CONFIGS = ["ppo_trainer", "ppo_megatron_trainer", "ppo_veomni_trainer", "ppo_torchtitan_trainer"]
 
@@ -57,7 +59,7 @@ VALUE_RE = re.compile(r"^[A-Za-z0-9 _./:,@%+=-]*$")
 
 # ---------------------------------------------------------------- loading
 def load_table(rel):
-    data = yaml.safe_load((VERL / f"{rel}.yaml").read_text())
+    data = yaml_data(VERL / f"{rel}.yaml")
     return data
 
 

@@ -278,6 +278,20 @@ class EntryPointQueries:
                 return ConfigChange(name, entry.new, entry.args, None, (entry,), drop=entry.new == own)
         return None
 
+    def renamed_config(self, name: str) -> ConfigChange | None:
+        """A config named without an entry module (a `defaults:` item): its config-name move, else the
+        config the entry-point moves of its `old-config` lead to (the keys follow them: `_move_of_config`)."""
+        change = self.config_name(None, name)
+        if change is not None:
+            return change
+        current, chain = name, []
+        for step in self._steps:
+            move = self._move_of_config(step, current)
+            if move is not None and move.new_config != current:
+                chain.append(move)
+                current = move.new_config
+        return ConfigChange(name, current, (), None, tuple(chain)) if chain else None
+
     def config_dir(self, path: str) -> tuple[ConfigChange, int] | None:
         """A `--config-path` value ending in a moved or removed config directory: the composed change
         (moves chain; a later removal ends the chain) and where (offset into `path`) the old directory starts."""

@@ -145,16 +145,20 @@ def _container(node, file: str, state: dict, depth: int):
     return items
 
 
-def _compose_fast(text: str):
-    """The YAML node tree, by libyaml when present (~8x faster: the built-in tables are ~1 MB, read on every
-    run that misses the table cache); any problem is reported by the pure-Python loader, as before."""
+# Line breaks only the pure-Python reader counts; with them a libyaml mark's line could differ.
+_ODD_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _compose(text: str):
+    """The table's node tree: libyaml when PyYAML has it (the pure-Python parser was most of a cache-missing
+    run), the pure-Python parser for any text libyaml refuses, so an error's line and words stay the same."""
     import yaml
 
-    fast = getattr(yaml, "CSafeLoader", None)
-    if fast is not None:
+    fast = getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
+    if fast is not None and not any(c in text for c in _ODD_BREAKS):
         try:
             return yaml.compose(text, Loader=fast)
-        except (yaml.YAMLError, RecursionError):
+        except yaml.YAMLError:
             pass
     return yaml.compose(text, Loader=yaml.SafeLoader)
 
@@ -347,7 +351,7 @@ def load_table(path: Path, release: str | None = None, display: str | None = Non
     except UnicodeDecodeError as exc:
         raise TableError(file, None, f"cannot read table: {exc}") from None
     try:
-        node = _compose_fast(text)
+        node = _compose(text)
     except RecursionError:
         raise TableError(file, None, "invalid YAML: values nested too deeply") from None
     except yaml.YAMLError as exc:

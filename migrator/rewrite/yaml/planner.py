@@ -27,6 +27,7 @@ from migrator.rewrite.yaml.document import (
 )
 from migrator.rewrite.yaml import relative
 from migrator.rewrite.yaml.context import in_file_context
+from migrator.rewrite.yaml.defaults import plan_defaults
 from migrator.rewrite.yaml.insert import Insert
 from migrator.rewrite.yaml.values import plan_values
 
@@ -52,6 +53,7 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
         if document is not None:
             planner.scan_scalars(document)
     plan_keys(planner, source[base:], documents, anchors)
+    plan_defaults(planner, documents, path)
     return LocateResult(tuple(planner.edits), tuple(planner.findings))
 
 

@@ -12,6 +12,7 @@ from migrator.mapping import MappingSet
 from migrator.rewrite import literal
 from migrator.rewrite.yaml.document import Lines, compose_all, has_anchors, load_all
 from migrator.rewrite.yaml.context import in_file_context
+from migrator.rewrite.yaml.defaults import config_part, overrides, renamed
 from migrator.rewrite.yaml.planner import Planner, Unsafe, plan_keys
 from migrator.rewrite.yaml.relative import relocate_value
 
@@ -33,12 +34,18 @@ def validate(before: bytes, after: bytes, mappings: MappingSet | None = None) ->
     except Unsafe as exc:
         return f"the planned key changes do not follow the table: {exc}"
     if expected != new_docs:
-        return "the edited file's data would differ from the table's changes"
+        try:  # the defaults list's renames are made only where the names are provably verl's configs
+            expected = expected_data(before, old_docs, mappings, defaults=True)
+        except Unsafe as exc:
+            return f"the planned key changes do not follow the table: {exc}"
+        if expected != new_docs:
+            return "the edited file's data would differ from the table's changes"
     return None
 
 
-def expected_data(before: bytes, docs: list, maps: MappingSet) -> list:
-    """`docs` with the file's planned key changes applied to the data, each checked against the table.
+def expected_data(before: bytes, docs: list, maps: MappingSet, defaults: bool = False) -> list:
+    """`docs` with the file's planned key changes applied to the data, each checked against the table
+    (with `defaults`, also the table's renames of the `defaults:` list's configs).
 
     The line edits are checked against these data operations, so a move that loses, duplicates or
     re-nests anything is caught; an operation the table does not call for raises `Unsafe`.
@@ -52,7 +59,26 @@ def expected_data(before: bytes, docs: list, maps: MappingSet) -> list:
     plan_keys(planner, before[base:], documents, has_anchors(text))
     if planner.ops:
         _apply_ops(docs[0], planner.ops, len(planner.root.path), maps)
+    if defaults:
+        _rename_defaults(docs, documents, maps)
     return docs
+
+
+def _rename_defaults(docs: list, documents: list, maps: MappingSet) -> None:
+    """Each `defaults:` item naming a renamed config, renamed and followed by its move's overrides."""
+    items = docs[0].get("defaults") if len(docs) == 1 and isinstance(docs[0], dict) else None
+    if not isinstance(items, list):
+        return
+    out = []
+    for item in items:
+        change = maps.renamed_config(config_part(item)[1]) if isinstance(item, str) else None
+        groups = overrides(change.args) if change is not None and change.new is not None else None
+        if groups is None:
+            out.append(item)
+            continue
+        out.append(renamed(item, change.new))
+        out.extend({f"override {group}": option} for group, option in groups)
+    docs[0]["defaults"] = out
 
 
 def _apply_ops(root: dict, ops: list[tuple], depth: int, maps: MappingSet) -> None:
