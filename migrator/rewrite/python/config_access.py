@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-import warnings
 from dataclasses import dataclass, field
 
 from migrator.edits import Edit, Finding
@@ -22,6 +21,7 @@ from migrator.mapping.entrycontext import EntryContext
 from migrator.prefilter import Prefilter
 from migrator.rewrite.literal import key_target, whole_key_change
 from migrator.rewrite.python.key_spelling import Part, plan_edits
+from migrator.rewrite.python.parsed import parse
 from migrator.rewrite.python.provenance import ConfigNode, Provenance
 
 CODE = "VM115"
@@ -118,9 +118,7 @@ def locate_config_keys(source: bytes, maps: MappingSet) -> tuple[list[Edit], lis
     string elsewhere (`KEYS = ["a.b"]`: reported, it may reach verl's config or the program's own)."""
     line_starts = [0] + [m.end() for m in re.finditer(rb"\n", source)]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
+        tree = parse(source)
         walker = _Walker(source, line_starts, maps, lambda: Provenance(tree, line_starts))
         walker.walk(tree)
         walker.resolve_all()

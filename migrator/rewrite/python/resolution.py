@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 
 from migrator.edits import Edit, Finding, apply_edits
 from migrator.mapping import MappingSet
+from migrator.rewrite.python.parsed import parse
 
 UNRESOLVED_CODE = "VM123"
 GUARDED_CODE = "VM124"
@@ -161,9 +161,7 @@ def _exact_columns(source: bytes) -> bool:
 
 def _parse(source: bytes):
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(source)
+        return parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 

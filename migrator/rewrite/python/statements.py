@@ -9,10 +9,10 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-import warnings
 from typing import TYPE_CHECKING, NamedTuple
 
 from migrator.mapping import MappingSet
+from migrator.rewrite.python.parsed import parse
 
 if TYPE_CHECKING:
     from migrator.prefilter import Prefilter
@@ -112,9 +112,7 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     if _COOKIE.search(b"\n".join(source.split(b"\n", 2)[:2])):
         return None
     try:
-        with warnings.catch_warnings():  # invalid escapes warn; libcst never did
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     line_starts = [0]
