@@ -421,8 +421,11 @@ class MappingSet(EntryPointQueries, PrecisionRules):
         """The composed change for the literal `value` of `key` (as the user wrote the key), or None."""
         if not any(s.value_entries for s in self._steps):
             return None
-        rename_steps = self._steps_after(self._last_live(key, "key"))
-        return compose_value(self._steps, rename_steps, key, value, siblings, self._final_key_name)
+        memo = self.__dict__.setdefault("_value_cache", {}) if not siblings else {}  # asked per override
+        if (key, value) not in memo:
+            rename_steps = self._steps_after(self._last_live(key, "key"))
+            memo[key, value] = compose_value(self._steps, rename_steps, key, value, siblings, self._final_key_name)
+        return memo[key, value]
 
     def _final_key_name(self, key: str) -> str:
         change = self.key(key)
