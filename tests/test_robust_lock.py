@@ -249,3 +249,15 @@ def test_symlinked_temp_lookalike_is_not_followed(tmp_path):
     out = cli(root)
     assert out.returncode == 0, out.stderr
     assert link.is_symlink() and outside.read_bytes() == b"precious"
+
+
+def test_a_killed_runs_lock_temp_file_is_removed_by_the_next_run(tmp_path):
+    """SIGKILL between writing the lock's temp file and linking it leaves `.verl-migrate-lock.<pid>.<ns>.part`."""
+    root = tree(tmp_path)
+    part = root / f".verl-migrate-lock.{dead_pid()}.123456789.part"
+    part.write_bytes(LockInfo.mine().dumps())
+    os.utime(part, (time.time() - 60, time.time() - 60))
+    out = cli(root)
+    assert out.returncode == 0, out.stderr
+    assert not part.exists() and "temp file left by an interrupted run" in out.stderr
+    assert (root / "run.sh").read_bytes() == NEW
