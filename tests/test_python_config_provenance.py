@@ -232,3 +232,17 @@ def test_the_quick_check_skips_dict_literal_keys_and_sees_string_spellings():
     assert not might_spell_keys(data_prep, _maps())
     assert might_spell_keys(b'x = cfg.get("reward_model")\n', _maps())
     assert might_spell_keys(b'x = cfg.trainer.get("profile_steps")\n', _maps())
+
+
+@pytest.mark.parametrize("prefix, newline", [(b"", b"\r"), (b"\xef\xbb\xbf", b"\n"), (b"\xef\xbb\xbf", b"\r\n")])
+def test_lone_cr_line_ends_and_a_bom_keep_every_offset(prefix, newline):
+    """Lines may end in a lone `\\r` (old Mac files) and a BOM shifts line 1: `ast` counts both its own way."""
+    lines = [b"import hydra", b'@hydra.main(config_path="pkg://verl.trainer.config", config_name="ppo_trainer")',
+             b"def main(config):", b"    return config.ray_init.num_cpus, config.ray_init.get('timeline_json_file')"]
+    def migrated(data: bytes) -> bytes:
+        result = python.locate(data, _maps(), "main.py")
+        return apply_edits(data, sorted(result.edits, key=lambda e: e.start))[0]
+
+    plain = migrated(b"\n".join(lines) + b"\n")
+    assert b"config.ray_kwargs.ray_init.num_cpus" in plain  # both places renamed, as with plain LF files
+    assert migrated(prefix + newline.join(lines) + newline) == prefix + plain.replace(b"\n", newline)

@@ -175,8 +175,10 @@ def _full_check(source: bytes, maps):
 def test_plain_imports_that_resolve_are_judged_without_a_parse(source, monkeypatch):
     import ast
 
+    from migrator.rewrite.python import parsed
     from migrator.rewrite.python.resolution import unresolved_imports
 
+    parsed._LAST.clear()  # the shared parse must not answer from an earlier test's source
     parses = []
     real = ast.parse
     monkeypatch.setattr(ast, "parse", lambda *a, **k: parses.append(a) or real(*a, **k))
@@ -192,6 +194,9 @@ _LINE = st.one_of(
     st.builds(lambda m, ns, g: f"from {m} import " + (f"({', '.join(ns)},\n    )" if g else ", ".join(ns)),
               st.sampled_from(_MODULES), st.lists(st.sampled_from(_NAMES), min_size=1, max_size=3), st.booleans()),
     st.sampled_from(["x = 1; import verl.fork_only", "s = '''\nfrom verl.nope import a\n'''", "import \\\n  verl.nope",
+                     "from verl.nope \\\n    import a", "from verl \\\n    .nope import a",
+                     "from verl.trainer.main_ppo \\\nimport nope", "s = '''\nfrom os import (a,\n'''",
+                     "t = '''\n)\n'''",
                      "try:\n    import verl.fork_only\nexcept ImportError:\n    pass", "# import verl.nope", "pass"]),
 )
 
@@ -211,3 +216,16 @@ def test_the_fast_path_never_hides_what_the_parser_reports(lines, newline, inden
 
     full = [(f.offset, f.code, f.message) for f in _full_check(source, builtin())]
     assert [(f.offset, f.code, f.message) for f in unresolved_imports(source, builtin())] == full
+
+
+@pytest.mark.parametrize("source", [
+    b"from verl.nonexistent_mod \\\n    import x\n",
+    b"from verl \\\n    .nonexistent_mod import x\n",
+    b"from verl.trainer.main_ppo \\\nimport no_such_name_zz\n",
+    b's = """\nfrom os import (a,\n"""\nimport verl.nonexistent_mod\nt = """\n)\n"""\n',
+    b"import os\rimport verl.nonexistent_mod\r",  # old Mac line ends
+])
+def test_continuations_strings_and_lone_cr_never_hide_an_unresolved_import(source):
+    from migrator.rewrite.python.resolution import unresolved_imports
+
+    assert [f.code for f in unresolved_imports(source, builtin())] == ["VM123"]

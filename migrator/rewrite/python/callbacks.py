@@ -12,11 +12,10 @@ files rarely do). Nested functions and methods are not what verl calls and are l
 from __future__ import annotations
 
 import ast
-import re
-import warnings
 
 from migrator.edits import Finding
 from migrator.mapping import MappingSet
+from migrator.rewrite.python.parsed import line_starts, parse
 
 
 def callback_entries(maps: MappingSet) -> list:
@@ -33,13 +32,10 @@ def callback_findings(source: bytes, maps: MappingSet) -> list[Finding]:
     if not entries:
         return []
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
-    line_starts = [3 if source.startswith(b"\xef\xbb\xbf") else 0]
-    line_starts.extend(m.end() for m in re.finditer(rb"\n", source))
+    starts = line_starts(source)
     out = []
     for node in _top_level_functions(tree.body):
         args = node.args
@@ -49,7 +45,7 @@ def callback_findings(source: bytes, maps: MappingSet) -> list[Finding]:
             shape = list(entry.callback)
             if positional[:len(shape)] != shape or entry.param in names or args.kwarg is not None:
                 continue
-            offset = line_starts[node.lineno - 1] + node.col_offset
+            offset = starts[node.lineno - 1] + node.col_offset
             out.append(Finding(offset, "signature-change",
                                f"`{node.name}({', '.join(positional)})` has the shape of a function verl calls in "
                                f"place of {entry.function}; since {entry.origin.release} verl passes it "

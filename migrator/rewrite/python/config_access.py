@@ -21,6 +21,7 @@ from migrator.mapping.entrycontext import EntryContext
 from migrator.prefilter import Prefilter
 from migrator.rewrite.literal import key_target, whole_key_change
 from migrator.rewrite.python.key_spelling import Part, plan_edits
+from migrator.rewrite.python.parsed import line_starts as parser_line_starts
 from migrator.rewrite.python.parsed import parse
 from migrator.rewrite.python.provenance import ConfigNode, Provenance
 
@@ -116,7 +117,7 @@ def might_spell_keys(source: bytes, mappings: MappingSet) -> bool:
 def locate_config_keys(source: bytes, maps: MappingSet) -> tuple[list[Edit], list[Finding]]:
     """Edits and findings for every old config key the file spells: in an access, or as a whole
     string elsewhere (`KEYS = ["a.b"]`: reported, it may reach verl's config or the program's own)."""
-    line_starts = [0] + [m.end() for m in re.finditer(rb"\n", source)]
+    line_starts = parser_line_starts(source)
     try:
         tree = parse(source)
         walker = _Walker(source, line_starts, maps, lambda: Provenance(tree, line_starts))

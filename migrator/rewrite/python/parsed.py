@@ -5,6 +5,7 @@ its syntax error) is kept; nothing in this package mutates a tree."""
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 
 _LAST: list = []  # [(source, tree or the SyntaxError/ValueError it raised)]
@@ -25,3 +26,14 @@ def parse(source: bytes) -> ast.Module:
     if isinstance(outcome, Exception):
         raise outcome
     return outcome
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")  # the tokenizer's line ends
+
+
+def line_starts(source: bytes) -> list[int]:
+    """The offset where each of the parser's lines starts (`ast` line numbers are 1-based indexes into it,
+    its columns are UTF-8 byte offsets from there; a BOM is not part of line 1's columns)."""
+    starts = [3 if source.startswith(b"\xef\xbb\xbf") else 0]
+    starts.extend(m.end() for m in _LINE_END.finditer(source))
+    return starts

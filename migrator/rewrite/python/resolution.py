@@ -17,7 +17,7 @@ import re
 
 from migrator.edits import Edit, Finding, apply_edits
 from migrator.mapping import MappingSet
-from migrator.rewrite.python.parsed import parse
+from migrator.rewrite.python.parsed import line_starts, parse
 
 UNRESOLVED_CODE = "VM123"
 GUARDED_CODE = "VM124"
@@ -106,26 +106,34 @@ _ALIASES = _DOTTED + rb"(?:[ \t]+as[ \t]+" + _NAME + rb")?(?:[ \t]*,[ \t]*" + _D
     + _NAME + rb")?)*"
 _PLAIN_IMPORT = re.compile(
     rb"^[ \t]*(?:import[ \t]+(?P<modules>" + _ALIASES + rb")|from[ \t]+(?P<module>" + _DOTTED + rb")[ \t]+import"
-    rb"[ \t]*(?:(?P<names>" + _ALIASES + rb")|\((?P<grouped>[^()#\\]*)\)))[ \t]*,?[ \t]*(?:#[^\n]*)?\r?$",
+    rb"[ \t]*(?:(?P<names>" + _ALIASES + rb")|\((?P<grouped>[\w \t\r\n,]*)\)))[ \t]*,?[ \t]*(?:#[^\n]*)?\r?$",
     re.MULTILINE)
 _IMPORT_WORD = re.compile(rb"\bimport\b")
+_LINES = re.compile(rb"\r\n|\r|\n")
 
 
 def _all_resolve_as_spelled(source: bytes, judge: "_Judge", roots: set[str]) -> bool:
     """True when every line that could hold an import of a root is a plain import statement and each
     such import resolves at the target: then no finding can come and the file need not be parsed. False
     means only "parse to know" (the parser decides what is code; a docstring's import is not one)."""
+    if re.search(rb"\r(?!\n)", source):
+        return False  # lines end in a lone `\r`: the parser's lines are not these
     plain_lines = set()
+    line, counted = 0, 0
     for match in _PLAIN_IMPORT.finditer(source):
-        first = source.count(b"\n", 0, match.start())
-        plain_lines.update(range(first, first + match.group(0).count(b"\n") + 1))
+        line += source.count(b"\n", counted, match.start())
+        counted = match.start()
+        plain_lines.update(range(line, line + match.group(0).count(b"\n") + 1))
         if not _resolves(match, judge, roots):
             return False
-    for number, line in enumerate(source.split(b"\n")):
-        if number not in plain_lines and _IMPORT_WORD.search(line) and any(r in line for r in _ROOTS):
+    lines = source.split(b"\n")
+    for number, text in enumerate(lines):
+        if number not in plain_lines and _IMPORT_WORD.search(text) and any(r in text for r in _ROOTS):
             return False
-        if line.rstrip(b"\r").endswith(b"\\") and _IMPORT_WORD.search(line):
-            return False
+        if text.rstrip(b"\r").endswith(b"\\"):  # a continuation joins this line and the next into one
+            joined = text + (lines[number + 1] if number + 1 < len(lines) else b"")
+            if _IMPORT_WORD.search(joined) or any(r in joined for r in _ROOTS):
+                return False
     return True
 
 
@@ -151,12 +159,10 @@ def _resolves(match, judge: "_Judge", roots: set[str]) -> bool:
 
 
 def _exact_columns(source: bytes) -> bool:
-    """`ast` columns are byte offsets into our lines unless a lone `\r` ends lines or a cookie names
-    another encoding (as in `api`); such rare files are not checked."""
-    cookie = _COOKIE.search(b"\n".join(source.split(b"\n", 2)[:2]))
-    if cookie and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
-        return False
-    return re.search(rb"\r(?!\n)", source) is None
+    """`ast` columns are byte offsets into our lines unless a cookie names another encoding (as in `api`);
+    such rare files are not checked."""
+    cookie = _COOKIE.search(b"\n".join(_LINES.split(source, 2)[:2]))
+    return not (cookie and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"))
 
 
 def _parse(source: bytes):
@@ -199,8 +205,7 @@ class _Places:
 
     def __init__(self, source: bytes, after: bytes, applied: list[Edit]):
         self.applied = sorted(applied, key=lambda e: e.start)
-        self.line_starts = [3 if after.startswith(b"\xef\xbb\xbf") else 0]
-        self.line_starts.extend(m.end() for m in re.finditer(rb"\n", after))
+        self.line_starts = line_starts(after)
 
     def offset(self, line: int, col: int) -> int:
         return self.line_starts[line - 1] + col
