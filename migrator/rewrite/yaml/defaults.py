@@ -67,7 +67,8 @@ def overrides(args: tuple[str, ...]) -> list[tuple[str, str]] | None:
 def renames(documents: list, maps: MappingSet):
     """(item node, ConfigChange, overrides) for each scalar item of `defaults:` naming a renamed config."""
     items = defaults_items(documents)
-    for node in items.value if items is not None else ():
+    listed = items.value if items is not None else []
+    for index, node in enumerate(listed):
         if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:str":
             name = config_part(node.value)[1]
             change = maps.renamed_config(name)
@@ -75,7 +76,29 @@ def renames(documents: list, maps: MappingSet):
                 continue
             # Keys follow an entry-point move only for a file whose item is the bare name (context.py).
             follows_keys = all(e.KIND != "entry-point-move" for e in change.entries) or node.value == name
-            yield node, change, overrides(change.args) if follows_keys else None
+            groups = overrides(change.args) if follows_keys else None
+            if groups and not _room_for_overrides(listed, index, groups):
+                groups = None
+            yield node, change, groups
+
+
+def _overridden_group(node) -> str | None:
+    """`override model_engine` of an item `- override model_engine: megatron`, else None."""
+    if isinstance(node, yaml.MappingNode) and len(node.value) == 1:
+        key = node.value[0][0]
+        if isinstance(key, yaml.ScalarNode) and key.value.startswith("override "):
+            return key.value[len("override "):].strip()
+    return None
+
+
+def _room_for_overrides(listed: list, index: int, groups: list) -> bool:
+    """Whether `- override group: option` lines may follow item `index`: Hydra wants every override after
+    every other item (`_self_` aside), and the first override of a group wins, so the list must not
+    already override one of `groups`."""
+    later_ok = all(_overridden_group(n) is not None or (isinstance(n, yaml.ScalarNode) and n.value == "_self_")
+                   for n in listed[index + 1:])
+    taken = {_overridden_group(n) for n in listed}
+    return later_ok and not any(group in taken for group, _ in groups)
 
 
 def provable(documents: list, maps: MappingSet, path: str) -> bool:
