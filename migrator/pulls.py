@@ -27,8 +27,8 @@ class PullRef(int):
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 
-    def __hash__(self):
-        return hash((int(self), self.repo))
+    def __hash__(self):  # equal objects hash equal: PullRef(8) == 8
+        return int.__hash__(self)
 
     def __reduce__(self):
         return PullRef, (int(self), self.repo)

@@ -141,3 +141,22 @@ def test_a_removals_hint_names_the_key_it_points_to_as_the_target_spells_it():
     assert "use critic.model.fsdp_config.optimizer_offload" in hint
     hint = compose(load_builtin(), "v0.2.0.post2", "v0.9.0").key("critic.model.fsdp_config.grad_offload").hint
     assert "use critic.fsdp.optimizer_offload" in hint  # renamed by later releases
+
+
+def test_a_launch_scripts_removal_hint_names_the_key_as_the_target_spells_it():
+    from migrator.fileprocess import process_file
+
+    maps = compose(load_builtin(), "v0.2.0.post2", "v0.9.0")
+    script = b"python3 -m verl.trainer.main_ppo \\\n    critic.model.fsdp_config.grad_offload=True\n"
+    hints = [f.hint or "" for f in process_file("run.sh", "run.sh", maps, data=script).findings]
+    assert any("critic.fsdp.optimizer_offload" in h for h in hints), hints
+    assert not any("critic.model.fsdp_config.optimizer_offload" in h for h in hints), hints
+
+
+def test_a_hint_keeps_urls_file_names_and_words_that_are_not_keys():
+    from migrator.mapping.hints import hint_at_target
+
+    steps = compose(load_builtin(), "v0.2.0.post2", "v0.9.0")._steps
+    for text in ("https://x/config.html#critic.model.fsdp_config.optimizer_offload",
+                 "see critic.model.fsdp_config.optimizer_offload.yaml", "e.g. verl.trainer.main_ppo"):
+        assert hint_at_target(text, steps) == text

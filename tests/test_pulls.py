@@ -17,6 +17,7 @@ def test_a_pull_ref_keeps_its_repository():
     ref = PullRef(8, "verl-recipe")
     assert ref == PullRef(8, "verl-recipe") and ref != 8 and 8 != ref and PullRef(8) == 8
     assert len({ref, 8}) == 2 and pickle.loads(pickle.dumps(ref)).repo == "verl-recipe"
+    assert hash(PullRef(8)) == hash(8) and 8 in {PullRef(8)} and len({PullRef(8), 8}) == 1
     assert pr_url(ref) == "https://github.com/verl-project/verl-recipe/pull/8"
     assert (pr_label(ref), pr_label(4795)) == ("verl-recipe#8", "#4795")
 

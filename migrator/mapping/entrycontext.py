@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from migrator.mapping.entries import Entry, KeyNoAction, KeyRemoval
 from migrator.mapping.entrypoints import ConfigDirMove, DefaultPin, EntryPointMove, EntryPointRemoval
 from migrator.mapping.facts import OPEN_TYPES
+from migrator.mapping.hints import hint_at_target
 
 
 class _CitesPRs:
@@ -149,13 +150,15 @@ class EntryPointQueries:
         module, config = context.module, context.config
         rank = self._last_live(key, "key") if self.is_ppo_config(config) else -1
         current, chain, add, exists, result = key, [], False, False, None
-        for step in self._steps_after(rank) if rank >= 0 else self._entry_steps(module):
+        steps = self._steps_after(rank) if rank >= 0 else self._entry_steps(module)
+        for index, step in enumerate(steps):
             found = step.key_entry(current, self._applies(step, module, config))
             if found is not None and not isinstance(found[0], KeyNoAction):
                 entry, after = found
                 chain.append(entry)
                 if isinstance(entry, KeyRemoval):
-                    result = KeyChange(key, None, entry.action, entry.hint, tuple(chain))
+                    result = KeyChange(key, None, entry.action, hint_at_target(entry.hint, steps[index + 1:]),
+                                       tuple(chain))
                     break
                 current = after
             move = step.entry_points.get(module) if module else self._move_of_config(step, config)
@@ -265,8 +268,10 @@ class EntryPointQueries:
     def pin_holds(self, pin: DefaultPin) -> bool:
         """Was `pin.old` the default at --from? A pin with `since` is unsure for a script from before it."""
         releases = list(self.history.releases) if self.history is not None else []
-        if pin.since is None or pin.since not in releases:
+        if pin.since is None:
             return True
+        if pin.since not in releases:
+            return False  # a release the tables do not know: nothing proves the pin (a manual step)
         return self.from_release in releases and releases.index(self.from_release) >= releases.index(pin.since)
 
     def config_name(self, module: str | None, name: str) -> ConfigChange | None:

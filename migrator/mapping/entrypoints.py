@@ -141,7 +141,7 @@ class _OtherRepo:
     pr: int
 
     def __post_init__(self):
-        if self.repo:  # its PR number is another repository's: links and labels must say so
+        if self.repo and self.repo != "verl":  # another repository's PR number: links and labels must say so
             object.__setattr__(self, "pr", PullRef(self.pr, self.repo))
 
     @property

@@ -8,8 +8,10 @@ import re
 
 from migrator.mapping.entries import KeyNoAction, KeyRemoval
 
-# A dotted config key inside prose: not part of a path (`a/b.sh`), a module-ish longer word or a version.
-_KEY_IN_TEXT = re.compile(r"(?<![\w./-])[A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)+(?![\w/-])")
+# A dotted config key inside prose: not part of a path (`a/b.sh`), a URL (`...html#a.b`), a version, a
+# `file:` or `pkg:` reference, or a file name (`a.b.yaml`).
+_KEY_IN_TEXT = re.compile(r"(?<![\w./#:=-])[A-Za-z_]\w*(?:\.[A-Za-z_][\w-]*)+(?![\w/#-]|\.\w)")
+_FILE_SUFFIXES = frozenset({"yaml", "yml", "py", "sh", "json", "md", "html", "txt", "toml", "cfg"})
 
 
 def hint_at_target(hint: str | None, later_steps) -> str | None:
@@ -19,14 +21,16 @@ def hint_at_target(hint: str | None, later_steps) -> str | None:
         return hint
 
     def final(match: re.Match) -> str:
-        name = current = match.group(0).rstrip(".")
+        name = current = match.group(0)
+        if name.rpartition(".")[2] in _FILE_SUFFIXES:
+            return name
         for step in later_steps:
             found = step.key_entry(current)
             if found is None or isinstance(found[0], KeyNoAction):
                 continue
             if isinstance(found[0], KeyRemoval):
-                return match.group(0)
+                return name
             current = found[1]
-        return match.group(0).replace(name, current, 1)
+        return current
 
     return _KEY_IN_TEXT.sub(final, hint)
