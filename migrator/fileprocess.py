@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from migrator.codes import BACKED_OUT_EDIT_CODE, finding_code, outcome_code
 from migrator.edits import Edit, Finding, SourceNotParsed, apply_edits
 from migrator.mapping import MappingSet
+from migrator.pulls import pr_name
 from migrator.rewrite import load_review, load_rewriter, spec_for
 
 SUPPRESS_MARKER = b"verl-migrate: skip"
@@ -38,7 +39,7 @@ class ReportedFinding:
     def format(self) -> str:
         """One line, `path:line:col: message (hint) [verl#PR]` (the golden tests' form; the CLI groups)."""
         hint = f" ({self.hint})" if self.hint else ""
-        prs = "".join(f" [verl#{pr}]" for pr in self.prs)
+        prs = "".join(f" [{pr_name(pr)}]" for pr in self.prs)
         return f"{self.path}:{self.line}:{self.col}: {self.message}{hint}{prs}"
 
 

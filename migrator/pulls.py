@@ -51,3 +51,8 @@ def pr_label(pr) -> str:
 def pr_json(pr):
     """A PR in JSON output: verl's as its number, another repository's as `verl-recipe#8`."""
     return int(pr) if repo_of(pr) == "verl" else pr_label(pr)
+
+
+def pr_name(pr) -> str:
+    """`verl#123`, `verl-recipe#8`: a PR named with its repository."""
+    return f"{repo_of(pr)}#{int(pr)}"

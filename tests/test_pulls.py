@@ -38,3 +38,13 @@ def test_a_runs_json_names_the_other_repository(tmp_path):
                           "--check", "--output-format", "json"], capture_output=True, text=True)
     edits = json.loads(out.stdout)["files"][0]["edits"]
     assert [e["prs"] for e in edits] == [["verl-recipe#8"], ["verl-recipe#8"]]
+
+
+def test_mappings_show_names_the_other_repository():
+    shown = subprocess.run([sys.executable, "-m", "migrator", "mappings", "show", "--from", "v0.7.0", "--to", "v0.7.1"],
+                           capture_output=True, text=True).stdout
+    assert "recipe.gkd.megatron.main_gkd" in shown and "[verl-recipe#8]" in shown
+    rows = json.loads(subprocess.run([sys.executable, "-m", "migrator", "mappings", "show", "--from", "v0.7.0",
+                                      "--to", "v0.7.1", "--output-format", "json"],
+                                     capture_output=True, text=True).stdout)["entries"]
+    assert any(row["prs"] == ["verl-recipe#8"] for row in rows)

@@ -7,6 +7,7 @@ import json
 import click
 
 from migrator.cli.common import load_mappings, release_options
+from migrator.pulls import pr_json, pr_label
 
 
 @click.group("mappings")
@@ -124,6 +125,7 @@ def show(to_release, from_release, tables, output_format):
     mapping_set = load_mappings(from_release, to_release, tables)
     rows = composed_rows(mapping_set)
     if output_format == "json":
+        rows = [{**row, "prs": [pr_json(pr) for pr in row["prs"]]} for row in rows]
         click.echo(json.dumps({"from": mapping_set.from_release, "to": mapping_set.to_release, "entries": rows},
                               indent=2))
         return
@@ -145,5 +147,5 @@ def show(to_release, from_release, tables, output_format):
             extra += f" [scope: {', '.join(row['scope'])}]"
         if row.get("hint"):
             extra += f"  -- {row['hint']}"
-        prs = " ".join(f"#{pr}" for pr in row["prs"])
+        prs = " ".join(pr_label(pr) for pr in row["prs"])
         click.echo(f"{row['family']:<6} {row['old']} -> {target}{extra}  [{prs}]")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from migrator.lint.registry import Problem, check
 from migrator.lint.hydra_overrides import verdicts
+from migrator.pulls import pr_name
 
 
 @check("VM004", "ineffective-key", severity="warning")
@@ -34,6 +35,6 @@ def ineffective_keys(script):
         if change.action == "remove" and not accepted:
             continue  # VM003 reports a plain override; a `+` addition of a removed key is harmless
         note = next((e.note for e in reversed(change.entries) if e.note), None)
-        prs = ", ".join(f"verl#{pr}" for pr in change.prs)
+        prs = ", ".join(pr_name(pr) for pr in change.prs)
         what = note or "the tables mark this key warn-only"
         yield Problem(o.start, f"`{o.key}`: {what} ({prs})", change.hint)

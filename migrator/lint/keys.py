@@ -18,6 +18,7 @@ import difflib
 from migrator.lint.registry import Problem, check
 from migrator.lint.hydra_overrides import verdicts
 from migrator.lint.script import MODEL_ENGINES
+from migrator.pulls import pr_label
 from migrator.verdict.judge import SPELLING_CUTOFF
 
 
@@ -89,7 +90,7 @@ def stale_key(script, schema, o) -> Problem | None:
     if change is not None and change.action == "rename" and schema.knows(change.new):
         release = _release(change.entries[-1])
         return Problem(o.start, f"`{key}` was renamed to `{change.new}` ({release}, "
-                                f"{', '.join(f'#{pr}' for pr in change.prs)})",
+                                f"{', '.join(pr_label(pr) for pr in change.prs)})",
                        f"run `verl-migrate --to {rev}` on this script")
     if change is not None and change.action in ("remove", "warn"):
         return Problem(o.start, f"`{key}` was removed ({_release(change.entries[-1])})", change.hint)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
-from migrator.lint.registry import Problem, check
 from migrator.lint.facts import extension
+from migrator.lint.registry import Problem, check
+from migrator.pulls import pr_name
 
 TOPS = ("examples", "verl", "recipe")
 _TOKEN = re.compile(rb"[A-Za-z0-9_.+/:~-]+")
@@ -94,7 +95,7 @@ def _module(script, tree, node, module: str):
     offset = script.src.find(module.encode(), node.start_byte, node.end_byte)
     moved = script.mappings.entry_point(module)
     if moved is not None:  # an entry point that moved: say where, with what the move brings
-        prs = ", ".join(f"verl#{pr}" for pr in moved.prs)
+        prs = ", ".join(pr_name(pr) for pr in moved.prs)
         hint = (f"moved to {moved.new} ({prs}): run verl-migrate, which remaps its overrides"
                 + (f" and adds {' '.join(moved.args)}" if moved.args else "")) if moved.new else \
             f"removed ({prs}): {moved.hint}"
