@@ -246,3 +246,25 @@ def test_lone_cr_line_ends_and_a_bom_keep_every_offset(prefix, newline):
     plain = migrated(b"\n".join(lines) + b"\n")
     assert b"config.ray_kwargs.ray_init.num_cpus" in plain  # both places renamed, as with plain LF files
     assert migrated(prefix + newline.join(lines) + newline) == prefix + plain.replace(b"\n", newline)
+
+
+@pytest.mark.parametrize("assignment, renamed", [
+    ("self.config = config", True),
+    ("mine = OmegaConf.load('mine.yaml'); self.config = mine", False),  # a name, but the program's own config
+])
+def test_self_config_of_a_verl_trainer_subclass_counts_only_from_init_s_parameter(assignment, renamed):
+    source = f"""from omegaconf import OmegaConf
+from verl.trainer.ppo.ray_trainer import RayPPOTrainer
+
+
+class MyTrainer(RayPPOTrainer):
+    def __init__(self, config, **kw):
+        super().__init__(config, **kw)
+        {assignment}
+
+    def fit(self):
+        return self.config.reward_model.enable
+"""
+    after, findings = migrate(source)
+    assert ("self.config.reward.reward_model.enable" in after) is renamed
+    assert bool(findings) is not renamed

@@ -302,15 +302,26 @@ def _is_method(function: Function) -> bool:
 
 
 def _assigns_config_plainly(cls: ast.ClassDef) -> bool:  # only for classes based on a verl class
-    """Does the class set `self.config` only from a name (`self.config = config`)? Anything else
-    (`self.config = OmegaConf.load(...)`) may replace verl's config by the program's own."""
-    for node in ast.walk(cls):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, (ast.AnnAssign, ast.AugAssign)) else []
-        for target in targets:
-            if _dotted(target) == ["self", "config"] and not (
-                    isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)):
-                return False
+    """Does the class set `self.config` only from `__init__`'s own parameter (`self.config = config`)?
+    Anything else (`self.config = OmegaConf.load(...)`, `mine = load(); self.config = mine`, a set in
+    another method) may replace verl's config by the program's own."""
+    for function in [n for n in ast.walk(cls) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] + [cls]:
+        body = function.body if function is not cls else [n for n in cls.body if not isinstance(
+            n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        params = set(_params(function)) if function is not cls else set()
+        rebound = {t.id for n in ast.walk(ast.Module(body=body, type_ignores=[]))
+                   for t in (n.targets if isinstance(n, ast.Assign) else []) if isinstance(t, ast.Name)}
+        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, (ast.AnnAssign, ast.AugAssign)) else []
+            for target in targets:
+                if _dotted(target) != ["self", "config"]:
+                    continue
+                plain = isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
+                    getattr(function, "name", None) == "__init__" and node.value.id in params and \
+                    node.value.id not in rebound
+                if not plain:
+                    return False
     return True
 
 
