@@ -229,6 +229,10 @@ class _Walker:
                 stack.extend((child, inner, None) for child in reversed(node.body))
                 stack.extend((child, scopes, body_class) for child in reversed(outer))
                 continue
+            if kind is ast.Lambda:  # its parameters shadow the names around it (`lambda config: ...`)
+                stack.append((node.body, scopes + ((node, body_class),), None))
+                stack.append((node.args, scopes, body_class))
+                continue
             if kind is ast.ClassDef:
                 stack.extend((child, scopes, node) for child in reversed(node.body))
                 stack.extend((child, scopes, body_class) for child in reversed(

@@ -97,7 +97,8 @@ class Provenance:
             env = self.names.get(id(scope), {})
             if names[0] in env:
                 return 0, env[names[0]]
-            if names[0] in self._assignments[id(scope)][0] or names[0] in _params(scope):
+            assigned = self._assignments.get(id(scope))  # a lambda assigns nothing
+            if (assigned is not None and names[0] in assigned[0]) or names[0] in _params(scope):
                 return None  # bound here, to something unknown
         return None
 
