@@ -33,18 +33,19 @@ KEY_CALLS = frozenset({"getattr", "hasattr"})
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 # DictConfig and dict methods: the last name of `cfg.node.items()` is no key.
 _METHODS = frozenset({"items", "keys", "values", "copy", "pop", "setdefault", "update", "get"})
-_CONFIG_ROOTS: dict[int, frozenset[str]] = {}
+_CONFIG_ROOTS: list[tuple[MappingSet, frozenset[str]]] = []  # holds the set: a freed one's id may be reused
 
 
 def config_roots(mappings: MappingSet) -> frozenset[str]:
     """The top-level config nodes of the target release (empty without shipped facts)."""
-    key = id(mappings)
-    if key not in _CONFIG_ROOTS:
-        facts = mappings.history.facts if mappings.history is not None else None
-        keys = facts.keys(mappings.to_release) if facts is not None else ()
-        _CONFIG_ROOTS.clear()
-        _CONFIG_ROOTS[key] = frozenset(k.split(".", 1)[0] for k in keys)
-    return _CONFIG_ROOTS[key]
+    for known, roots in _CONFIG_ROOTS:
+        if known is mappings:
+            return roots
+    facts = mappings.history.facts if mappings.history is not None else None
+    keys = facts.keys(mappings.to_release) if facts is not None else ()
+    roots = frozenset(k.split(".", 1)[0] for k in keys)
+    _CONFIG_ROOTS[:] = [(mappings, roots)]
+    return roots
 
 
 @dataclass
