@@ -283,3 +283,13 @@ def main(config):
     after, findings = migrate(source)
     assert "lambda config: config.ray_init.num_cpus" in after  # the lambda's own argument: not provably verl's
     assert findings  # so the key is reported, every place of it, not half renamed
+
+
+def test_a_dictconfig_method_ending_a_chain_is_no_key():
+    """`cfg.critic.model.fsdp_config.get(...)`: no warning about a key `critic.model.fsdp_config.get`."""
+    maps = compose(load_builtin(), "v0.3.0.post1", "v0.9.0")
+    source = (b'import hydra\n@hydra.main(config_path="pkg://verl.trainer.config", config_name="ppo_trainer")\n'
+              b'def main(config):\n    return config.critic.model.fsdp_config.get("param_offload")\n')
+    result = python.locate(source, maps, "main.py")
+    assert not [f for f in result.findings if ".get" in f.message], result.findings
+    assert [source[e.start:e.end] for e in result.edits] == [b"model.fsdp_config"]

@@ -32,7 +32,7 @@ PATH_CALLS = frozenset({("OmegaConf", "select"), ("OmegaConf", "update")})
 KEY_CALLS = frozenset({"getattr", "hasattr"})
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 # DictConfig and dict methods: the last name of `cfg.node.items()` is no key.
-_METHODS = frozenset({"items", "keys", "values", "copy", "pop", "setdefault", "update", "get"})
+METHODS = frozenset({"items", "keys", "values", "copy", "pop", "setdefault", "update", "get"})
 _CONFIG_ROOTS: list[tuple[MappingSet, frozenset[str]]] = []  # holds the set: a freed one's id may be reused
 
 
@@ -361,7 +361,7 @@ class _Walker:
             links.add(self.bound_at[node.origin[0]])
             moved = self.lookup(".".join(prefix), node)
             spelled = moved.new.split(".") if moved is not None and moved.action == "rename" else prefix
-        if own and own[-1].kind == "attr" and own[-1].text in _METHODS:
+        if own and own[-1].kind == "attr" and own[-1].text in METHODS:
             own = own[:-1]  # `cfg.node.items()` reads the node
         path = [Part(t, "fixed", None) for t in spelled] + own
         whole = ".".join(prefix + [p.text for p in own])

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import literal, scan
-from migrator.rewrite.python.config_access import config_roots, locate_config_keys, might_spell_keys
+from migrator.rewrite.python.config_access import METHODS, config_roots, locate_config_keys, might_spell_keys
 
 # Calls whose string arguments are joined into one path (a path split over them cannot be edited).
 PATH_JOINERS = frozenset({"os.path.join", "path.join", "osp.join", "Path", "pathlib.Path", "PurePath",
@@ -231,6 +231,8 @@ class Locator:
     def attribute_chain(self, names: list[str], span_of: Callable[[int], tuple[int, int]]) -> None:
         """`root.attr1.attr2...` outside an import; span_of(i) is the span of names[i]."""
         self.root_uses.append((names[0], names, span_of))
+        if names[-1] in METHODS:  # `cfg.a.b.get(...)`: `get` is DictConfig's, no key `a.b.get`
+            names = names[:-1]
         roots = config_roots(self.maps)
         for i in range(1, len(names) - 1):
             if i > 1 and names[i - 1] in roots:
