@@ -293,3 +293,26 @@ def test_a_dictconfig_method_ending_a_chain_is_no_key():
     result = python.locate(source, maps, "main.py")
     assert not [f for f in result.findings if ".get" in f.message], result.findings
     assert [source[e.start:e.end] for e in result.edits] == [b"model.fsdp_config"]
+
+
+def test_a_removed_key_is_reported_in_every_spelling_once():
+    """`cfg.a.b`, `cfg.a.get("b")`, `cfg["a"]["b"]`, whatever the object: each place once, nothing edited."""
+    maps = compose(load_builtin(), "v0.3.0.post1", "v0.9.0")
+    source = b"""import hydra
+
+
+@hydra.main(config_path="pkg://verl.trainer.config", config_name="ppo_trainer")
+def main(config):
+    c = config.reward_model.use_dynamic_bsz
+    d = config.reward_model.get("use_dynamic_bsz")
+    e = config["reward_model"]["use_dynamic_bsz"]
+
+
+def other(cfg):
+    return cfg.reward_model.get("use_dynamic_bsz")
+"""
+    result = python.locate(source, maps, "main.py")
+    assert not result.edits
+    lines = [source[:f.offset].count(b"\n") + 1 for f in result.findings
+             if f.kind == "key-removal" and "reward_model.use_dynamic_bsz" in f.message]
+    assert lines == [6, 7, 8, 12]

@@ -19,7 +19,7 @@ from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
 from migrator.mapping.entrycontext import EntryContext
 from migrator.prefilter import Prefilter
-from migrator.rewrite.literal import key_target, whole_key_change
+from migrator.rewrite.literal import first_note, key_target, whole_key_change
 from migrator.rewrite.python.key_spelling import Part, plan_edits
 from migrator.rewrite.python.parsed import line_starts as parser_line_starts
 from migrator.rewrite.python.parsed import parse
@@ -68,7 +68,7 @@ def _key_tokens(mappings: MappingSet) -> Prefilter:
     for maps, search in _KEY_TOKENS:
         if maps is mappings:
             return search
-    search = Prefilter({max(k.split("."), key=len) for k in _renamed_keys(mappings)})
+    search = Prefilter({max(k.split("."), key=len) for k in _renamed_keys(mappings) + _removed_keys(mappings)})
     _KEY_TOKENS[:] = [(mappings, search)]
     return search
 
@@ -80,6 +80,11 @@ _NAME = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 
 def _renamed_keys(mappings: MappingSet) -> list[str]:
     return [k for k in mappings.old_keys() if getattr(key_target(mappings, k), "action", None) == "rename"]
+
+
+def _removed_keys(mappings: MappingSet) -> list[str]:
+    """Keys removed or only warned about: reported in every spelling (`cfg.a.get("b")` as `cfg.a.b`)."""
+    return [k for k in mappings.old_keys() if getattr(key_target(mappings, k), "action", None) in ("remove", "warn")]
 
 
 _MOVED_APART: list[tuple[MappingSet, frozenset[str]]] = []
@@ -126,7 +131,17 @@ def locate_config_keys(source: bytes, maps: MappingSet) -> tuple[list[Edit], lis
         walker.resolve_all()
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [], []  # the front-ends report the file
-    return _decide(walker.references, line_starts)
+    edits, findings = _decide(walker.references, line_starts)
+    return edits, findings + [_removal_finding(offset, change) for offset, change in walker.removals]
+
+
+def _removal_finding(offset: int, change: KeyChange) -> Finding:
+    """A removed key spelt with a string (`.get("b")`, `["b"]`); attribute chains are the locator's."""
+    if change.action == "warn":
+        return Finding(offset, "key-warn", f"{change.old}: {first_note(change)}", change.hint, change.prs,
+                       severity="warning")
+    return Finding(offset, "key-removal", f"{change.old} was removed; change this code by hand", change.hint,
+                   change.prs)
 
 
 def _decide(references: list[Reference], line_starts: list[int]) -> tuple[list[Edit], list[Finding]]:
@@ -202,6 +217,7 @@ class _Walker:
         self.inside: set[int] = set()  # ids of nodes already read as part of an outer access
         self.accesses: list[tuple] = []  # (root, parts, scopes, class), resolved once the walk is done
         self.references: list[Reference] = []
+        self.removals: list[tuple[int, KeyChange]] = []  # removed keys spelt with a string (not attributes only)
         self.string_starts: set[int] = set()  # contents starts of the strings read as keys
         self.bound_at: dict[int, str] = {}  # start of a `x = config.node` value -> that node's old key
 
@@ -380,6 +396,8 @@ class _Walker:
                 self.references.append(ref)
                 if consumed + j - len(prefix) == len(parts):
                     self.bound_at[offset] = change.old
+            elif any(p.kind != "attr" for p in own[:j - len(prefix)]):
+                self.removals.append((offset, change))
             return
 
     def moved_apart(self) -> frozenset[str]:
@@ -400,6 +418,8 @@ class _Walker:
                     continue
                 if change.action == "rename":
                     self.references.append(Reference(change, offset, None, False))
+                elif any(p.kind != "attr" for p in parts[i:j]):
+                    self.removals.append((offset, change))
                 return
 
     def lookup(self, key: str, node: ConfigNode) -> KeyChange | None:
