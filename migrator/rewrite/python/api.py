@@ -21,6 +21,7 @@ import warnings
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import MappingSet
+from migrator.mapping.per_set import per_table_set
 from migrator.mapping.spelled_names import api_groups
 from migrator.prefilter import Prefilter
 from migrator.rewrite.python.statements import walk_statements
@@ -65,19 +66,16 @@ def _targets(node) -> list:
     return []
 
 
-_API_CHECKS: list[tuple[MappingSet, Prefilter]] = []
-
-
 def _may_use(source: bytes, maps: MappingSet) -> bool:
     """Some entry's module and the name it changes are spelt, each as whole names (`import a.b.c`,
     `from a.b import c` and `c.Name` all spell `a`, `b`, `c` and `Name`): checked before any parse.
     One search per composed table set, built once per process."""
-    for known, check in _API_CHECKS:
-        if known is maps:
-            return check(source)
-    check = Prefilter((), api_groups(maps.entries()))
-    _API_CHECKS[:] = [(maps, check)]
-    return check(source)
+    return _api_check(maps)(source)
+
+
+@per_table_set
+def _api_check(maps: MappingSet) -> Prefilter:
+    return Prefilter((), api_groups(maps.entries()))
 
 
 class _Bindings:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
 from migrator.mapping.entrycontext import EntryContext
+from migrator.mapping.per_set import per_table_set
 from migrator.prefilter import Prefilter
 from migrator.rewrite.literal import first_note, key_target, whole_key_change
 from migrator.rewrite.python.key_spelling import Part, plan_edits
@@ -33,19 +34,12 @@ KEY_CALLS = frozenset({"getattr", "hasattr"})
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 # DictConfig and dict methods: the last name of `cfg.node.items()` is no key.
 METHODS = frozenset({"items", "keys", "values", "copy", "pop", "setdefault", "update", "get"})
-_CONFIG_ROOTS: list[tuple[MappingSet, frozenset[str]]] = []  # holds the set: a freed one's id may be reused
-
-
+@per_table_set
 def config_roots(mappings: MappingSet) -> frozenset[str]:
     """The top-level config nodes of the target release (empty without shipped facts)."""
-    for known, roots in _CONFIG_ROOTS:
-        if known is mappings:
-            return roots
     facts = mappings.history.facts if mappings.history is not None else None
     keys = facts.keys(mappings.to_release) if facts is not None else ()
-    roots = frozenset(k.split(".", 1)[0] for k in keys)
-    _CONFIG_ROOTS[:] = [(mappings, roots)]
-    return roots
+    return frozenset(k.split(".", 1)[0] for k in keys)
 
 
 @dataclass
@@ -59,18 +53,11 @@ class Reference:
     links: set[str] = field(default_factory=set)  # other keys that must get the same decision
 
 
-_KEY_TOKENS: list[tuple[MappingSet, Prefilter]] = []
-
-
+@per_table_set
 def _key_tokens(mappings: MappingSet) -> Prefilter:
     """Every spelling of an old key holds each of its names: the longest one of each (`num_cpus` of
     `ray_init.num_cpus`) is looked for, as a whole name, before anything is parsed or resolved."""
-    for maps, search in _KEY_TOKENS:
-        if maps is mappings:
-            return search
-    search = Prefilter({max(k.split("."), key=len) for k in _renamed_keys(mappings) + _removed_keys(mappings)})
-    _KEY_TOKENS[:] = [(mappings, search)]
-    return search
+    return Prefilter({max(k.split("."), key=len) for k in _renamed_keys(mappings) + _removed_keys(mappings)})
 
 
 # After a name: a key of a dict literal (`{"reward_model": {...}}` in data preparation), never an access.
@@ -87,24 +74,17 @@ def _removed_keys(mappings: MappingSet) -> list[str]:
     return [k for k in mappings.old_keys() if getattr(key_target(mappings, k), "action", None) in ("remove", "warn")]
 
 
-_MOVED_APART: list[tuple[MappingSet, frozenset[str]]] = []
-
-
+@per_table_set
 def _moved_apart(mappings: MappingSet) -> frozenset[str]:
     """Nodes above renamed keys that the target release no longer has and no entry moves whole
     (`ray_init`: its keys went to `ray_kwargs.ray_init.*` and `ray_kwargs.timeline_json_file`)."""
-    for maps, nodes in _MOVED_APART:
-        if maps is mappings:
-            return nodes
     facts = mappings.history.facts if mappings.history is not None else None
     target = facts.nodes(mappings.to_release) if facts is not None else frozenset()
     above = set()
     for key in _renamed_keys(mappings) if target else ():
         parts = key.split(".")
         above.update(".".join(parts[:n]) for n in range(1, len(parts)))
-    nodes = frozenset(n for n in above if n not in target and key_target(mappings, n) is None)
-    _MOVED_APART[:] = [(mappings, nodes)]
-    return nodes
+    return frozenset(n for n in above if n not in target and key_target(mappings, n) is None)
 
 
 def might_spell_keys(source: bytes, mappings: MappingSet) -> bool:

@@ -17,6 +17,7 @@ import re
 
 from migrator.edits import Edit, Finding, apply_edits
 from migrator.mapping import MappingSet
+from migrator.mapping.per_set import per_table_set
 from migrator.rewrite.python.parsed import line_starts, parse
 
 UNRESOLVED_CODE = "VM123"
@@ -35,20 +36,13 @@ def release_modules(maps: MappingSet) -> dict | None:
     return facts if maps.to_release in facts else None
 
 
+@per_table_set  # asked for every file
 def import_roots(maps: MappingSet) -> set[str]:
     """The top-level packages whose imports are checked at the target: `verl`, and `recipe` while verl
     shipped it (from v0.9.0 recipes live in their own repository, which the facts do not cover)."""
-    for known, roots in _ROOTS_OF:
-        if known is maps:
-            return roots
     facts = release_modules(maps)
-    roots = set() if facts is None else \
+    return set() if facts is None else \
         {root for root in ("verl", "recipe") if any(m.split(".")[0] == root for m in facts[maps.to_release])}
-    _ROOTS_OF[:] = [(maps, roots)]  # asked for every file
-    return roots
-
-
-_ROOTS_OF: list[tuple[MappingSet, set[str]]] = []
 
 
 def unknown_release_note(maps: MappingSet) -> str | None:

@@ -12,43 +12,36 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from migrator.mapping import MappingSet
+from migrator.mapping.per_set import per_table_set
 from migrator.rewrite.python.parsed import parse
 
 if TYPE_CHECKING:
     from migrator.prefilter import Prefilter
 
-_QUICK_CHECKS: list[tuple[MappingSet, Prefilter, bool]] = []
+
+def _code_tokens(mappings: MappingSet, api_only: frozenset = frozenset()) -> set[str]:
+    """Old tokens (but `api_only`), moved modules' last names, old paths' last segments."""
+    return (mappings.old_tokens() - api_only) | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
+        | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
 
 
+@per_table_set
 def _quick_check(mappings: MappingSet) -> tuple[Prefilter, bool]:
     """The prefilter's Aho-Corasick search over this rewriter's tokens (whole names; `.starts` for every
     occurrence), and whether a token spans lines. One per composed table set, built once per process:
     a flat regex alternation of hundreds of tokens cost ~0.1 s to compile in every worker."""
     from migrator.prefilter import Prefilter
 
-    for maps, search, multiline in _QUICK_CHECKS:
-        if maps is mappings:
-            return search, multiline
-    tokens = mappings.old_tokens() | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
-        | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
-    search, multiline = Prefilter(tokens), any("\n" in token for token in tokens)
-    _QUICK_CHECKS[:] = [(mappings, search, multiline)]
-    return search, multiline
+    tokens = _code_tokens(mappings)
+    return Prefilter(tokens), any("\n" in token for token in tokens)
 
 
-_BARE_NAMES: list[tuple[MappingSet, frozenset[bytes]]] = []
-
-
+@per_table_set
 def bare_names(mappings: MappingSet) -> frozenset[bytes]:
     """Tokens that are only a moved module's last name (`actor` of `verl.workers.actor`): they matter in
     `from verl.workers import actor`, never inside a string, where every rewrite needs a dotted name."""
-    for maps, names in _BARE_NAMES:
-        if maps is mappings:
-            return names
-    names = frozenset(m.rsplit(".", 1)[-1].encode() for m in mappings.old_modules()) \
+    return frozenset(m.rsplit(".", 1)[-1].encode() for m in mappings.old_modules()) \
         - {t.encode() for t in mappings.old_tokens()}
-    _BARE_NAMES[:] = [(mappings, names)]
-    return names
 
 
 def might_change(source: bytes, mappings: MappingSet) -> bool:
@@ -61,24 +54,15 @@ def might_change(source: bytes, mappings: MappingSet) -> bool:
     return others(source) or apis(source)
 
 
-_GATES: list[tuple[MappingSet, tuple]] = []
-
-
+@per_table_set
 def _gates(mappings: MappingSet) -> tuple:
     """A module that only symbol, keyword and signature entries name (`verl.trainer.main_ppo`) matters only
     with the name an entry changes (`TaskRunner`): an import of it alone has nothing to rewrite."""
     from migrator.mapping.spelled_names import api_groups
     from migrator.prefilter import Prefilter
 
-    for maps, gates in _GATES:
-        if maps is mappings:
-            return gates
-    api_only = mappings.api_modules() - mappings.old_modules()
-    tokens = (mappings.old_tokens() - api_only) | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
-        | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
-    gates = (Prefilter(tokens), Prefilter((), api_groups(mappings.entries())))
-    _GATES[:] = [(mappings, gates)]
-    return gates
+    api_only = frozenset(mappings.api_modules() - mappings.old_modules())
+    return Prefilter(_code_tokens(mappings, api_only)), Prefilter((), api_groups(mappings.entries()))
 
 
 # PEP 263: a coding cookie on line 1 or 2 (any cookie, even utf-8, takes the whole-file path).
