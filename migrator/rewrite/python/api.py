@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import MappingSet
 from migrator.mapping.per_set import per_table_set
 from migrator.mapping.spelled_names import api_groups
 from migrator.prefilter import Prefilter
+from migrator.rewrite.python.parsed import line_starts, other_encoding, parse
 from migrator.rewrite.python.statements import walk_statements
 
-_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -34,15 +33,10 @@ def locate_api(source: bytes, maps: MappingSet) -> tuple[list[Edit], list[Findin
     modules = maps.api_modules()
     if not modules or not _may_use(source, maps):
         return [], []
-    cookie = _COOKIE.search(b"\n".join(source.split(b"\n", 2)[:2]))
-    if cookie and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
-        return [], []
-    if re.search(rb"\r(?!\n)", source):
+    if other_encoding(source) or re.search(rb"\r(?!\n)", source):
         return [], []
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return [], []
     bindings = _Bindings(tree, modules)
@@ -157,8 +151,7 @@ class _ApiWalker:
         self.bindings = bindings
         self.edits: list[Edit] = []
         self.findings: list[Finding] = []
-        self.line_starts = [3 if source.startswith(b"\xef\xbb\xbf") else 0]
-        self.line_starts.extend(m.end() for m in re.finditer(rb"\n", source))
+        self.line_starts = line_starts(source)
 
     def offset(self, line: int, col: int) -> int:
         return self.line_starts[line - 1] + col

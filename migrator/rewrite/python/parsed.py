@@ -37,3 +37,19 @@ def line_starts(source: bytes) -> list[int]:
     starts = [3 if source.startswith(b"\xef\xbb\xbf") else 0]
     starts.extend(m.end() for m in _LINE_END.finditer(source))
     return starts
+
+
+# PEP 263: a coding cookie on line 1 or 2.
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+
+
+def coding_cookie(source: bytes) -> bytes | None:
+    """The encoding a PEP 263 cookie on line 1 or 2 names, or None."""
+    cookie = _COOKIE.search(b"\n".join(_LINE_END.split(source, 2)[:2]))
+    return cookie.group(1) if cookie else None
+
+
+def other_encoding(source: bytes) -> bool:
+    """A cookie names an encoding other than UTF-8: `ast` columns are then not byte offsets of the file."""
+    cookie = coding_cookie(source)
+    return cookie is not None and cookie.lower().replace(b"_", b"-") not in (b"utf-8", b"utf8")

@@ -18,13 +18,12 @@ import re
 from migrator.edits import Edit, Finding, apply_edits
 from migrator.mapping import MappingSet
 from migrator.mapping.per_set import per_table_set
-from migrator.rewrite.python.parsed import line_starts, parse
+from migrator.rewrite.python.parsed import line_starts, other_encoding, parse
 
 UNRESOLVED_CODE = "VM123"
 GUARDED_CODE = "VM124"
 _GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 _ROOTS = (b"verl", b"recipe")
-_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 
 
 def release_modules(maps: MappingSet) -> dict | None:
@@ -57,7 +56,7 @@ def unknown_release_note(maps: MappingSet) -> str | None:
 def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=()) -> list[Finding]:
     """Findings for the imports that do not resolve once the table's `edits` are applied (the migration),
     or as written (`edits` None: the lint); `findings`, the table's (offsets into `source`), cover their spans."""
-    if not any(root in source for root in _ROOTS) or not _exact_columns(source):
+    if not any(root in source for root in _ROOTS) or other_encoding(source):  # `ast` columns would not be byte offsets
         return []
     facts = release_modules(maps)
     roots = import_roots(maps)
@@ -103,7 +102,6 @@ _PLAIN_IMPORT = re.compile(
     rb"[ \t]*(?:(?P<names>" + _ALIASES + rb")|\((?P<grouped>[\w \t\r\n,]*)\)))[ \t]*,?[ \t]*(?:#[^\n]*)?\r?$",
     re.MULTILINE)
 _IMPORT_WORD = re.compile(rb"\bimport\b")
-_LINES = re.compile(rb"\r\n|\r|\n")
 
 
 def _all_resolve_as_spelled(source: bytes, judge: "_Judge", roots: set[str]) -> bool:
@@ -150,13 +148,6 @@ def _resolves(match, judge: "_Judge", roots: set[str]) -> bool:
         return False
     return judge.module_exists(module, judge.target) and all(
         judge.name_exists(module, n, judge.target) for n in listed)
-
-
-def _exact_columns(source: bytes) -> bool:
-    """`ast` columns are byte offsets into our lines unless a cookie names another encoding (as in `api`);
-    such rare files are not checked."""
-    cookie = _COOKIE.search(b"\n".join(_LINES.split(source, 2)[:2]))
-    return not (cookie and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"))
 
 
 def _parse(source: bytes):

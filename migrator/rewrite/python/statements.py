@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from migrator.mapping import MappingSet
 from migrator.mapping.per_set import per_table_set
-from migrator.rewrite.python.parsed import parse
+from migrator.rewrite.python.parsed import coding_cookie, parse
 
 if TYPE_CHECKING:
     from migrator.prefilter import Prefilter
@@ -65,10 +65,6 @@ def _gates(mappings: MappingSet) -> tuple:
     return Prefilter(_code_tokens(mappings, api_only)), Prefilter((), api_groups(mappings.entries()))
 
 
-# PEP 263: a coding cookie on line 1 or 2 (any cookie, even utf-8, takes the whole-file path).
-_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
-
-
 class Statements(NamedTuple):
     """The top-level statements that hold an old token, as [first line, last line, ast statements]."""
 
@@ -93,7 +89,7 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     """
     if source.startswith(b"\xef\xbb\xbf") or b"\r" in source:
         return None
-    if _COOKIE.search(b"\n".join(source.split(b"\n", 2)[:2])):
+    if coding_cookie(source) is not None:
         return None
     try:
         tree = parse(source)
