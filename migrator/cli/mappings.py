@@ -61,21 +61,18 @@ def composed_rows(mapping_set) -> list[dict]:
 
 def python_api_rows(mapping_set) -> list[dict]:
     """Symbols moved, renamed or removed, keyword arguments renamed (composed), and signature changes."""
+    from migrator.release_notes_api import keyword_changes, signature_entries, symbol_changes
+
     rows = []
-    entries = mapping_set.entries()
-    for old in sorted({e.old for e in entries if e.FAMILY == "symbol"}):
-        change = mapping_set.symbol(old)
-        if change is not None:
-            rows.append({"family": "symbol", "old": old, "new": change.new, "action": "move" if change.new else "removed",
-                         "hint": change.hint, "prs": list(change.prs),
-                         "releases": [e.origin.release for e in change.entries]})
-    for function, old in sorted({(e.function, e.old) for e in entries if e.FAMILY == "keyword"}):
-        change = mapping_set.keyword(function, old)
-        if change is not None:
-            rows.append({"family": "keyword", "function": function, "old": f"{function}({old}=)",
-                         "new": f"{change.new}=", "action": "rename", "hint": None, "prs": list(change.prs),
-                         "releases": [e.origin.release for e in change.entries]})
-    for e in sorted((e for e in entries if e.FAMILY == "signature"), key=lambda e: (e.function, e.param)):
+    for old, change in symbol_changes(mapping_set):
+        rows.append({"family": "symbol", "old": old, "new": change.new, "action": "move" if change.new else "removed",
+                     "hint": change.hint, "prs": list(change.prs),
+                     "releases": [e.origin.release for e in change.entries]})
+    for function, old, change in keyword_changes(mapping_set):
+        rows.append({"family": "keyword", "function": function, "old": f"{function}({old}=)",
+                     "new": f"{change.new}=", "action": "rename", "hint": None, "prs": list(change.prs),
+                     "releases": [e.origin.release for e in change.entries]})
+    for e in signature_entries(mapping_set):
         rows.append({"family": "signature", "function": e.function, "old": f"{e.function}({e.param})", "new": None,
                      "action": "manual", "hint": e.hint, "prs": [e.pr], "releases": [e.origin.release]})
     return rows
