@@ -185,6 +185,30 @@ def test_plain_imports_that_resolve_are_judged_without_a_parse(source, monkeypat
     assert unresolved_imports(source, builtin()) == [] and parses == []
 
 
+
+def test_a_migrated_file_whose_imports_all_resolve_is_not_parsed_again(monkeypatch):
+    # The table's edits turn an import that is gone into one that resolves at the target: the migrated
+    # source's import lines are read like any other file's, without a parse of the whole file.
+    import ast
+
+    from migrator.edits import Edit
+    from migrator.rewrite.python import parsed
+    from migrator.rewrite.python.resolution import unresolved_imports
+
+    source = b"import os\nfrom verl.utils.nonexistent_mod import copy_to_local\n"
+    start = source.index(b"nonexistent_mod")
+    edit = Edit(start, start + len(b"nonexistent_mod"), b"fs", "module-move", "moved")
+    parsed._LAST.clear()
+    parses = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda *a, **k: parses.append(a) or real(*a, **k))
+    assert unresolved_imports(source, builtin(), edits=[edit]) == [] and parses == []
+    # and one that still does not resolve once migrated is parsed and reported, at its original place
+    bad = Edit(start, start + len(b"nonexistent_mod"), b"still_nonexistent", "module-move", "moved")
+    found = unresolved_imports(source, builtin(), edits=[bad])
+    assert [(f.code, f.offset) for f in found] == [("VM123", source.index(b"from"))] and parses
+
+
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 

@@ -63,9 +63,9 @@ def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=())
     if facts is None or not roots:
         return []
     judge = _Judge(facts, maps, as_written=edits is None)
-    if not edits and _all_resolve_as_spelled(source, judge, roots):
-        return []  # most files: every import line read and resolved without parsing the file
     after, applied, _ = apply_edits(source, list(edits or ()))
+    if _all_resolve_as_spelled(after, judge, roots):
+        return []  # most files, migrated or not: every import line read and resolved without parsing the file
     tree = _parse(after)
     if tree is None:
         after, applied, tree = source, [], _parse(source)
