@@ -56,15 +56,16 @@ class ReleaseHistory:
         from migrator.mapping.facts import ReleaseFacts
         from migrator.mapping.load import builtin_mappings_dir
 
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present
         verl = builtin_mappings_dir() / "verl"
         with open(verl / "releases.yaml", encoding="utf-8") as fh:
-            self.releases: tuple[str, ...] = tuple(yaml.safe_load(fh)["releases"])
+            self.releases: tuple[str, ...] = tuple(yaml.load(fh, Loader=loader)["releases"])
         self.facts = ReleaseFacts(verl / "facts")
         between = verl / "facts" / "between-releases.yaml"
         self.between: dict[str, str] = {}
         if between.is_file():
             with open(between, encoding="utf-8") as fh:
-                for row in (yaml.safe_load(fh) or {}).get("paths", ()):
+                for row in (yaml.load(fh, Loader=loader) or {}).get("paths", ()):
                     self.between[row["path"]] = row["release"]
 
     @lru_cache(maxsize=None)
@@ -170,8 +171,8 @@ class RunFit:
 def gone_before(history: ReleaseHistory, release: str) -> frozenset[str]:
     """Every key, open node and path live in a release before `release` and no key or path of it or a later
     one: a name VM301 reports contains one of them as a whole name (`a.b` of `a.b.c=`, under open `a.b`)."""
-    if release not in history.releases:
-        return frozenset()
+    if release not in history.releases or release == history.releases[0]:
+        return frozenset()  # nothing came before the oldest release (and reading every release's keys costs)
     rank = history.releases.index(release)
     older, kept = set(), set()
     for i, name in enumerate(history.releases):

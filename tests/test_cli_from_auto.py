@@ -87,8 +87,15 @@ def test_an_explicit_from_reads_only_the_files_that_name_something_gone_before_i
     real = written_for.ReleaseHistory.fit
     monkeypatch.setattr(written_for.ReleaseHistory, "fit",
                         lambda self, data: fitted.append(data) or real(self, data))
-    # Nothing was gone before the oldest release: no file is read for VM301.
+    # Nothing was gone before the oldest release: no file is read for VM301, nor any release's keys.
+    from migrator.mapping.facts import ReleaseFacts
+
+    keys_read: list[str] = []
+    real_keys = ReleaseFacts.key_types
+    monkeypatch.setattr(ReleaseFacts, "key_types", lambda self, release: keys_read.append(release)
+                        or real_keys(self, release))
     assert written_for.fit_paths([str(tmp_path)], too_old_for="v0.1").files == {} and fitted == []
+    assert keys_read == []
     run = written_for.fit_paths([str(tmp_path)], too_old_for="v0.8.0")
     assert list(run.files) == [str(tmp_path / "old.sh")] and fitted == [V07_SCRIPT.encode()]
     assert [f.path for f in run.too_old_for("v0.8.0")] == [str(tmp_path / "old.sh")]

@@ -103,3 +103,27 @@ def test_cache_dir_resolution(monkeypatch, tmp_path):
     assert tablecache.cache_dir() == tmp_path / "x"
     monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
     assert tablecache.cache_dir() is None
+
+
+def test_the_key_follows_builtin_files_by_their_stat_without_reading_them(tmp_path, monkeypatch):
+    # The built-in facts are 5 MB: the key stats them. Touching one (as an edit or a reinstall does)
+    # changes the key; nothing under the built-in directory is read to make it.
+    from pathlib import Path
+
+    import migrator.mapping.load as load
+
+    builtin = tmp_path / "mappings"
+    shutil.copytree(load.builtin_mappings_dir() / "verl", builtin / "verl",
+                    ignore=shutil.ignore_patterns("configs", "entry-config-keys"))
+    monkeypatch.setattr(load, "builtin_mappings_dir", lambda: builtin)
+    first = tablecache.cache_key("v0.1", None, ())
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: (_ for _ in ()).throw(AssertionError(self))
+                        if builtin in self.parents else real(self))
+    assert tablecache.cache_key("v0.1", None, ()) == first
+    facts = builtin / "verl" / "facts" / "prs.tsv"
+    import os
+
+    st = facts.stat()
+    os.utime(facts, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # rewritten a second later, same size
+    assert tablecache.cache_key("v0.1", None, ()) != first

@@ -119,6 +119,16 @@ def test_validate_rejects_a_result_that_does_not_compile():
     assert "would not compile" in py_rewriter.validate(b"x = 1\n", b"x = (1\n")
 
 
+@pytest.mark.parametrize("after", [b"return 1\n", b"def f():\n    nonlocal x\n", b"x = 1\nfrom __future__ import annotations\n"])
+def test_validate_rejects_what_only_the_compiler_refuses_even_from_a_shared_parse(after):
+    # These parse; the compiler refuses them. The check compiles the tree the import check parsed of the
+    # same bytes, which must not skip the compiler's own checks.
+    from migrator.rewrite.python import parsed
+
+    parsed.parse(after)
+    assert "would not compile" in py_rewriter.validate(b"x = 1\n", after)
+
+
 def test_shell_command_strings_go_through_the_shell_rewriter():
     check_transformed('os.system("python3 -m verl.trainer.main_ppo trainer.use_legacy_worker_impl=auto x.y=1")\n',
                       'os.system("python3 -m verl.trainer.main_ppo x.y=1")\n', "x.py")
