@@ -228,3 +228,18 @@ def test_a_verdict_is_computed_once(fresh_verdicts, monkeypatch):
     again = verdict_of("v0.9.0", PPO, ["trainer.memo_probe=1"])
     assert again == first and again is not first
     assert [r.override for r in again.rejections] == ["trainer.memo_probe=1"]
+
+
+def test_the_engine_versions_that_name_the_caches_are_the_installed_ones_without_importlib_metadata():
+    # Read from the dist-info directories; importing importlib.metadata cost every worker ~40 ms.
+    import subprocess
+    import sys
+    from importlib.metadata import version
+
+    from migrator.verdict.store import engine_versions
+
+    assert engine_versions() == (version("hydra-core"), version("omegaconf"))
+    code = ("import sys; from migrator.verdict.store import engine_versions; engine_versions(); "
+            "print('importlib.metadata' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"

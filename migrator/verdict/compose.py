@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from migrator.verdict.store import ReleaseConfigs, cache_root, materialize
+from migrator.verdict.store import ReleaseConfigs, cache_root, engine_versions, materialize
 
 _FORMAT = "1"  # bump when what is pickled changes
 
@@ -235,10 +235,7 @@ def shipped_compositions(configs: ReleaseConfigs) -> dict[str, tuple[bytes, str 
 
 
 def _disk_key(configs: ReleaseConfigs, config_dir: str, config_name: str, groups: tuple[str, ...]) -> str:
-    from importlib.metadata import version
-
-    text = "\0".join([_FORMAT, configs.digest, config_dir, config_name, version("hydra-core"), version("omegaconf"),
-                      *groups])
+    text = "\0".join([_FORMAT, configs.digest, config_dir, config_name, *engine_versions(), *groups])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

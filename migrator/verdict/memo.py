@@ -15,7 +15,7 @@ import os
 import pickle
 import tempfile
 
-from migrator.verdict.store import cache_root
+from migrator.verdict.store import cache_root, engine_versions
 
 MAX_ENTRIES = 50_000  # past this a table starts afresh: it is a cache, not a record
 FORMAT = "2"  # bump when what a table holds changes (the source hash changes with any edit anyway)
@@ -29,9 +29,8 @@ class DiskTable:
         self._saver_pid: int | None = None
 
     def _path(self):
-        from importlib.metadata import version
-
-        return cache_root() / f"{self.name}-{code_version()}-{version('hydra-core')}-{version('omegaconf')}.pickle"
+        hydra, omegaconf = engine_versions()
+        return cache_root() / f"{self.name}-{code_version()}-{hydra}-{omegaconf}.pickle"
 
     @property
     def table(self) -> dict:

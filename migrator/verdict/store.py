@@ -105,6 +105,27 @@ def release_configs(release: str, directory: str | None = None) -> ReleaseConfig
     return ReleaseConfigs(release, entries, dict(index.get("files") or {}), base / "blobs")
 
 
+@lru_cache(maxsize=1)
+def engine_versions() -> tuple[str, str]:
+    """(hydra-core's, omegaconf's) installed versions: cached verdicts are only as good as the engine that
+    made them. Read from the `<name>-<version>.dist-info` directory beside each package (a wheel install);
+    `importlib.metadata` only when there is none: importing it (and `email`) cost every worker ~40 ms."""
+    import importlib.util
+
+    def installed(distribution: str, package: str) -> str:
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.origin:
+            site = Path(spec.origin).parent.parent
+            found = sorted(site.glob(f"{distribution.replace('-', '_')}-*.dist-info"))
+            if len(found) == 1:
+                return found[0].name[len(distribution) + 1:-len(".dist-info")]
+        from importlib.metadata import version
+
+        return version(distribution)
+
+    return installed("hydra-core", "hydra"), installed("omegaconf", "omegaconf")
+
+
 def cache_root() -> Path:
     """`$XDG_CACHE_HOME/verl-migrate`, else `~/.cache/verl-migrate`; a temp dir when neither is writable."""
     xdg = os.environ.get("XDG_CACHE_HOME")
