@@ -6,6 +6,7 @@ Files are written only here, atomically and after the git guard; a write failure
 
 from __future__ import annotations
 
+import gc
 import os
 import stat
 from dataclasses import dataclass
@@ -105,6 +106,19 @@ def run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=Non
 def _run(options: RunOptions, mappings: MappingSet, on_result, prefilter, note) -> list[FileResult]:
     if prefilter is None:
         prefilter = build_prefilter(mappings)
+    # The composed tables live for the whole run: frozen, the collector stops re-scanning them (a tenth
+    # of a run's CPU) and forked workers stop copying the pages it would touch. Thawed after: a process
+    # that runs the engine again (tests, an editor) can still collect what it drops.
+    if gc.get_freeze_count():  # the caller manages frozen objects itself: thawing them is not ours to do
+        return _process_and_write(options, mappings, on_result, prefilter, note)
+    gc.freeze()
+    try:
+        return _process_and_write(options, mappings, on_result, prefilter, note)
+    finally:
+        gc.unfreeze()
+
+
+def _process_and_write(options: RunOptions, mappings: MappingSet, on_result, prefilter, note) -> list[FileResult]:
     results: list[FileResult] = []
     paths: dict[str, str] = {}
     candidates = discover(options.paths, options.exclude)

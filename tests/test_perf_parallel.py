@@ -54,3 +54,28 @@ def test_cli_rewrite_with_workers_writes_every_file(tmp_path):
 
 def test_default_jobs_is_the_usable_cpu_count():
     assert parallel.default_jobs() >= 1
+
+
+def test_the_tables_are_frozen_for_the_run_and_thawed_after(tmp_path, monkeypatch):
+    # The collector skips the composed tables during a run (and forked workers do not copy their pages);
+    # afterwards nothing stays frozen, so a process that runs the engine again can still collect.
+    import gc
+
+    make_tree(tmp_path, files=8)
+    monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
+    mappings, check = composed("main", "main", (str(TABLE),))
+    seen = []
+    real = parallel.process_candidate
+    monkeypatch.setattr(parallel, "process_candidate",
+                        lambda *a: seen.append(gc.get_freeze_count()) or real(*a))
+    assert gc.get_freeze_count() == 0
+    run(RunOptions([str(tmp_path)], write=False, jobs=1), mappings, prefilter=check)
+    assert seen and min(seen) > 0 and gc.get_freeze_count() == 0
+    # a caller that froze objects itself keeps them frozen
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        run(RunOptions([str(tmp_path)], write=False, jobs=1), mappings, prefilter=check)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
