@@ -23,7 +23,7 @@ from migrator.rewrite.python.api import locate_api
 from migrator.rewrite.python.ast_front import locate_ast as _locate_ast
 from migrator.rewrite.python.callbacks import callback_findings
 from migrator.rewrite.python.config_access import locate_config_keys, might_spell_keys
-from migrator.rewrite.python.parsed import parse
+from migrator.rewrite.python.parsed import parsed_already
 from migrator.rewrite.python.resolution import unresolved_imports
 from migrator.rewrite.python.statements import might_change
 
@@ -74,8 +74,8 @@ def _locate_module(source: bytes, mappings: MappingSet) -> LocateResult:
 
 def validate(before: bytes, after: bytes) -> str | None:
     """None when the edited file still compiles."""
-    try:  # from the tree the import check parsed of the same bytes, when it did (a parse is half a compile)
-        compile(parse(after), "<migrated>", "exec", dont_inherit=True)
+    try:  # from the tree the import check made of the same bytes, when it made one
+        compile(parsed_already(after) or after, "<migrated>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         try:
             compile(before, "<original>", "exec", dont_inherit=True)

@@ -28,6 +28,14 @@ def parse(source: bytes) -> ast.Module:
     return outcome
 
 
+def parsed_already(source: bytes) -> ast.Module | None:
+    """The tree of `source` when the last `parse` was of these bytes and succeeded, else None (no parse:
+    making the Python objects of a tree costs twice what compiling the source does)."""
+    if _LAST and _LAST[0][0] == source and not isinstance(_LAST[0][1], Exception):
+        return _LAST[0][1]
+    return None
+
+
 _LINE_END = re.compile(rb"\r\n|\r|\n")  # the tokenizer's line ends
 
 
