@@ -243,3 +243,25 @@ def test_the_engine_versions_that_name_the_caches_are_the_installed_ones_without
             "print('importlib.metadata' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "False"
+
+
+def test_a_saved_table_prunes_the_files_other_versions_left(tmp_path, monkeypatch):
+    # Each code or Hydra version names its own file: without pruning, every upgrade left megabytes behind.
+    import os
+
+    from migrator.verdict import memo
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    root = tmp_path / "verl-migrate"
+    root.mkdir()
+    for age, name in enumerate(["reviews-aaaa-1.0-2.0.pickle", "reviews-bbbb-1.0-2.0.pickle",
+                                "reviews-cccc-1.0-2.0.pickle", "reviews-test-dddd-1.0-2.0.pickle"]):
+        (root / name).write_bytes(b"x")
+        os.utime(root / name, (1_000_000 + age, 1_000_000 + age))
+    table = memo.DiskTable("reviews")
+    table.table["k"] = 1
+    table.save()
+    ours = table._path().name
+    assert sorted(p.name for p in root.glob("*.pickle")) == sorted(
+        [ours, "reviews-cccc-1.0-2.0.pickle", "reviews-test-dddd-1.0-2.0.pickle"])  # the newest other stays
+    assert memo.DiskTable("reviews").table == {"k": 1}

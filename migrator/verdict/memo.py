@@ -17,6 +17,7 @@ import tempfile
 
 from migrator.verdict.store import cache_root, engine_versions
 
+OTHER_VERSIONS_KEPT = 1  # files of other code or Hydra versions kept beside the current one
 MAX_ENTRIES = 50_000  # past this a table starts afresh: it is a cache, not a record
 FORMAT = "2"  # bump when what a table holds changes (the source hash changes with any edit anyway)
 
@@ -68,8 +69,21 @@ class DiskTable:
                 pickle.dump(table, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, path)
             self._loaded_size = len(table)
+            self._prune(path)
         except Exception:  # noqa: BLE001 - an unwritable cache (or an unpicklable value) only costs speed
             pass
+
+    def _prune(self, ours) -> None:
+        """Each release of this package (and of Hydra) names its own file: keep ours and the newest
+        `OTHER_VERSIONS_KEPT` others (two installs used in turn), so upgrades do not pile up files forever."""
+        others = [p for p in ours.parent.glob(f"{self.name}-*.pickle") if p != ours and
+                  p.name.count("-") == ours.name.count("-")]  # `reviews-*` must not match `reviews-x-*`
+        others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in others[OTHER_VERSIONS_KEPT:]:
+            try:
+                stale.unlink()
+            except OSError:
+                pass
 
 
 def code_version() -> str:
