@@ -287,3 +287,23 @@ def test_a_renamed_variable_prints_what_the_original_printed(form):
     outputs = [subprocess.run(["bash", "-c", script], capture_output=True, timeout=30).stdout
                for script in (source, result.after)]
     assert outputs[0] == outputs[1] and outputs[0], outputs
+
+
+def test_a_changed_script_is_parsed_by_tree_sitter_once(monkeypatch):
+    # The locator, the Hydra review and the proof that the edits keep bash's verdict read the same bytes:
+    # one parse of them (a 50 MB script spent half a second on a second one).
+    from migrator.rewrite.shell import syntax
+
+    source = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=512 x=1\n"
+    real = syntax._parser()
+    calls = []
+
+    class Counting:
+        def parse(self, data):
+            calls.append(bytes(data))
+            return real.parse(data)
+
+    syntax._LAST.clear()
+    monkeypatch.setattr(syntax, "_parser", lambda: Counting())
+    result = run(source)
+    assert result.status == "changed" and calls.count(source) == 1
