@@ -141,6 +141,21 @@ def test_facts_that_do_not_know_the_target_check_nothing_and_say_so_once(tmp_pat
     assert unknown_release_note(builtin()) is None
 
 
+
+def test_which_releases_the_module_facts_cover_is_known_without_reading_their_names(monkeypatch):
+    # The run's one note is decided from the releases column alone: the names cost ~50 ms a run, and most
+    # runs (shell scripts only) never need them.
+    from migrator.mapping import modulefacts
+
+    facts = ReleaseFacts(load_builtin().facts.directory)
+    order = tuple(builtin().history.releases)
+    monkeypatch.setattr(modulefacts, "read_module_facts", lambda *a: (_ for _ in ()).throw(AssertionError("read")))
+    covered = {r for r in order if facts.modules_cover(r, order)}
+    monkeypatch.undo()
+    assert covered == set(facts.module_names(order)) and "main" in covered
+    assert not facts.modules_cover("v9.9.9", order)
+
+
 def test_lint_reports_python_imports_as_written():
     report = lint_python_source(b"from verl.workers.fsdp_workers import ActorRolloutRefWorker\n"
                                 b"try:\n    from verl.fork import x\nexcept ImportError:\n    x = None\n",

@@ -105,6 +105,25 @@ class ReleaseFacts:
     def _module_names(self) -> dict[str, frozenset[str]]:
         return {}
 
+    @cached_property
+    def _module_range_ends(self) -> frozenset[str]:
+        """The releases that start or end a module's range in modules/verl.modules, read without the
+        names (a tenth of the cost): enough to say which releases the module facts cover."""
+        path = self.directory / "modules" / "verl.modules"
+        if not path.is_file():
+            return frozenset()
+        ends = set()
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line and not line.startswith("#"):
+                ends.update(line.split("\t", 2)[1].replace("..", ",").split(","))
+        return frozenset(ends)
+
+    def modules_cover(self, release: str, order: tuple[str, ...]) -> bool:
+        """Do the module facts speak for `release` (between the oldest and newest release they name)?
+        The same span `module_names` keeps."""
+        ranks = [order.index(r) for r in self._module_range_ends if r in order]
+        return bool(ranks) and release in order and min(ranks) <= order.index(release) <= max(ranks)
+
     @lru_cache(maxsize=None)
     def module_names(self, order: tuple[str, ...]) -> dict:
         """{release: {module: ModuleNames}} for the releases the module facts know (`order`: all, in order)."""
@@ -119,7 +138,7 @@ class ReleaseFacts:
 
     @property
     def has_modules(self) -> bool:
-        return bool(self._module_releases)
+        return bool(self._module_range_ends)
 
     def module_exists(self, name: str, release: str, order: tuple[str, ...]) -> bool:
         """Is `name` a module `release` shipped, or a name bound by one (`verl.workers.config.CriticConfig`)?"""

@@ -47,7 +47,8 @@ def import_roots(maps: MappingSet) -> set[str]:
 def unknown_release_note(maps: MappingSet) -> str | None:
     """The one line a run prints when imports cannot be checked at its target."""
     history = maps.history
-    if history is None or history.facts is None or not history.facts.has_modules or release_modules(maps):
+    if history is None or history.facts is None or not history.facts.has_modules or \
+            history.facts.modules_cover(maps.to_release, tuple(history.releases)):
         return None
     return (f"note: the module facts do not know verl {maps.to_release}: "
             "imports of verl are not checked against it")
