@@ -24,14 +24,16 @@ def shim_options(f):
 
 def compose_for_shims(to_release, from_release, tables):
     """(MappingSet, release order); --from defaults to the deprecation policy's window."""
-    from migrator.mapping import TableError, compose, load_builtin
+    from migrator.config import known_releases
+    from migrator.mapping import TableError
     from migrator.shims import policy_from_release
+    from migrator.tablecache import composed
 
     try:
-        tableset = load_builtin()
-        if to_release in tableset.releases and from_release is None:
-            from_release = policy_from_release(tableset.releases, to_release)
-        return compose(tableset, from_release, to_release, list(tables)), tableset.releases
+        releases = tuple(known_releases())  # the built-in tables' releases, without parsing the tables
+        if to_release in releases and from_release is None:
+            from_release = policy_from_release(releases, to_release)
+        return composed(from_release, to_release, tuple(tables))[0], releases  # cached between runs
     except TableError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
