@@ -127,3 +127,20 @@ def test_the_key_follows_builtin_files_by_their_stat_without_reading_them(tmp_pa
     st = facts.stat()
     os.utime(facts, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # rewritten a second later, same size
     assert tablecache.cache_key("v0.1", None, ()) != first
+
+
+def test_a_new_table_composes_over_the_cached_builtin_tables(setup, monkeypatch):
+    # Each new --table misses the composed cache; the built-in tables under it come from their own
+    # entry, so only the new table is parsed.
+    table, _, cache = setup
+    monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(cache))
+    tablecache.composed("main", "main", (str(table),))
+    assert len(list(cache.glob("builtin-*.pickle"))) == 1
+
+    import migrator.mapping as mapping
+
+    monkeypatch.setattr(mapping, "load_builtin", lambda: (_ for _ in ()).throw(AssertionError("parsed again")))
+    other = table.parent / "other.yaml"
+    other.write_bytes(table.read_bytes() + b"\n")
+    mappings, _ = tablecache.composed("main", "main", (str(other),))
+    assert mappings.key("actor_rollout_ref.actor.ppo_micro_batch_size") is not None
