@@ -81,13 +81,20 @@ def find_launch(words: list[bytes]) -> Launch | None:
     return None
 
 
+# Hydra's short spellings of the two flags (`-cn ppo_megatron_trainer` went unseen: neither moved nor reported).
+SHORT_FLAGS = {CONFIG_NAME_FLAG: b"-cn", CONFIG_PATH_FLAG: b"-cp"}
+
+
 def config_option(words: list[bytes], flag: bytes, start: int = 0) -> tuple[int, int, bytes] | None:
-    """`--config-name=X` / `--config-name X` after word `start`: (first word index, value word index,
-    value); the two indices are equal for the `=` form. The value is unquoted."""
+    """`--config-name=X` / `--config-name X` (or Hydra's short `-cn X`, `-cn=X`) after word `start`:
+    (first word index, value word index, value); the two indices are equal for the `=` form. The value
+    is unquoted."""
+    spellings = (flag, SHORT_FLAGS[flag]) if flag in SHORT_FLAGS else (flag,)
     for i in range(start, len(words)):
         word = words[i]
-        if word == flag and i + 1 < len(words):
+        if word in spellings and i + 1 < len(words):
             return i, i + 1, unquote(words[i + 1])
-        if word.startswith(flag + b"="):
-            return i, i, unquote(word[len(flag) + 1:])
+        for spelling in spellings:
+            if word.startswith(spelling + b"="):
+                return i, i, unquote(word[len(spelling) + 1:])
     return None

@@ -6,6 +6,7 @@ import re
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
+from migrator.mapping.entrycontext import ConfigChange
 from migrator.rewrite.shell.removal_spans import _argument_removal_span
 from migrator.rewrite.shell.syntax import _glued_by_continuation
 from migrator.rewrite.values import override_value_edits, removal_finding, value_at
@@ -117,8 +118,10 @@ class KeyEdits:
                 if kept_before is not None and kept_before.is_named and any(
                         s.start_byte not in removed_starts for s in siblings):
                     run_start = (first.start_byte, kept_before.end_byte)
-            planned: list[tuple[int, int, str, tuple]] = []
+            planned: list[tuple[int, int, str, tuple, str]] = []
             for index, key, change, _ in removed:
+                # A dropped `--config-name` is the config-name move's own edit, not a key's.
+                kind = "config-name-move" if isinstance(change, ConfigChange) else "key-removal"
                 node = siblings[index]
                 if run_start is not None and node.start_byte >= run_start[0]:
                     if index != len(siblings) - 1:
@@ -130,13 +133,14 @@ class KeyEdits:
                     span = _argument_removal_span(self.src, node.start_byte, node.end_byte)
                 if planned and span[0] < planned[-1][1]:
                     # Neighbours on one line (`(a=1 b=2)`, both removed) claim the blanks between them.
-                    start, end, first_key, prs = planned.pop()
+                    start, end, first_key, prs, first_kind = planned.pop()
                     span, key, change_prs = (start, max(end, span[1])), f"{first_key}, {key}", prs
+                    kind = kind if kind == first_kind else "key-removal"
                 else:
                     change_prs = change.prs
-                planned.append((span[0], span[1], key, change_prs))
-            for start, end, key, prs in planned:
-                self.edits.append(Edit(start, end, b"", "key-removal", f"removed {key}", prs))
+                planned.append((span[0], span[1], key, change_prs, kind))
+            for start, end, key, prs, kind in planned:
+                self.edits.append(Edit(start, end, b"", kind, f"removed {key}", prs))
 
 
 def _first_note(change) -> str:

@@ -13,6 +13,7 @@ from migrator.rewrite import scan
 from migrator.rewrite.shell.entrypoint import (
     CONFIG_NAME_FLAG,
     CONFIG_PATH_FLAG,
+    SHORT_FLAGS,
     Launch,
     config_option,
     find_launch,
@@ -21,6 +22,7 @@ from migrator.rewrite.shell.defaults import HYDRA_FLAGS
 from migrator.rewrite.shell.entry_points import expanded_names
 from migrator.rewrite.shell.syntax import ARGUMENT_TYPES
 
+CONFIG_FLAGS = (CONFIG_NAME_FLAG, CONFIG_PATH_FLAG, *SHORT_FLAGS.values())
 # Arguments that pass the caller's own overrides on: pinned values go before them, so the caller's win.
 PASS_THROUGH = frozenset({b'"$@"', b"$@", b'"${@}"', b"${@}", b"$*", b'"$*"'})
 # `--config-path` values that mean verl's own configs: relative ones resolve next to the entry module.
@@ -143,9 +145,13 @@ class LaunchEdits:
                 change = None
             if change is not None:
                 if change.drop:
-                    for i in sorted({first, value_index}):
+                    flag = words[first].split(b"=", 1)[0].decode("ascii", "replace")  # `--config-name` or `-cn`
+                    moved = f"{flag}={change.old} (now {change.new} with {' '.join(change.args)})"
+                    labels = {first: moved} if first == value_index else \
+                        {first: moved, value_index: f"{change.old} (the value of {flag})"}
+                    for i, label in sorted(labels.items()):
                         self.removals.setdefault(args[0].start_byte, (args, []))[1].append(
-                            (i, f"--config-name={change.old}", change, args[i].start_byte))
+                            (i, label, change, args[i].start_byte))
                 else:
                     self.replace_in_word(args[value_index], name, change.new, "config-name-move", change)
                 extra += change.args
@@ -271,7 +277,7 @@ def pin_blocker(words: list[bytes], context, literal_names: set[bytes] = frozens
     if path is not None and not _is_verl_config_dir(path[2]):
         return rest[path[0]]
     for word in rest:
-        if word.startswith(b"-") and word.split(b"=", 1)[0] not in HYDRA_FLAGS + (CONFIG_NAME_FLAG, CONFIG_PATH_FLAG):
+        if word.startswith(b"-") and word.split(b"=", 1)[0] not in HYDRA_FLAGS + CONFIG_FLAGS:
             return word
         if b"$" in word and word not in PASS_THROUGH and not scan.OVERRIDE_AT_START.match(word.strip(b"\"'")) \
                 and not expanded_names(word) <= literal_names:
