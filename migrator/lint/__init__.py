@@ -13,7 +13,7 @@ from migrator.ghactions import github_command
 from migrator.lint.registry import CHECKS, Check
 
 # The check modules, in code order; importing one registers its check.
-CHECK_MODULES = ("syntax", "continuation", "keys", "ineffective", "variables", "paths", "hydra_overrides")
+CHECK_MODULES = ("syntax", "continuation", "keys", "ineffective", "variables", "paths", "hydra_overrides", "mandatory")
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,8 @@ class LintFinding:
                "message": self.message, "hint": self.hint, "severity": self.severity}
         if self.override is not None:
             out.update(key=self.key, override=self.override)
+        elif self.key is not None:  # about a key no override sets (VM008)
+            out.update(key=self.key)
         return out
 
 

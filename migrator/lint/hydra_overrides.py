@@ -41,6 +41,7 @@ class ScriptVerdicts:
         self.judged: set[int] = set()  # key offsets of overrides Hydra judged
         self.rejected: set[int] = set()
         self.launches_judged = 0
+        self.unset: list[tuple] = []  # (launch, config name, key): mandatory values a judged command leaves unset
 
 
 def verdicts(script) -> ScriptVerdicts:
@@ -75,7 +76,10 @@ def _judge_script(script) -> ScriptVerdicts:
                                 "its overrides are not judged")
             continue
         out.launches_judged += 1
-        rejections, failure, skipped = _judge_launch(script, configs, config_dir, config_name, launch.overrides)
+        rejections, failure, skipped, unset = _judge_launch(script, configs, config_dir, config_name,
+                                                            launch.overrides)
+        if not launch.passes_all_args:  # the caller's arguments may set it
+            out.unset.extend((launch, config_name, key) for key in unset)
         if failure is not None:
             out.problems.append(Problem(launch.start, f"Hydra cannot compose {config_dir}/{config_name}.yaml of "
                                                       f"verl {script.rev}: {failure}"))
@@ -101,18 +105,20 @@ def _judge_launch(script, configs, config_dir, config_name, overrides):
                        if m == n or not (overrides[m].key == overrides[n].key and exclusive(overrides[m], overrides[n]))])
     found: dict[int, object] = {}
     skipped: set[int] = set()
+    unset: list[str] = []
     for number, indices in enumerate(passes):
         verdict = judge(configs, config_dir, config_name, [overrides[m].text for m in indices])
         if number == 0:
             script.notes.extend(f"{config_name}: {note}" for note in verdict.notes)
             skipped.update(indices[n] for n in verdict.skipped)
+            unset = verdict.unset
         if verdict.failure is not None:
-            return [], verdict.failure, skipped
+            return [], verdict.failure, skipped, []
         for rejection in verdict.rejections:
             m = indices[rejection.index]
             if number == 0 or m == sorted(shadowed)[number - 1]:
                 found.setdefault(m, rejection)
-    return [(overrides[m], found[m]) for m in sorted(found)], None, skipped
+    return [(overrides[m], found[m]) for m in sorted(found)], None, skipped, unset
 
 
 def _config_of(script, configs, launch, out) -> tuple[str, str] | None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from migrator.verdict.compose import ComposeError, base_config, composed, hydra_message, repository
+from migrator.verdict.mandatory import unset_mandatory
 from migrator.verdict.memo import PARSED, VERDICTS
 from migrator.verdict.store import ReleaseConfigs
 
@@ -47,6 +48,7 @@ class Verdict:
     failure: str | None = None  # the config itself does not compose (Hydra's message)
     notes: list[str] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)  # positions not judged (decided at run time)
+    unset: list[str] = field(default_factory=list)  # mandatory (`???`) keys verl will read and none sets
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,10 @@ def _judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides
                                   item.text.partition("=")[2] or "...")
             verdict.rejections.append(Rejection(item.index, item.text, key, message, hint))
     verdict.rejections.sort(key=lambda r: r.index)
+    if not verdict.skipped:  # a key set at run time may be the mandatory one
+        rejected = {r.index for r in verdict.rejections}
+        verdict.unset = unset_mandatory(base, [item.override for item in parsed],
+                                        {n for n, item in enumerate(parsed) if item.index in rejected})
     return verdict
 
 

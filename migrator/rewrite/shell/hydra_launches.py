@@ -167,7 +167,7 @@ def launches(script) -> list[Launch]:
                 _follow(script, expanded.group(1), node.start_byte, assignments, occurrences, starts,
                         launch.overrides, set())
                 continue
-            _collect(script, arg, occurrences, starts, launch.overrides)
+            _collect(script, arg, occurrences, starts, launch.overrides, whole_word=True)
         if launch.overrides or launch.passes_all_args:
             found.append(launch)
     return found
@@ -246,9 +246,12 @@ def _appends(node) -> bool:
     return any(c.type == "+=" for c in node.children)
 
 
-def _collect(script, container, occurrences, starts, out) -> None:
+def _collect(script, container, occurrences, starts, out, whole_word: bool = False) -> None:
     """The overrides whose key starts inside `container` (an argument, an array element, a string), and
-    the `group@package=choice` selections there (not keys, so the rewriter does not list them)."""
+    the `group@package=choice` selections there (not keys, so the rewriter does not list them).
+
+    `whole_word`: the container is the command's own argument, which bash passes as one word, blanks and
+    all (`'trainer.logger=[console, wandb]'`): one override, from the word's start (after its quotes)."""
     lo = bisect.bisect_left(starts, container.start_byte)
     hi = bisect.bisect_left(starts, container.end_byte)
     found = [(o.start - len(o.prefix), o.prefix, o.key) for o in occurrences[lo:hi]]
@@ -259,19 +262,21 @@ def _collect(script, container, occurrences, starts, out) -> None:
         for m in _UNDOTTED.finditer(script.src, container.start_byte, container.end_byte):
             if m.start("prefix") not in known:
                 found.append((m.start("prefix"), m.group("prefix").decode(), m.group("key").decode("ascii")))
+    if whole_word:
+        found = [f for f in sorted(found) if not script.src[container.start_byte:f[0]].strip(b"'\"")][:1]
     for begin, prefix, key in sorted(found):
-        text, end = shell_text(script, container.start_byte, container.end_byte, begin)
+        text, end = shell_text(script, container.start_byte, container.end_byte, begin, split=not whole_word)
         written = script.src[begin:end].decode("utf-8", "replace")
         if written[-1:] in ("'", '"') and written.count(written[-1]) % 2:
             written = written[:-1]  # the quote that closes one opened before the override
         out.append(LaunchOverride(text, written, prefix, key, begin, _branches(container)))
 
 
-def shell_text(script, start: int, end: int, at: int) -> tuple[str, int]:
+def shell_text(script, start: int, end: int, at: int, split: bool = True) -> tuple[str, int]:
     """What bash makes of src[at:end], `at` lying inside the word src[start:end]: (text, end offset).
 
-    The text ends at the word's end, or at a blank in the same quoting as `at` (a string holding
-    several overrides is split by the expansion that passes it)."""
+    The text ends at the word's end, or (`split`) at a blank in the same quoting as `at` (a string
+    holding several overrides is split by the expansion that passes it)."""
     src, i, quote, out = script.src, start, "", bytearray()
     start_quote = None
     while i < end:
@@ -279,7 +284,7 @@ def shell_text(script, start: int, end: int, at: int) -> tuple[str, int]:
             start_quote = quote
         c = src[i:i + 1]
         keep = out if i >= at else bytearray()  # before `at`: only the quoting state matters
-        if start_quote is not None and c in (b" ", b"\t", b"\n") and quote == start_quote:
+        if split and start_quote is not None and c in (b" ", b"\t", b"\n") and quote == start_quote:
             end = i
             break
         if quote == "'" or (c == b"'" and not quote):
