@@ -9,6 +9,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrator.mapping.config_objects import ConfigObjects, ConfigObjectsError, config_objects_from
 from migrator.mapping.facts import ReleaseFacts
 from migrator.mapping.entrypoints import ENTRY_POINT_KINDS, FIELD_ATTRIBUTES, KeyScope
 from migrator.mapping.entries import ENTRY_KINDS as BASE_KINDS
@@ -400,6 +401,8 @@ class TableSet:
     facts: ReleaseFacts | None = None
     # Config families for key-entry scopes (scopes.yaml): family name -> config names.
     families: dict[str, tuple[str, ...]] | None = None
+    # verl's Python objects that carry its config (config-objects.yaml), for the Python provenance rule.
+    config_objects: ConfigObjects = ConfigObjects()
 
 
 def load_families(path: Path, display: str) -> dict[str, tuple[str, ...]]:
@@ -418,6 +421,22 @@ def load_families(path: Path, display: str) -> dict[str, tuple[str, ...]]:
             for k, v in families.items()):
         raise TableError(display, None, "'families' must map family names to lists of config names")
     return {name: tuple(configs) for name, configs in families.items()}
+
+
+def load_config_objects(path: Path, display: str) -> ConfigObjects:
+    """`config-objects.yaml` (mapping/config_objects.py); absent means none."""
+    import yaml
+
+    if not path.is_file():
+        return ConfigObjects()
+    try:
+        data = _to_python(_compose(path.read_text(encoding="utf-8")), display)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise TableError(display, None, f"cannot read config objects: {exc}") from None
+    try:
+        return config_objects_from(data)
+    except ConfigObjectsError as exc:
+        raise TableError(display, exc.line, exc.message) from None
 
 
 def load_release_index(directory: Path, display_as: str | None = None) -> TableSet:
@@ -442,7 +461,9 @@ def load_release_index(directory: Path, display_as: str | None = None) -> TableS
     facts = ReleaseFacts(directory / "facts")
     scopes = directory / "scopes.yaml"
     families = load_families(scopes, _display(scopes, display_as))
-    return TableSet(directory.name, tuple(releases), tables, facts if facts.available else None, families)
+    objects_path = directory / "config-objects.yaml"
+    objects = load_config_objects(objects_path, _display(objects_path, display_as))
+    return TableSet(directory.name, tuple(releases), tables, facts if facts.available else None, families, objects)
 
 
 def _display(path: Path, display_as: str | None) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
+from migrator.mapping.config_objects import ConfigObjects
 from migrator.mapping.entrycontext import EntryContext
 from migrator.mapping.per_set import per_table_set
 from migrator.prefilter import Prefilter
@@ -106,7 +107,8 @@ def locate_config_keys(source: bytes, maps: MappingSet) -> tuple[list[Edit], lis
     line_starts = parser_line_starts(source)
     try:
         tree = parse(source)
-        walker = _Walker(source, line_starts, maps, lambda: Provenance(tree, line_starts))
+        objects = maps.history.config_objects if maps.history is not None else ConfigObjects()
+        walker = _Walker(source, line_starts, maps, lambda: Provenance(tree, line_starts, objects))
         walker.walk(tree)
         walker.resolve_all()
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -19,33 +19,11 @@ import ast
 import re
 from dataclasses import dataclass
 
+from migrator.mapping.config_objects import ConfigObjects
+
 # `@hydra.main(config_path=...)` values that are verl's own config tree.
 VERL_CONFIG_DIR = re.compile(r"(?:.*/)?verl/trainer/config/?|pkg://verl[./]trainer[./]config/?")
-# verl callables whose first argument (or `config=`) is verl's whole config: the program must hand them
-# verl's layout, so the name it passes holds it.
-CONFIG_TAKERS = frozenset({"verl.trainer.main_ppo.run_ppo", "verl.trainer.ppo.ray_trainer.RayPPOTrainer"})
-# verl classes whose `self.config` is a node of verl's config (the trainer's whole config, a worker's subtree).
-CONFIG_HOLDERS: dict[str, tuple[str, ...]] = {
-    "verl.trainer.ppo.ray_trainer.RayPPOTrainer": (),
-    "verl.workers.fsdp_workers.ActorRolloutRefWorker": ("actor_rollout_ref",),
-    "verl.workers.fsdp_workers.AsyncActorRolloutRefWorker": ("actor_rollout_ref",),
-    "verl.workers.fsdp_workers.CriticWorker": ("critic",),
-    "verl.workers.megatron_workers.ActorRolloutRefWorker": ("actor_rollout_ref",),
-    "verl.workers.megatron_workers.AsyncActorRolloutRefWorker": ("actor_rollout_ref",),
-    "verl.workers.megatron_workers.CriticWorker": ("critic",),
-    "verl.workers.engine_workers.ActorRolloutRefWorker": ("actor_rollout_ref",),
-}
-# verl's config dataclasses (imported from any `verl.` module): the node an instance holds.
-CONFIG_CLASSES: dict[str, tuple[str, ...]] = {
-    "AlgoConfig": ("algorithm",),
-    "ActorConfig": ("actor_rollout_ref", "actor"),
-    "FSDPActorConfig": ("actor_rollout_ref", "actor"),
-    "McoreActorConfig": ("actor_rollout_ref", "actor"),
-    "RolloutConfig": ("actor_rollout_ref", "rollout"),
-    "CriticConfig": ("critic",),
-    "FSDPCriticConfig": ("critic",),
-    "McoreCriticConfig": ("critic",),
-}
+
 _ROUNDS = 6  # call-graph propagation: a chain of calls main -> run_ppo -> TaskRunner.run is 2 rounds
 
 
@@ -65,8 +43,9 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 class Provenance:
     """The verl-config names of one parsed file, per function (`names`) and per class (`holders`)."""
 
-    def __init__(self, tree: ast.Module, line_starts: list[int]):
+    def __init__(self, tree: ast.Module, line_starts: list[int], objects: ConfigObjects = ConfigObjects()):
         self.line_starts = line_starts
+        self.objects = objects  # verl's objects that carry its config (mappings/verl/config-objects.yaml)
         # One walk over the whole tree for what is file-wide: imports, classes, calls, names read.
         self._nodes: dict[type, list] = {}
         for node in ast.walk(tree):
@@ -117,7 +96,7 @@ class Provenance:
                 if id(cls) in self.holders:
                     continue
                 for base in cls.bases:
-                    held = CONFIG_HOLDERS.get(self.qualified(base) or "")
+                    held = self.objects.holders.get(self.qualified(base) or "")
                     local = next((c for c in classes if isinstance(base, ast.Name) and c.name == base.id
                                   and id(c) in self.holders), None)
                     if held is None and local is not None:
@@ -137,8 +116,9 @@ class Provenance:
                     seeds[params[0]] = ConfigNode((), name)
         for arg in function.args.posonlyargs + function.args.args + function.args.kwonlyargs:
             annotation = self.qualified(arg.annotation) if arg.annotation is not None else None
-            if annotation and annotation.startswith("verl.") and annotation.rsplit(".", 1)[-1] in CONFIG_CLASSES:
-                seeds[arg.arg] = ConfigNode(CONFIG_CLASSES[annotation.rsplit(".", 1)[-1]])
+            classes = self.objects.classes
+            if annotation and annotation.startswith("verl.") and annotation.rsplit(".", 1)[-1] in classes:
+                seeds[arg.arg] = ConfigNode(classes[annotation.rsplit(".", 1)[-1]])
         if cls is not None and id(cls) in self.holders and function.name == "__init__" and "config" in params:
             seeds["config"] = self.holders[id(cls)]
         return seeds
@@ -203,7 +183,7 @@ class Provenance:
     def _taken_by_verl(self, function: Function, name: str) -> bool:
         for call in self._calls[id(function)]:
             target = self.qualified(call.func)
-            if target not in CONFIG_TAKERS:
+            if target not in self.objects.takers:
                 continue
             arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "config"), None)
             if isinstance(arg, ast.Name) and arg.id == name:
