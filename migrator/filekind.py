@@ -131,4 +131,6 @@ def build_prefilter(mappings) -> KindPrefilter:
     for kind in ("python", "notebook"):
         groups[kind] = groups.get(kind, set()) | apis
         extra[kind] = extra.get(kind, set()) | roots
+    # A launch script's `+key=` on a key the target declares, which Hydra refuses (shell.keys drops the `+`).
+    extra["shell"] = extra.get("shell", set()) | mappings.declared_key_tokens()
     return KindPrefilter(tokens - api_only, extra, groups)

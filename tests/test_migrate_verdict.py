@@ -155,3 +155,25 @@ def test_a_worker_process_saves_its_table_merged_with_what_others_saved(tmp_path
     worker.join()
     saved = pickle.loads(table._path().read_bytes())
     assert saved == {"from the parent": 1, "from a worker": 1}
+
+
+def test_a_script_whose_only_problem_is_a_refused_plus_is_fixed(tmp_path, mappings):
+    # No old name at all: the prefilter lets it through for `+<a key the target declares>`, the locator
+    # drops the `+`, and Hydra, judging the launch, agrees (TinyZero's `+trainer.val_before_train`).
+    from migrator.filekind import build_prefilter
+
+    path = tmp_path / "run.sh"
+    path.write_text(launch("trainer.nnodes=1", "+trainer.val_before_train=False", "++trainer.total_epochs=2"))
+    result = process_file(str(path), "run.sh", mappings, build_prefilter(mappings))
+    assert result.status == "changed"
+    assert result.after.decode() == launch("trainer.nnodes=1", "trainer.val_before_train=False",
+                                           "++trainer.total_epochs=2")  # `++` is Hydra's add-or-override: kept
+    assert [e.kind for e in result.edits] == ["key-append-prefix"] and result.hydra_rejections == 0
+    assert process_file("run.sh", "run.sh", mappings, data=result.after).status == "unchanged"
+
+
+def test_a_plus_outside_every_judged_launch_is_kept(tmp_path, mappings):
+    # The file's one launch is main_ppo, but the string is only echoed: Hydra never sees it, so no edit.
+    src = 'NOTE="+trainer.val_before_train=False"\necho "$NOTE"\npython3 -m verl.trainer.main_ppo trainer.nnodes=1\n'
+    result, after = migrate(tmp_path, mappings, src)
+    assert result.status == "unchanged" and after == src

@@ -139,8 +139,12 @@ ONLY_LAYOUT = re.compile(rb"[ \t\r\n\\]*\Z")
 def assert_edit_touches_only_what_the_table_names(source: bytes, edit) -> None:
     old = source[edit.start:edit.end]
     if edit.kind == "key-rename":
-        change = MAPPINGS.key(old.decode())
+        # A rename may take the `+` before the key with it: the new key exists, and Hydra refuses `+` there.
+        key = old[1:] if old.startswith(b"+") and not edit.replacement.startswith(b"+") else old
+        change = MAPPINGS.key(key.decode())
         assert change is not None and change.new.encode() == edit.replacement, (old, edit)
+    elif edit.kind == "key-append-prefix":
+        assert old == b"+" and edit.replacement == b"", edit
     elif edit.kind == "path-move":
         if edit.start == edit.end:  # env presets before the command, or args after the script
             assert re.fullmatch(rb"(?:[A-Z_]+=[A-Za-z0-9_./:-]+ )+| (?:\S+=\S+ ?)+", edit.replacement), edit

@@ -114,6 +114,30 @@ class EntryPointQueries:
                 return config
         return None
 
+    # -- `+key=` on a key the target declares (Hydra refuses it) ----------------------------------------
+    def _target_config(self, context: EntryContext | None) -> str | None:
+        """The config a launch composes at the target, when it is the one it composed at --from: an entry
+        point the target still has, not moved, under the same config name (else the review judges it)."""
+        facts = self.history.facts if self.history is not None else None
+        if facts is None or context is None or context.module is None or self.entry_point(context.module):
+            return None
+        config = facts.entry_configs(self.to_release).get(context.module)
+        return config if config is not None and config == context.config else None
+
+    def declared_at_target(self, key: str, context: EntryContext | None) -> bool:
+        """Does the target's config of this launch declare `key`, so that Hydra refuses `+key=`?"""
+        config = self._target_config(context)
+        return config is not None and key in self.history.facts.entry_config_keys(self.to_release, config)
+
+    def declared_key_tokens(self) -> set[str]:
+        """`+key` for each key a config of the target's entry points declares: the prefilter's way to a
+        script whose only problem is a `+` the target refuses."""
+        facts = self.history.facts if self.history is not None else None
+        if facts is None:
+            return set()
+        return {f"+{key}" for config in set(facts.entry_configs(self.to_release).values())
+                for key in facts.entry_config_keys(self.to_release, config)}
+
     def is_ppo_config(self, config: str | None) -> bool:
         """main_ppo's family, or a config outside every other family (recipes compose ppo_trainer)."""
         if config is None:

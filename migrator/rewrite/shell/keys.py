@@ -34,12 +34,18 @@ class KeyEdits:
         self.note_key(key, context)
         change = self.maps.key(key, context)
         if change is None:
+            if self.src[start - 1:start] == b"+" and self.src[start - 2:start - 1] != b"+" and \
+                    self.maps.declared_at_target(key, context):
+                # Hydra's own advice for `+key=` on a key that exists; the review keeps it only where
+                # Hydra, judging the launch, agrees.
+                self.edits.append(Edit(start - 1, start, b"", PLUS_KIND, drop_plus_message(key, self.maps.to_release)))
             return
         if change.action == "rename":
             new = change.new.encode()
             if change.add and self.src[start - 1:start] != b"+":
                 new = b"+" + new  # not a key of the new config: Hydra needs `+` to add it
-            elif change.exists and self.src[start - 1:start] == b"+" and self.src[start - 2:start - 1] != b"+":
+            elif self.src[start - 1:start] == b"+" and self.src[start - 2:start - 1] != b"+" and (
+                    change.exists or self.maps.declared_at_target(change.new, context)):
                 start -= 1  # the new config has the key: `+key=` would fail to append over it
             self.edits.append(Edit(start, end, new, "key-rename", f"{key} -> {change.new}", change.prs))
         elif change.action == "warn":
@@ -141,6 +147,13 @@ class KeyEdits:
                 planned.append((span[0], span[1], key, change_prs, kind))
             for start, end, key, prs, kind in planned:
                 self.edits.append(Edit(start, end, b"", kind, f"removed {key}", prs))
+
+
+PLUS_KIND = "key-append-prefix"  # the edit that drops a `+` the target refuses
+
+
+def drop_plus_message(key: str, release: str) -> str:
+    return f"+{key} -> {key} (verl {release} has `{key}`: Hydra overrides it without `+`)"
 
 
 def _first_note(change) -> str:

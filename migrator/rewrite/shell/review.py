@@ -17,6 +17,7 @@ Scripts whose edits touch no override of a verl launch are not judged (judging c
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,12 +26,12 @@ from pathlib import Path
 from migrator.codes import HYDRA_BACKED_OUT_CODE
 from migrator.edits import Edit, Finding, Review, apply_edits
 from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, config_dir_of_launch, launches
+from migrator.rewrite.shell.keys import PLUS_KIND, drop_plus_message
 from migrator.rewrite.shell.syntax import parse
 from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
 from migrator.verdict.memo import DiskTable
 
 APPEND_REFUSED = "Could not append to config. An item is already at"
-PLUS_KIND = "key-append-prefix"  # the edit that drops a `+` the target refuses
 REVIEWS = DiskTable("reviews")  # (tree digest, code digest, script digest, applied edits) -> Review
 
 
@@ -70,8 +71,17 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
 
 
 def _review(before: bytes, after: bytes, applied: list[Edit], configs) -> Review:
-    original = ShellScript(before)
-    found = _judged_launches(original, configs)
+    found = _judged_launches(ShellScript(before), configs)
+    # The locator's `+` drops stand only where Hydra judges the launch (an array a verl launch may not expand).
+    unjudged = tuple(e for e in applied if e.kind == PLUS_KIND and not _touches_launch_overrides(found, [e]))
+    if unjudged:
+        applied = [e for e in applied if e not in unjudged]
+        after = apply_edits(before, applied)[0]
+    judged = _judge_edits(before, after, applied, configs, found)
+    return dataclasses.replace(judged, back_out=judged.back_out + unjudged) if unjudged else judged
+
+
+def _judge_edits(before: bytes, after: bytes, applied: list[Edit], configs, found) -> Review:
     # A moved entry point is judged too: its old module has no config at the target, its new one may refuse
     # a `+key` the old config lacked.
     if not _touches_launch_overrides(found, applied) and not any(e.kind == "entry-point-move" for e in applied):
@@ -121,9 +131,8 @@ def _outcome(applied: list[Edit], kept: list[Edit], findings: list[Finding], rej
 
 
 def _drop_plus(j: _Judged, release: str) -> Edit:
-    key = j.written.partition("=")[0].lstrip("+")
-    return Edit(j.start, j.start + 1, b"", PLUS_KIND, f"+{key} -> {key} (verl {release} has `{key}`: "
-                                                      "Hydra overrides it without `+`)")
+    return Edit(j.start, j.start + 1, b"", PLUS_KIND, drop_plus_message(j.written.partition("=")[0].lstrip("+"),
+                                                                          release))
 
 
 def _backed_out(edit: Edit, j: _Judged, release: str) -> Finding:
