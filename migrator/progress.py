@@ -35,6 +35,7 @@ class Progress:
         self.start = time.monotonic()
         self.delay = float(os.environ.get("VERL_MIGRATE_PROGRESS_DELAY", DELAY_SECONDS))
         self.last_draw = 0.0
+        self.total_drawn = False  # has a line with the total been drawn
         self.shown = False
 
     def update(self, result) -> None:
@@ -43,9 +44,14 @@ class Progress:
         if not self.enabled:
             return
         now = time.monotonic()
-        if now - self.start < self.delay or now - self.last_draw < REDRAW_SECONDS:
+        if now - self.start < self.delay:
+            return
+        # The first update after the total is known draws at once: a short run may not last another redraw.
+        news = self.total is not None and not self.total_drawn
+        if now - self.last_draw < REDRAW_SECONDS and not news:
             return
         self.last_draw = now
+        self.total_drawn = self.total is not None
         self.draw(now)
 
     def count_in_background(self, candidates) -> None:

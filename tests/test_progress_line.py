@@ -38,3 +38,24 @@ def test_a_terminal_sees_total_percent_rate_and_eta(tmp_path):
     done, total = map(int, re.match(r"(\d+)/(\d+)", lines[-1]).groups())
     assert total == 400 and 0 < done <= total
     assert err.rstrip().endswith("0 failed")
+
+
+def test_the_first_update_after_the_total_is_known_draws_at_once(monkeypatch):
+    # A short run may end before another redraw period: the total must not wait for one.
+    import io
+
+    from migrator.progress import Progress
+
+    monkeypatch.setenv("VERL_MIGRATE_PROGRESS_DELAY", "0")
+    stream = io.StringIO()
+    progress = Progress(stream, True, "would change")
+
+    class Result:
+        status = "unchanged"
+
+    progress.update(Result())  # drawn: the first line, total unknown
+    progress.update(Result())  # within the redraw period: not drawn
+    assert stream.getvalue().count("files") == 1 and "/" not in stream.getvalue()
+    progress.total = 10
+    progress.update(Result())  # the total just arrived: drawn at once
+    assert "3/10 files (30%)" in stream.getvalue()
