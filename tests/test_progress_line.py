@@ -55,7 +55,7 @@ def test_the_first_update_after_the_total_is_known_draws_at_once(monkeypatch):
 
     progress.update(Result())  # drawn: the first line, total unknown
     progress.update(Result())  # within the redraw period: not drawn
-    assert stream.getvalue().count("files") == 1 and "/" not in stream.getvalue()
+    assert stream.getvalue().count("\r\x1b[K") == 1 and "/10" not in stream.getvalue()
     progress.total = 10
     progress.update(Result())  # the total just arrived: drawn at once
     assert "3/10 files (30%)" in stream.getvalue()
