@@ -1,10 +1,12 @@
 """Cache the composed tables and their prefilter between runs (parsing the YAML tables costs ~0.1 s a run).
 
-The key is a hash of every `--table` file's bytes, the stat signature (size, mtime, ctime, inode) of every built-in
-table, facts file and mapping code file, the --from/--to/--table arguments, the package version and the Python
-version, so any edit to a table misses the cache. The built-in files are stat'ed, not read: they are 5 MB
-(the facts), and reading them took 20 ms of every run, more when the page cache had dropped them. The cache is a pickle under `$VERL_MIGRATE_CACHE_DIR`, else `$XDG_CACHE_HOME/verl-migrate`,
-else `~/.cache/verl-migrate`; `VERL_MIGRATE_NO_CACHE=1` turns it off. A missing, corrupt, foreign or
+The key is a hash of every `--table` file's bytes, the stat signature (size, mtime, ctime, inode) of every
+built-in table, facts file and mapping code file, the --from/--to/--table arguments, the package version and
+the Python version, so any edit to a table misses the cache. The built-in files are stat'ed, not read: they
+are 5 MB (the facts), and reading them took 20 ms of every run, more when the page cache had dropped them.
+The parsed built-in tables have an entry of their own (`builtin_tables`). The cache is a pickle under
+`$VERL_MIGRATE_CACHE_DIR`, else `$XDG_CACHE_HOME/verl-migrate`, else `~/.cache/verl-migrate`;
+`VERL_MIGRATE_NO_CACHE=1` turns it off. A missing, corrupt, foreign or
 unwritable cache only costs the time to compose again: it never breaks a run.
 """
 

@@ -40,7 +40,8 @@ def config_objects_from(data) -> ConfigObjects:
 def _nodes(data: dict, name_of_field: str, name_pattern: re.Pattern) -> dict[str, tuple[str, ...]]:
     value = data.get(name_of_field) or {}
     if not isinstance(value, dict):
-        raise ConfigObjectsError(data["__lines__"].get(name_of_field), f"{name_of_field}: a mapping of name to config node")
+        raise ConfigObjectsError(data["__lines__"].get(name_of_field),
+                                 f"{name_of_field}: a mapping of name to config node")
     out = {}
     for name, node in value.items():
         if name in ("__line__", "__lines__"):

@@ -38,7 +38,8 @@ class KeyEdits:
                     self.maps.declared_at_target(key, context):
                 # Hydra's own advice for `+key=` on a key that exists; the review keeps it only where
                 # Hydra, judging the launch, agrees.
-                self.edits.append(Edit(start - 1, start, b"", PLUS_KIND, drop_plus_message(key, self.maps.to_release)))
+                self.edits.append(Edit(start - 1, start, b"", PLUS_KIND,
+                                       drop_plus_message(key, self.maps.to_release)))
             return
         if change.action == "rename":
             new = change.new.encode()
