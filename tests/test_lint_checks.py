@@ -357,3 +357,16 @@ def test_a_quoted_argument_with_blanks_is_one_override(mappings, word):
 def test_a_string_of_overrides_expanded_unquoted_is_still_split(mappings):
     found = lint(mappings, 'ARGS="trainer.nnodes=1 trainer.no_such_key=2"\npython3 -m verl.trainer.main_ppo $ARGS\n')
     assert [(f.line, f.code, f.key) for f in found] == [(1, "VM007", "trainer.no_such_key")]
+
+
+@pytest.mark.parametrize("unseen", ['"${COMMON_ARGS[@]}"', "$EXTRA", '"${EXTRA}"', "$(cat args.txt)",
+                                    '"${BASE[@]}"'])
+def test_words_the_script_does_not_show_may_set_a_mandatory_value(mappings, unseen):
+    # A sourced file's array, an environment variable, a command's output: VM008 cannot know.
+    source = f'BASE=("${{SHARED[@]}}" trainer.nnodes=1)\npython3 -m verl.trainer.main_ppo {unseen} trainer.total_epochs=1\n'
+    assert [f.code for f in lint(mappings, source, ignore=()) if f.code == "VM008"] == []
+
+
+def test_an_array_the_script_fills_itself_is_seen(mappings):
+    source = 'ARGS=(trainer.nnodes=1)\nARGS+=(trainer.total_epochs=2)\npython3 -m verl.trainer.main_ppo "${ARGS[@]}" x.y=$V\n'
+    assert [f.key for f in lint(mappings, source, ignore=()) if f.code == "VM008"] == ["actor_rollout_ref.rollout.name"]

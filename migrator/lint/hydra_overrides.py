@@ -78,7 +78,7 @@ def _judge_script(script) -> ScriptVerdicts:
         out.launches_judged += 1
         rejections, failure, skipped, unset = _judge_launch(script, configs, config_dir, config_name,
                                                             launch.overrides)
-        if not launch.passes_all_args:  # the caller's arguments may set it
+        if not launch.passes_all_args and not launch.unseen_args:  # words we cannot see may set it
             out.unset.extend((launch, config_name, key) for key in unset)
         if failure is not None:
             out.problems.append(Problem(launch.start, f"Hydra cannot compose {config_dir}/{config_name}.yaml of "

@@ -4,8 +4,8 @@ does not set. Hydra composes such a config; verl stops at start-up with OmegaCon
 From verl v0.6.0 the PPO configs declare `actor_rollout_ref.rollout.name: ???` (its default was `vllm`),
 so a script that relied on the default stops there; `reward.reward_model.rollout.name` is mandatory once
 the command sets `reward.reward_model.enable=True`. Found in the same composition as VM007's verdict
-(migrator/verdict/mandatory.py); not reported when a key of the command is set at run time or the command
-passes `"$@"` (the caller may set it).
+(migrator/verdict/mandatory.py); not reported when a key of the command is set at run time, or the command
+passes words the script does not show (`"$@"`, an array it never assigns, `"$EXTRA"`, `$(cat args)`).
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ _EXPANDED = re.compile(r'"?\$\{?([A-Za-z_]\w*)(\[[@*]\])?\}?"?')
 _GROUP_AT = re.compile(rb"(?<![\w.@/+~-])(?P<prefix>\+\+|\+|~)?(?P<key>[A-Za-z_][\w/.-]*@[\w.]*)=")
 _UNDOTTED = re.compile(rb"(?:(?<=[\s\"'])|(?<=\\\n))(?P<prefix>\+\+|\+|~|)(?P<key>[A-Za-z_][\w-]*)=")
 _ALL_ARGS = re.compile(r'"?\$(?:@|\*|\{@\}|\{\*\})"?')
+_UNSEEN = frozenset({"command_substitution", "process_substitution"})  # an argument of words only run time knows
+_STARTS_AS_OVERRIDE = re.compile(r"""["']?(?:\+\+|\+|~)?[A-Za-z_][\w.@/-]*(?:=|["']?$)""")  # `key=$v`: the key is seen
 _FLAG_VALUE = {"--config-path": "config_path", "-cp": "config_path", "--config-name": "config_name",
                "-cn": "config_name"}
 
@@ -131,6 +133,9 @@ class Launch:
     config_name: str | None = None
     overrides: list[LaunchOverride] = field(default_factory=list)
     passes_all_args: bool = False  # `"$@"`: overrides from the caller, unknowable
+    # An argument whose words the script does not show (`"${ARGS[@]}"` of an array it never assigns, a
+    # sourced file's, `$(cat args)`, `"$EXTRA"`): it may pass any override.
+    unseen_args: bool = False
 
 
 def launches(script) -> list[Launch]:
@@ -147,6 +152,7 @@ def launches(script) -> list[Launch]:
             continue
         module = words[entry_at - 1] == "-m" if entry_at else False
         launch = Launch(args[entry_at].start_byte, words[entry_at], module)
+        launch.unseen_args = any(c.type in _UNSEEN and c.start_byte > launch.start for c in node.children)
         skip_next = False
         for i in range(entry_at + 1, len(args)):
             word, arg = words[i], args[i]
@@ -164,9 +170,12 @@ def launches(script) -> list[Launch]:
                 continue
             expanded = _EXPANDED.fullmatch(word)
             if expanded:
-                _follow(script, expanded.group(1), node.start_byte, assignments, occurrences, starts,
-                        launch.overrides, set())
+                if not _follow(script, expanded.group(1), node.start_byte, assignments, occurrences, starts,
+                               launch.overrides, set()):
+                    launch.unseen_args = True
                 continue
+            if ("$" in word or "`" in word) and not _STARTS_AS_OVERRIDE.match(word):
+                launch.unseen_args = True  # an expansion that is not an override's value: words unseen
             _collect(script, arg, occurrences, starts, launch.overrides, whole_word=True)
         if launch.overrides or launch.passes_all_args:
             found.append(launch)
@@ -200,17 +209,21 @@ def _assignments(script) -> dict[str, list]:
     return out
 
 
-def _follow(script, name, before, assignments, occurrences, starts, out, seen) -> None:
+def _follow(script, name, before, assignments, occurrences, starts, out, seen) -> bool:
     """The overrides an expansion of `name` passes: its last `=` assignment before the command, plus the
-    `+=` appends after that; assignments only after it (a function defined below) count all."""
+    `+=` appends after that; assignments only after it (a function defined below) count all. False when
+    the script assigns `name` (or a name its value expands) nowhere: its words are not known here."""
     if name in seen:
-        return
+        return True
     seen.add(name)
     nodes = assignments.get(name, [])
+    if not nodes:
+        return False
     earlier = [n for n in nodes if n.start_byte < before]
     if earlier:
         last_set = max((i for i, n in enumerate(earlier) if not _appends(n)), default=0)
         nodes = earlier[last_set:]
+    known = True
     for node in nodes:
         value = node.child_by_field_name("value")
         if value is None:
@@ -219,9 +232,11 @@ def _follow(script, name, before, assignments, occurrences, starts, out, seen) -
         for element in elements:
             inner = _EXPANDED.fullmatch(_plain(script, element))
             if inner and element.type != "word":
-                _follow(script, inner.group(1), before, assignments, occurrences, starts, out, seen)
+                known = _follow(script, inner.group(1), before, assignments, occurrences, starts, out, seen) \
+                    and known
             else:
                 _collect(script, element, occurrences, starts, out)
+    return known
 
 
 def _branches(node) -> tuple:
