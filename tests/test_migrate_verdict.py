@@ -177,3 +177,21 @@ def test_a_plus_outside_every_judged_launch_is_kept(tmp_path, mappings):
     src = 'NOTE="+trainer.val_before_train=False"\necho "$NOTE"\npython3 -m verl.trainer.main_ppo trainer.nnodes=1\n'
     result, after = migrate(tmp_path, mappings, src)
     assert result.status == "unchanged" and after == src
+
+
+def test_a_launch_in_a_docs_block_or_a_python_string_gets_hydras_verdict_too(tmp_path, mappings):
+    # Embedded launch commands go through the shell rewriter and its review, as a script does: the `+`
+    # goes where Hydra judges the launch, and stays in a string that is only echoed.
+    doc = ("```bash\npython3 -m verl.trainer.main_ppo +trainer.val_before_train=False trainer.nnodes=1\n```\n\n"
+           "```bash\nNOTE=\"+trainer.val_before_train=False x.y=1\"\necho \"$NOTE\"\n"
+           "python3 -m verl.trainer.main_ppo trainer.nnodes=1\n```\n")
+    from migrator.filekind import build_prefilter
+
+    prefilter = build_prefilter(mappings)  # a docs file with nothing else to migrate passes it too
+    result = process_file("README.md", "README.md", mappings, prefilter, data=doc.encode())
+    assert result.after.decode() == doc.replace("main_ppo +trainer", "main_ppo trainer", 1)
+    code = ('import os\nos.system("python3 -m verl.trainer.main_ppo +trainer.val_before_train=False '
+            'actor_rollout_ref.rollout.skip.enable=True")\n')
+    result = process_file("launch.py", "launch.py", mappings, prefilter, data=code.encode())
+    assert result.after.decode() == code.replace("+trainer", "trainer").replace(
+        "actor_rollout_ref.rollout.skip.enable", "skip.rollout.enable")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from migrator.edits import SourceNotParsed
+from migrator.edits import LocateResult, SourceNotParsed
 from migrator.mapping import MappingSet
 from migrator.rewrite import literal
 
@@ -20,7 +20,7 @@ def block_edits(rewriter, label: str, src: bytes, start: int, end: int, maps: Ma
     """`src[start:end]` through `rewriter` (a rewriter module) when it parses and validates, else the text scan."""
     block = src[start:end]
     try:
-        located = rewriter.locate(block, maps, label)
+        located = _reviewed(rewriter, block, rewriter.locate(block, maps, label), maps)
         after = apply(block, located.edits)
         if after == block:
             problem = None
@@ -35,6 +35,21 @@ def block_edits(rewriter, label: str, src: bytes, start: int, end: int, maps: Ma
         findings.extend(dataclasses.replace(f, offset=f.offset + start) for f in located.findings)
         return
     text_edits(src, start, end, maps, edits, findings)
+
+
+def _reviewed(rewriter, block: bytes, located: LocateResult, maps: MappingSet) -> LocateResult:
+    """The block's edits after its rewriter's second look, as the engine gives a file of that kind (a
+    launch command in a docs block or a Python string gets Hydra's verdict like one in a script)."""
+    from migrator.rewrite import REWRITERS, load_review
+
+    spec = next((s for s in REWRITERS if s.module == rewriter.__name__), None)
+    review = load_review(spec) if spec is not None else None
+    if review is None or not located.edits:
+        return located
+    applied = list(located.edits)
+    second = review(block, apply(block, applied), applied, maps)
+    kept = tuple(e for e in applied if e not in second.back_out) + tuple(second.added)
+    return LocateResult(kept, tuple(located.findings) + tuple(second.findings))
 
 
 def text_edits(src: bytes, start: int, end: int, maps: MappingSet, edits: list, findings: list) -> None:
