@@ -26,7 +26,7 @@ class RewriterSpec:
 
 REWRITERS: tuple[RewriterSpec, ...] = (
     RewriterSpec("shell", "migrator.rewrite.shell", (".sh", ".bash"), ("bash", "sh", "dash", "zsh", "ksh"),
-                 review="migrator.rewrite.shell.review:review"),
+                 review="migrator.rewrite.shell:review_edits"),
     RewriterSpec("python", "migrator.rewrite.python", (".py",), ("python", "python3"), frozenset({"modules"})),
     RewriterSpec("yaml", "migrator.rewrite.yaml", (".yaml", ".yml"), (), frozenset({"keys", "modules"})),
     RewriterSpec("markdown", "migrator.rewrite.markdown", (".md", ".markdown", ".rst", ".txt")),

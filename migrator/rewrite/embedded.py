@@ -38,12 +38,10 @@ def block_edits(rewriter, label: str, src: bytes, start: int, end: int, maps: Ma
 
 
 def _reviewed(rewriter, block: bytes, located: LocateResult, maps: MappingSet) -> LocateResult:
-    """The block's edits after its rewriter's second look, as the engine gives a file of that kind (a
-    launch command in a docs block or a Python string gets Hydra's verdict like one in a script)."""
-    from migrator.rewrite import REWRITERS, load_review
-
-    spec = next((s for s in REWRITERS if s.module == rewriter.__name__), None)
-    review = load_review(spec) if spec is not None else None
+    """The block's edits after its rewriter's second look (its module's `review_edits`, the function the
+    engine runs on a changed file of that kind): a launch command in a docs block or a Python string gets
+    Hydra's verdict like one in a script."""
+    review = getattr(rewriter, "review_edits", None)
     if review is None or not located.edits:
         return located
     applied = list(located.edits)

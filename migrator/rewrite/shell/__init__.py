@@ -24,7 +24,16 @@ from migrator.rewrite.shell.validity import _bash_n  # noqa: F401
 
 KIND = "shell"
 
+
+def review_edits(before: bytes, after: bytes, applied: list, mappings):
+    """Hydra's second look at the applied edits (`review.py`), also for launch commands embedded in other
+    files (`embedded.block_edits`); imported on first use, as the engine does through `REWRITERS`. (Not
+    named `review`: importing the submodule sets that attribute of this package.)"""
+    from migrator.rewrite.shell.review import review as hydra_review
+
+    return hydra_review(before, after, applied, mappings)
+
 __all__ = [
     "ARGUMENT_TYPES", "BASH_N_TIMEOUT", "KIND", "LITERAL_TYPES", "SCRIPT_RUNNERS", "WORD_BOUNDARY",
-    "edits_keep_validity", "locate", "override_occurrences", "parse", "validate",
+    "edits_keep_validity", "locate", "override_occurrences", "parse", "review_edits", "validate",
 ]
