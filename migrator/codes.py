@@ -42,6 +42,7 @@ RULES: dict[str, Rule] = {rule.code: rule for rule in (
     Rule("VM191", "edit backed out: it overlapped another edit", "manual"),
     Rule("VM192", "edit backed out or not made: Hydra at the target release would reject it (or nothing reads it)",
          "manual"),
+    Rule("VM193", "a migrated launch leaves a mandatory value (`???`) unset: verl stops at start-up", "manual"),
     Rule("VM199", "finding of a kind without its own code", "manual"),
     Rule("VM201", "file not read: unreadable", "error"),
     Rule("VM202", "file not migrated: not UTF-8/ASCII text (binary, UTF-16)", "error"),
@@ -77,6 +78,7 @@ FINDING_CODES: dict[tuple[str, str], str] = {
 FALLBACK_FINDING_CODE = "VM199"
 BACKED_OUT_EDIT_CODE = "VM191"
 HYDRA_BACKED_OUT_CODE = "VM192"  # the shell review's verdict (migrator/rewrite/shell/review.py)
+MANDATORY_UNSET_CODE = "VM193"  # the same review, on what the migrated launch leaves `???`
 FROM_TOO_NEW_CODE = "VM301"
 
 # (status, how the reason starts) -> code, first match wins; reasons come from discovery, fileprocess

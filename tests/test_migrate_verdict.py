@@ -195,3 +195,16 @@ def test_a_launch_in_a_docs_block_or_a_python_string_gets_hydras_verdict_too(tmp
     result = process_file("launch.py", "launch.py", mappings, prefilter, data=code.encode())
     assert result.after.decode() == code.replace("+trainer", "trainer").replace(
         "actor_rollout_ref.rollout.skip.enable", "skip.rollout.enable")
+
+
+def test_a_rename_that_turns_on_a_node_with_a_mandatory_value_is_reported(tmp_path, tables):
+    # `reward_model.enable=True` renamed to `reward.reward_model.enable=True`: the reward model's own
+    # rollout engine is `???` at v0.9.0, so the migrated command stops at start-up (VM193).
+    old = compose(tables, "v0.6.0", TO, [])
+    result, after = migrate(tmp_path, old, launch("actor_rollout_ref.rollout.name=vllm", "reward_model.enable=True"))
+    assert "reward.reward_model.enable=True" in after
+    [finding] = [f for f in result.findings if f.code == "VM193"]
+    assert finding.line == 1 and "`reward.reward_model.rollout.name` is mandatory in verl v0.9.0" in finding.message
+    # one the script lacked before the migration too (no rollout engine at all) is lint's VM008, not this
+    result, _ = migrate(tmp_path, old, launch("reward_model.enable=False", "trainer.nnodes=1"))
+    assert [f for f in result.findings if f.code == "VM193"] == []

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from migrator.codes import HYDRA_BACKED_OUT_CODE
+from migrator.codes import HYDRA_BACKED_OUT_CODE, MANDATORY_UNSET_CODE
 from migrator.edits import Edit, Finding, Review, apply_edits
 from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, config_dir_of_launch, launches
 from migrator.rewrite.shell.keys import PLUS_KIND, drop_plus_message
@@ -97,8 +97,9 @@ def _judge_edits(before: bytes, after: bytes, applied: list[Edit], configs, foun
     judged_before = {launch.start for launch, _ in found}
     for _round in range(ROUNDS):
         new = apply_edits(before, edits)[0] if edits != list(applied) else after
-        now = _judged(_judged_launches(ShellScript(new, parse(new)), configs), configs, _to_original(edits))
         back_out, plus = set(), []
+        launches_now = _judged_launches(ShellScript(new, parse(new)), configs)
+        now = _judged(launches_now, configs, _to_original(edits))
         for j in now:
             touching = [e for e in edits if e.start < j.end and e.end > j.start]
             unplussed = [e for e in touching if e.kind == PLUS_KIND]
@@ -120,9 +121,32 @@ def _judge_edits(before: bytes, after: bytes, applied: list[Edit], configs, foun
                 findings += [_undeclared(e, j, configs.release) for e in renamed]
         plus = [e for e in dict.fromkeys(plus) if e not in edits]
         if not back_out and not plus:
+            findings += _unset_mandatory(found, launches_now, configs, _to_original(edits))
             return _outcome(applied, edits, findings, sum(j.message is not None for j in now))
         edits = [e for e in edits if e not in back_out] + plus
     return _outcome(applied, [e for e in edits if e.kind != PLUS_KIND or e in applied], findings, 0)
+
+
+def _unset_mandatory(found_before: list, found_after: list, configs, to_original) -> list[Finding]:
+    """A manual step for each mandatory value (`???`) the migration leaves a launch newly without (lint's
+    VM008): `reward_model.enable=True` renamed turns on `reward.reward_model`, whose own rollout engine
+    is `???`. One unset before the edits too is lint's to report. Not where the command passes words the
+    script does not show."""
+    def unset(launch, config_dir, config_name) -> list[str]:
+        if launch.passes_all_args or launch.unseen_args:
+            return []
+        return judge(configs, config_dir, config_name, [o.text for o in launch.overrides]).unset
+
+    before = {launch.start: set(unset(launch, *target)) for launch, target in found_before}
+    out = []
+    for launch, target in found_after:
+        at = to_original(launch.start)
+        out += [Finding(at, "mandatory-unset", f"`{key}` is mandatory in verl {configs.release}'s {target[1]} "
+                        "(`???`) and the migrated command does not set it: verl stops at start-up with "
+                        "MissingMandatoryValue", "set it on the command (lint's VM008 says the same)",
+                        code=MANDATORY_UNSET_CODE)
+                for key in unset(launch, *target) if key not in before.get(at, set())]
+    return out
 
 
 def _outcome(applied: list[Edit], kept: list[Edit], findings: list[Finding], rejections: int) -> Review:
