@@ -130,7 +130,8 @@ def _judge_edits(before: bytes, after: bytes, applied: list[Edit], configs, foun
 def _unset_mandatory(found_before: list, found_after: list, configs, to_original) -> list[Finding]:
     """A manual step for each mandatory value (`???`) the migration leaves a launch newly without (lint's
     VM008): `reward_model.enable=True` renamed turns on `reward.reward_model`, whose own rollout engine
-    is `???`. One unset before the edits too is lint's to report. Not where the command passes words the
+    is `???`. One unset before the edits too, or a launch whose entry point moved (the original has no
+    config at the target to compare with), is lint's to report. Not where the command passes words the
     script does not show."""
     def unset(launch, config_dir, config_name) -> list[str]:
         if launch.passes_all_args or launch.unseen_args:
@@ -141,6 +142,8 @@ def _unset_mandatory(found_before: list, found_after: list, configs, to_original
     out = []
     for launch, target in found_after:
         at = to_original(launch.start)
+        if at not in before:
+            continue  # a moved entry point: nothing at the target to compare with (VM008 judges the result)
         out += [Finding(at, "mandatory-unset", f"`{key}` is mandatory in verl {configs.release}'s {target[1]} "
                         "(`???`) and the migrated command does not set it: verl stops at start-up with "
                         "MissingMandatoryValue", "set it on the command (lint's VM008 says the same)",
