@@ -50,7 +50,7 @@ def hydra(src: bytes, configs) -> tuple[dict, set]:
         target = launch_config(configs, launch)
         if target is None or not launch.overrides or any(o.key == "hydra.searchpath" for o in launch.overrides):
             continue
-        found, failure = _judge_launch(script, configs, *target, launch.overrides)
+        found, failure, *_ = _judge_launch(script, configs, *target, launch.overrides)
         if failure is not None:
             continue
         for o in launch.overrides:
