@@ -120,7 +120,7 @@ class ReleaseFacts:
 
     def modules_cover(self, release: str, order: tuple[str, ...]) -> bool:
         """Do the module facts speak for `release` (between the oldest and newest release they name)?
-        The same span `module_names` keeps."""
+        `module_names` keeps these releases."""
         ranks = [order.index(r) for r in self._module_range_ends if r in order]
         return bool(ranks) and release in order and min(ranks) <= order.index(release) <= max(ranks)
 
@@ -130,11 +130,8 @@ class ReleaseFacts:
         path = self.directory / "modules" / "verl.modules"
         if not path.is_file():
             return {}
-        known = {r for ranges in self._module_releases.values() for span in ranges for r in span.split("..")}
         facts = read_module_facts(path, list(order))
-        lo = min((order.index(r) for r in known if r in order), default=len(order))
-        hi = max((order.index(r) for r in known if r in order), default=-1)
-        return {release: modules for release, modules in facts.items() if lo <= order.index(release) <= hi}
+        return {release: modules for release, modules in facts.items() if self.modules_cover(release, order)}
 
     @property
     def has_modules(self) -> bool:
