@@ -130,7 +130,8 @@ def known_releases() -> list[str]:
     from migrator.mapping.load import TableError, builtin_mappings_dir
 
     try:
-        data = yaml.safe_load((builtin_mappings_dir() / "verl" / "releases.yaml").read_text(encoding="utf-8"))
+        data = yaml.load((builtin_mappings_dir() / "verl" / "releases.yaml").read_text(encoding="utf-8"),
+                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml when present
         return [str(r) for r in data["releases"]]
     except (TableError, OSError, yaml.YAMLError, KeyError, TypeError):
         return []

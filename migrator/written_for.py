@@ -53,13 +53,13 @@ class ReleaseHistory:
     def __init__(self):
         import yaml
 
+        from migrator.config import known_releases
         from migrator.mapping.facts import ReleaseFacts
         from migrator.mapping.load import builtin_mappings_dir
 
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present
         verl = builtin_mappings_dir() / "verl"
-        with open(verl / "releases.yaml", encoding="utf-8") as fh:
-            self.releases: tuple[str, ...] = tuple(yaml.load(fh, Loader=loader)["releases"])
+        self.releases: tuple[str, ...] = tuple(known_releases())
         self.facts = ReleaseFacts(verl / "facts")
         between = verl / "facts" / "between-releases.yaml"
         self.between: dict[str, str] = {}

@@ -181,14 +181,10 @@ def _exists(script, launch) -> bool | None:
 @lru_cache(maxsize=256)
 def _last_release_with(entry: str, is_module: bool) -> str | None:
     """The newest shipped release whose index has this entry point, or None (never a verl entry point)."""
-    import yaml
+    from migrator.config import known_releases
 
-    from migrator.mapping.load import builtin_mappings_dir
-
-    try:
-        order = yaml.safe_load((builtin_mappings_dir() / "verl" / "releases.yaml").read_text())["releases"]
-    except Exception:  # noqa: BLE001 - the order only refines a message
-        order = sorted(p.stem for p in (configs_dir() / "releases").glob("*.yaml"))
+    # the order only refines a message: the shipped configs' names when the release index is unreadable
+    order = known_releases() or sorted(p.stem for p in (configs_dir() / "releases").glob("*.yaml"))
     for release in reversed(order):
         try:
             configs = release_configs(release)
