@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from migrator.lint.hydra_overrides import verdicts
 from migrator.lint.registry import Problem, check
+from migrator.verdict.mandatory import unset_message
 
 
 @check("VM008", "mandatory-unset")
 def mandatory_unset(script):
     for launch, config_name, key in verdicts(script).unset:
-        message = (f"`{key}` is mandatory in verl {script.rev}'s {config_name} (`???`) and this command does "
-                   "not set it: verl stops at start-up with MissingMandatoryValue")
-        yield Problem(launch.start, message, _old_default(script, key), key=key)
+        yield Problem(launch.start, unset_message(key, script.rev, config_name), _old_default(script, key), key=key)
 
 
 def _old_default(script, key: str) -> str | None:

@@ -64,3 +64,9 @@ def _literal_true(override) -> bool:
         return override.value() is True  # Hydra's grammar reads `True`/`true` as a bool; `$X` is a string
     except Exception:  # noqa: BLE001 - a sweep or an interpolation: not a literal
         return False
+
+
+def unset_message(key: str, release: str, config_name: str, command: str = "this command") -> str:
+    """The words lint's VM008 and the migration's VM193 say about one unset mandatory value."""
+    return (f"`{key}` is mandatory in verl {release}'s {config_name} (`???`) and {command} does not set it: "
+            "verl stops at start-up with MissingMandatoryValue")

@@ -29,6 +29,7 @@ from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, config_di
 from migrator.rewrite.shell.keys import PLUS_KIND, drop_plus_message
 from migrator.rewrite.shell.syntax import parse
 from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
+from migrator.verdict.mandatory import unset_message
 from migrator.verdict.memo import DiskTable
 
 APPEND_REFUSED = "Could not append to config. An item is already at"
@@ -144,10 +145,8 @@ def _unset_mandatory(found_before: list, found_after: list, configs, to_original
         at = to_original(launch.start)
         if at not in before:
             continue  # a moved entry point: nothing at the target to compare with (VM008 judges the result)
-        out += [Finding(at, "mandatory-unset", f"`{key}` is mandatory in verl {configs.release}'s {target[1]} "
-                        "(`???`) and the migrated command does not set it: verl stops at start-up with "
-                        "MissingMandatoryValue", "set it on the command (lint's VM008 says the same)",
-                        code=MANDATORY_UNSET_CODE)
+        out += [Finding(at, "mandatory-unset", unset_message(key, configs.release, target[1], "the migrated command"),
+                        "set it on the command (lint's VM008 says the same)", code=MANDATORY_UNSET_CODE)
                 for key in unset(launch, *target) if key not in before.get(at, set())]
     return out
 
