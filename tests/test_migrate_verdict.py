@@ -208,3 +208,16 @@ def test_a_rename_that_turns_on_a_node_with_a_mandatory_value_is_reported(tmp_pa
     # one the script lacked before the migration too (no rollout engine at all) is lint's VM008, not this
     result, _ = migrate(tmp_path, old, launch("reward_model.enable=False", "trainer.nnodes=1"))
     assert [f for f in result.findings if f.code == "VM193"] == []
+
+
+def test_a_plus_drop_in_a_launch_hydra_cannot_judge_is_not_made(tmp_path, mappings, monkeypatch):
+    # The locator proposes it from the facts; without Hydra's verdict on the launch (its config fails to
+    # compose) it has no proof, and the `+` stays.
+    from migrator.rewrite.shell import review
+    from migrator.verdict import Verdict
+
+    monkeypatch.setattr(review, "REVIEWS", review.DiskTable("reviews-test"))
+    review.REVIEWS._table = {}  # in memory only
+    monkeypatch.setattr(review, "judge", lambda configs, d, name, overrides: Verdict(f"{d}/{name}", failure="boom"))
+    result, after = migrate(tmp_path, mappings, launch("trainer.nnodes=1", "+trainer.val_before_train=False"))
+    assert result.status == "unchanged" and "+trainer.val_before_train=False" in after

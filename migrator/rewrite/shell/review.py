@@ -122,8 +122,13 @@ def _judge_edits(before: bytes, after: bytes, applied: list[Edit], configs, foun
                 findings += [_undeclared(e, j, configs.release) for e in renamed]
         plus = [e for e in dict.fromkeys(plus) if e not in edits]
         if not back_out and not plus:
+            # A `+` drop the locator proposed in a launch Hydra could not judge (its config does not compose)
+            # has no proof: it goes.
+            unproven = [e for e in edits if e.kind == PLUS_KIND and e in applied
+                        and not any(e.start < j.end and e.end > j.start for j in now)]
             findings += _unset_mandatory(found, launches_now, configs, _to_original(edits))
-            return _outcome(applied, edits, findings, sum(j.message is not None for j in now))
+            return _outcome(applied, [e for e in edits if e not in unproven], findings,
+                            sum(j.message is not None for j in now))
         edits = [e for e in edits if e not in back_out] + plus
     return _outcome(applied, [e for e in edits if e.kind != PLUS_KIND or e in applied], findings, 0)
 
