@@ -254,7 +254,7 @@ def test_a_saved_table_prunes_the_files_other_versions_left(tmp_path, monkeypatc
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     root = tmp_path / "verl-migrate"
     root.mkdir()
-    for age, name in enumerate(["reviews-aaaa-1.0-2.0.pickle", "reviews-bbbb-1.0-2.0.pickle",
+    for age, name in enumerate(["reviews-1.3.8.pickle", "reviews-aaaa-1.0-2.0.pickle", "reviews-bbbb-1.0-2.0.pickle",
                                 "reviews-cccc-1.0-2.0.pickle", "reviews-test-dddd-1.0-2.0.pickle"]):
         (root / name).write_bytes(b"x")
         os.utime(root / name, (1_000_000 + age, 1_000_000 + age))
@@ -262,6 +262,7 @@ def test_a_saved_table_prunes_the_files_other_versions_left(tmp_path, monkeypatc
     table.table["k"] = 1
     table.save()
     ours = table._path().name
+    # the newest other stays; an older format's file goes too; another table's (`reviews-test`) is not ours
     assert sorted(p.name for p in root.glob("*.pickle")) == sorted(
-        [ours, "reviews-cccc-1.0-2.0.pickle", "reviews-test-dddd-1.0-2.0.pickle"])  # the newest other stays
+        [ours, "reviews-cccc-1.0-2.0.pickle", "reviews-test-dddd-1.0-2.0.pickle"])
     assert memo.DiskTable("reviews").table == {"k": 1}

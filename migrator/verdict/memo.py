@@ -76,8 +76,10 @@ class DiskTable:
     def _prune(self, ours) -> None:
         """Each release of this package (and of Hydra) names its own file: keep ours and the newest
         `OTHER_VERSIONS_KEPT` others (two installs used in turn), so upgrades do not pile up files forever."""
-        others = [p for p in ours.parent.glob(f"{self.name}-*.pickle") if p != ours and
-                  p.name.count("-") == ours.name.count("-")]  # `reviews-*` must not match `reviews-x-*`
+        # Versions name the files after `<name>-` with a code hash or a version number (older formats had
+        # fewer parts): a digit or hex letter, never another table's word (`reviews-test-...`).
+        others = [p for p in ours.parent.glob(f"{self.name}-*.pickle")
+                  if p != ours and p.name[len(self.name) + 1] in "0123456789abcdef"]
         others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
         for stale in others[OTHER_VERSIONS_KEPT:]:
             try:
