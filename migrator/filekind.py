@@ -131,8 +131,9 @@ def build_prefilter(mappings) -> KindPrefilter:
     for kind in ("python", "notebook"):
         groups[kind] = groups.get(kind, set()) | apis
         extra[kind] = extra.get(kind, set()) | roots
-    # A launch command's `+key=` on a key the target declares, which Hydra refuses (shell.keys drops the
-    # `+`): in scripts and in docs' code blocks.
-    for kind in ("shell", "markdown"):
-        extra[kind] = extra.get(kind, set()) | mappings.declared_key_tokens()
+    # A launch command's `+key=` on a key the target declares, which Hydra refuses (shell.keys drops the `+`).
+    declared = mappings.declared_key_tokens()
+    for spec in REWRITERS:
+        if "declared-keys" in spec.split_names:
+            extra[spec.kind] = extra[spec.kind] | declared
     return KindPrefilter(tokens - api_only, extra, groups)

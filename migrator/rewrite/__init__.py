@@ -17,7 +17,8 @@ class RewriterSpec:
     extensions: tuple[str, ...]
     shebang_interpreters: tuple[str, ...] = ()
     # Names this kind may spell only in part, so the prefilter also looks for their last component:
-    # "keys" (YAML nests them), "modules" (`from recipe import fully_async_policy`).
+    # "keys" (YAML nests them), "modules" (`from recipe import fully_async_policy`); and "declared-keys":
+    # its launch commands may write `+key=` on a key the target declares, which Hydra refuses.
     split_names: frozenset[str] = frozenset()
     # "module:function" that takes a second look at the applied edits of a changed file:
     # review(before, after, applied, mappings) -> edits.Review (edits to back out or add, findings).
@@ -26,10 +27,11 @@ class RewriterSpec:
 
 REWRITERS: tuple[RewriterSpec, ...] = (
     RewriterSpec("shell", "migrator.rewrite.shell", (".sh", ".bash"), ("bash", "sh", "dash", "zsh", "ksh"),
-                 review="migrator.rewrite.shell:review_edits"),
+                 frozenset({"declared-keys"}), review="migrator.rewrite.shell:review_edits"),
     RewriterSpec("python", "migrator.rewrite.python", (".py",), ("python", "python3"), frozenset({"modules"})),
     RewriterSpec("yaml", "migrator.rewrite.yaml", (".yaml", ".yml"), (), frozenset({"keys", "modules"})),
-    RewriterSpec("markdown", "migrator.rewrite.markdown", (".md", ".markdown", ".rst", ".txt")),
+    RewriterSpec("markdown", "migrator.rewrite.markdown", (".md", ".markdown", ".rst", ".txt"),
+                 split_names=frozenset({"declared-keys"})),
     RewriterSpec("notebook", "migrator.rewrite.notebook", (".ipynb",), (), frozenset({"modules"})),
 )
 
