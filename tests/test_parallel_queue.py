@@ -1,0 +1,112 @@
+"""A busy worker holds its next chunk in its pipe, so it never waits for the parent between chunks. The
+queue must never cost a file (a worker that dies gives its unstarted chunks to another) and never
+hang the run (a chunk too big for the pipe's buffer waits until the worker is idle)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import deque
+
+import pytest
+
+from migrator import parallel
+from migrator.discover import Candidate
+
+OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
+
+
+class Hung(Exception):
+    pass  # not an OSError: the pool's own `except OSError` around pipe sends must not swallow it
+
+
+@pytest.fixture
+def deadline():
+    def hung(signum, frame):
+        raise Hung("the pooled run hangs")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def _worker(tasks: int, limit: int) -> parallel._Worker:
+    worker = object.__new__(parallel._Worker)  # no process: only the queueing rule is under test
+    worker.tasks = deque((i, []) for i in range(tasks))
+    worker.queue_limit = limit
+    return worker
+
+
+def test_an_idle_worker_takes_any_chunk_a_busy_one_only_what_its_pipe_holds():
+    assert _worker(0, 0).takes(b"x" * 10_000_000)
+    assert _worker(1, 1000).takes(b"x" * 1000)
+    assert not _worker(1, 1000).takes(b"x" * 1001)
+    assert not _worker(parallel.QUEUED_PER_WORKER, 1000).takes(b"x")
+
+
+def test_the_queue_limit_is_a_quarter_of_the_real_pipe_buffer():
+    ours, theirs = parallel._context().Pipe()
+    try:
+        limit = parallel._queueable_bytes(ours)
+        assert limit > 0
+        assert limit * 4 <= 16 * 1024 * 1024  # a real SO_SNDBUF, not a made-up figure
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_a_dead_worker_gives_its_queued_chunks_to_another(tmp_path, core_mappings, monkeypatch, deadline):
+    candidates = []
+    for i in range(parallel.SERIAL_BELOW + 4 * parallel.CHUNK):
+        path = tmp_path / ("die.sh" if i == parallel.CHUNK + 5 else f"s{i:04}.sh")
+        path.write_bytes(OLD)
+        candidates.append(Candidate(str(path), str(path)))
+    real_chunk = parallel._process_chunk
+
+    def chunk_or_die(batch):
+        if any(c.path.endswith("die.sh") for c in batch):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real_chunk(batch)
+
+    queued_at_death = []
+    real_death = parallel._Worker.death
+
+    def death(self):
+        queued_at_death.append(len(self.tasks))  # the dead chunk is taken off already: these never started
+        return real_death(self)
+
+    monkeypatch.setattr(parallel, "_process_chunk", chunk_or_die)
+    monkeypatch.setattr(parallel._Worker, "death", death)
+    out = list(parallel.process_candidates(candidates, core_mappings, None, jobs=2))
+    assert queued_at_death and queued_at_death[0] >= 1, "the dying worker held no queued chunk: nothing tested"
+    assert [c for c, _ in out] == candidates
+    failed = [c.path for c, r in out if r.status == "failed"]
+    assert failed == [c.path for c in candidates[parallel.CHUNK: 2 * parallel.CHUNK]]  # only the one in its hands
+    assert all(r.status == "changed" for c, r in out if c.path not in failed)
+
+
+def test_chunks_bigger_than_the_pipe_buffer_do_not_hang_the_run(tmp_path, core_mappings, monkeypatch, deadline):
+    # Long paths make each chunk, and long files each chunk's results (a changed file's text comes back),
+    # larger than the pipe's buffer: a chunk queued into a busy worker would block the parent while the
+    # worker blocks sending its results.
+    monkeypatch.setattr(parallel, "SERIAL_BELOW", 8)
+    monkeypatch.setattr(parallel, "CHUNK", 160)
+    deep = tmp_path
+    for level in range(18):
+        deep = deep / (f"{level:02}" + "d" * 200)
+    deep.mkdir(parents=True)
+    ours, theirs = parallel._context().Pipe()
+    limit = parallel._queueable_bytes(ours)
+    ours.close()
+    theirs.close()
+    assert len(str(deep)) * 2 * parallel.CHUNK > 4 * limit, "chunks fit the buffer: nothing tested"
+    candidates = []
+    for i in range(8 * parallel.CHUNK):
+        path = deep / f"s{i:04}.sh"
+        path.write_bytes(b"# padding\n" * 100 + OLD)
+        candidates.append(Candidate(str(path), str(path)))
+    out = list(parallel.process_candidates(candidates, core_mappings, None, jobs=2))
+    assert [c for c, _ in out] == candidates
+    assert all(r.status == "changed" for _, r in out)
