@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from migrator.codes import BACKED_OUT_EDIT_CODE, finding_code, outcome_code
 from migrator.edits import Edit, Finding, SourceNotParsed, apply_edits
+from migrator.fileread import read_bytes
 from migrator.mapping import MappingSet
 from migrator.pulls import pr_name
 from migrator.rewrite import load_review, load_rewriter, spec_for
@@ -129,8 +130,7 @@ def process_file(path: str, display: str, mappings: MappingSet, prefilter=None, 
 def _process(path: str, display: str, mappings: MappingSet, prefilter, data: bytes | None, spec) -> FileResult:
     if data is None:
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data = read_bytes(path)
         except OSError as exc:
             return FileResult(display, "skipped", reason=f"unreadable: {exc.strerror or exc}")
     reason = sniff_skip_reason(data)

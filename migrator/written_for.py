@@ -195,6 +195,7 @@ def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str 
     `too_old_for`: fit only the files that can get VM301 for that `--from` (those naming something gone
     before it), and none at all when nothing was (the oldest release)."""
     from migrator.discover import discover
+    from migrator.fileread import read_bytes
     from migrator.prefilter import Prefilter
     from migrator.rewrite import spec_for
 
@@ -210,8 +211,7 @@ def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str 
         if candidate.skip_reason:
             continue
         try:
-            with open(candidate.path, "rb") as fh:
-                data = fh.read()
+            data = read_bytes(candidate.path)
         except OSError:
             continue
         if spec_for(os.path.basename(candidate.path), data[:200]) is None:

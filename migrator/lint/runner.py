@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass, field
 
 from migrator.fileprocess import sniff_skip_reason
+from migrator.fileread import read_bytes
 from migrator.lint import LintFinding, load_checks
 from migrator.lint.facts import Facts
 from migrator.lint.script import Script
@@ -91,8 +92,7 @@ def lint_paths(paths: list[str], facts: Facts, mappings: MappingSet, rev: str, e
             pending.append(FileReport(candidate.display, skipped=candidate.skip_reason))
             continue
         try:
-            with open(candidate.path, "rb") as fh:
-                data = fh.read()
+            data = read_bytes(candidate.path)
         except OSError as exc:
             pending.append(FileReport(candidate.display, skipped=f"unreadable: {exc.strerror or exc}"))
             continue
