@@ -143,6 +143,11 @@ def _merge(batch: list[Candidate], results: list) -> Iterator[tuple[Candidate, F
         yield candidate, _expand(candidate, compact)
 
 
+# A chunk crosses the pipe as plain tuples: a NamedTuple pickles through a Python call per item, which
+# made pickling the chunks 3x slower (30 ms of the parent's time on a 20k-file tree).
+_as_candidate = tuple.__new__
+
+
 def _serve(conn, inherited: list, mappings, prefilter) -> None:
     """A worker: chunks in, results out, until the parent says stop or goes away (EOF on the pipe)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops us
@@ -156,7 +161,8 @@ def _serve(conn, inherited: list, mappings, prefilter) -> None:
             return
         if task is None:
             return
-        index, batch = task
+        index, rows = task
+        batch = [_as_candidate(Candidate, row) for row in rows]
         try:
             conn.send((index, _process_chunk(batch)))
         except OSError:
@@ -253,7 +259,8 @@ def _pooled(stream: Iterator[Candidate], mappings, prefilter, jobs: int) -> Iter
         nonlocal idle_deaths
         while waiting:
             worker = min(workers, key=lambda w: len(w.tasks))
-            payload = ForkingPickler.dumps(waiting[0])
+            index, batch = waiting[0]
+            payload = ForkingPickler.dumps((index, [tuple(candidate) for candidate in batch]))
             if not worker.takes(payload):
                 return
             try:
