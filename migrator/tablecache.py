@@ -13,27 +13,16 @@ unwritable cache only costs the time to compose again: it never breaks a run.
 from __future__ import annotations
 
 import hashlib
-import os
-import pickle
 import sys
-import tempfile
 from pathlib import Path
 
 from migrator import __version__
+from migrator.diskcache import add_stat_signatures, cache_dir, load, store
 
-KEEP_ENTRIES = 16
+__all__ = ["builtin_key", "builtin_tables", "cache_dir", "cache_key", "composed"]
+
 PREFIX = "tables-"
 BUILTIN_PREFIX = "builtin-"
-
-
-def cache_dir() -> Path | None:
-    if os.environ.get("VERL_MIGRATE_NO_CACHE", "") not in ("", "0"):
-        return None
-    explicit = os.environ.get("VERL_MIGRATE_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "verl-migrate" if xdg else Path.home() / ".cache" / "verl-migrate"
 
 
 def builtin_key() -> str | None:
@@ -49,9 +38,7 @@ def builtin_key() -> str | None:
         facts = sorted(p for p in (builtin / "facts").rglob("*") if p.is_file())
         inputs = (sorted(builtin.glob("*.yaml")) + facts + sorted(code.glob("*.py"))
                   + [Path(__file__).resolve().parent / name for name in ("prefilter.py", "filekind.py")])
-        for path in inputs:
-            st = path.stat()
-            digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\0".encode())
+        add_stat_signatures(digest, inputs)
     except Exception:  # noqa: BLE001 - an unreadable input: compose (and report) without the cache
         return None
     return digest.hexdigest()
@@ -75,46 +62,6 @@ def cache_key(from_release: str | None, to_release: str | None, tables: tuple[st
     return digest.hexdigest()
 
 
-def load(key: str, prefix: str = PREFIX):
-    """The cached value for `key`, or None (absent, corrupt, not ours, or the cache is off)."""
-    directory = cache_dir()
-    if directory is None:
-        return None
-    path = directory / f"{prefix}{key}.pickle"
-    try:
-        with open(path, "rb") as fh:
-            if hasattr(os, "getuid") and os.fstat(fh.fileno()).st_uid != os.getuid():
-                return None  # never unpickle a file someone else wrote
-            value = pickle.load(fh)
-    except Exception:  # noqa: BLE001 - any unreadable or corrupt entry is a miss
-        return None
-    if not (isinstance(value, tuple) and len(value) == 2 and value[0] == key):
-        return None
-    return value[1]
-
-
-def store(key: str, value, prefix: str = PREFIX, keep: int = KEEP_ENTRIES) -> None:
-    """Write the entry atomically and keep only the newest `keep` of its kind; failures are ignored."""
-    directory = cache_dir()
-    if directory is None:
-        return
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump((key, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, directory / f"{prefix}{key}.pickle")
-        except BaseException:
-            os.unlink(tmp)
-            raise
-        entries = sorted(directory.glob(f"{prefix}*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in entries[keep:]:
-            old.unlink()
-    except Exception:  # noqa: BLE001 - an unwritable cache only costs speed
-        pass
-
-
 def composed(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
     """(MappingSet, Prefilter) from the cache, else composed now and stored. Raises TableError."""
     from migrator.mapping.load import read_table
@@ -122,7 +69,7 @@ def composed(from_release: str | None, to_release: str | None, tables: tuple[str
     sources = [(t, read_table(Path(t))) for t in tables]  # once each: `--table <(cmd)` is a pipe
     key = cache_key(from_release, to_release, tables, tuple(data for _, data in sources))
     if key is not None:
-        cached = load(key)
+        cached = load(key, PREFIX)
         if cached is not None:
             return cached
     from migrator.filekind import build_prefilter
@@ -131,7 +78,7 @@ def composed(from_release: str | None, to_release: str | None, tables: tuple[str
     mappings = compose(builtin_tables(), from_release, to_release, sources)
     value = (mappings, build_prefilter(mappings))
     if key is not None:
-        store(key, value)
+        store(key, value, PREFIX)
     return value
 
 

@@ -3,6 +3,7 @@ keys with their types, and the script and module paths. Loaded lazily, one relea
 
 from __future__ import annotations
 
+import hashlib
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -16,22 +17,36 @@ class ReleaseFacts:
     def __init__(self, directory: Path):
         self.directory = directory
 
+    def __getstate__(self):
+        # Pickled with the composed tables (`tablecache`): without what it has read, which each process
+        # reads from its own cache entries when it needs it (`_derived`), not every run at start-up.
+        return {"directory": self.directory}
+
     @cached_property
     def available(self) -> bool:
         return (self.directory / "config-keys").is_dir()
 
-    @lru_cache(maxsize=None)
     def key_types(self, release: str) -> dict[str, str]:
         """Every config key of `release` (all trainer configs merged) with its YAML type."""
-        out: dict[str, str] = {}
-        for path in sorted((self.directory / "config-keys").glob(f"{release}.*.keys")):
-            if path.name[len(release) + 1:].count(".") != 1:
-                continue  # another release whose name starts with this one (v0.2 vs v0.2.0.post2)
-            for line in path.read_text(encoding="utf-8").splitlines():
-                key, _, kind = line.partition("\t")
-                if key:
-                    out.setdefault(key, kind)
-        return out
+        return self._key_types.get(release, {})
+
+    @cached_property
+    def _key_types(self) -> dict[str, dict[str, str]]:
+        """release -> key -> type, from every `<release>.<config>.keys` file (a release's configs in name order)."""
+        files = sorted((self.directory / "config-keys").glob("*.keys"))
+
+        def read() -> dict[str, dict[str, str]]:
+            out: dict[str, dict[str, str]] = {}
+            for path in files:
+                release = path.name[:-len(".keys")].rpartition(".")[0]  # release names hold dots, configs none
+                types = out.setdefault(release, {})
+                for line in path.read_text(encoding="utf-8").splitlines():
+                    key, _, kind = line.partition("\t")
+                    if key:
+                        types.setdefault(key, kind)
+            return out
+
+        return _derived("keytypes", files, read)
 
     def config_key_types(self, release: str, config: str) -> dict[str, str]:
         path = self.directory / "config-keys" / f"{release}.{config}.keys"
@@ -60,12 +75,19 @@ class ReleaseFacts:
             out.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
         return frozenset(out)
 
-    @lru_cache(maxsize=None)
     def paths(self, release: str) -> frozenset[str]:
-        path = self.directory / "trees" / f"{release}.paths"
-        if not path.is_file():
-            return frozenset()
-        return frozenset(line for line in path.read_text(encoding="utf-8").splitlines() if line)
+        return self._paths.get(release, frozenset())
+
+    @cached_property
+    def _paths(self) -> dict[str, frozenset[str]]:
+        """release -> the script and module paths its tree had (`trees/<release>.paths`)."""
+        files = sorted((self.directory / "trees").glob("*.paths"))
+
+        def read() -> dict[str, frozenset[str]]:
+            return {path.name[:-len(".paths")]: frozenset(line for line in path.read_text(encoding="utf-8").splitlines()
+                                                          if line) for path in files}
+
+        return _derived("paths", files, read)
 
     @lru_cache(maxsize=None)
     def entry_config_key_types(self, release: str, config: str) -> dict[str, str]:
@@ -89,21 +111,32 @@ class ReleaseFacts:
     @cached_property
     def _module_releases(self) -> dict[str, tuple[str, ...]]:
         """module -> the release ranges it shipped in (`v0.6.0..v0.7.0`, `main`), from modules/verl.modules."""
-        path = self.directory / "modules" / "verl.modules"
-        out: dict[str, tuple[str, ...]] = {}
-        if path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line and not line.startswith("#"):
-                    module, releases, *names = line.split("\t")
-                    # a module whose names changed has a line per content: its ranges add up
-                    out[module] = out.get(module, ()) + tuple(releases.split(","))
-                    self._module_names[module] = self._module_names.get(module, frozenset()) | frozenset(
-                        n.partition("(")[0] for column in names[:2] for n in column.split())
-        return out
+        return self._module_index[0]
 
     @cached_property
     def _module_names(self) -> dict[str, frozenset[str]]:
-        return {}
+        """module -> every public name it bound in some release."""
+        return self._module_index[1]
+
+    @cached_property
+    def _module_index(self) -> tuple[dict[str, tuple[str, ...]], dict[str, frozenset[str]]]:
+        path = self.directory / "modules" / "verl.modules"
+        if not path.is_file():
+            return {}, {}
+
+        def read():
+            releases: dict[str, tuple[str, ...]] = {}
+            names_of: dict[str, frozenset[str]] = {}
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line and not line.startswith("#"):
+                    module, runs, *names = line.split("\t")
+                    # a module whose names changed has a line per content: its ranges add up
+                    releases[module] = releases.get(module, ()) + tuple(runs.split(","))
+                    names_of[module] = names_of.get(module, frozenset()) | frozenset(
+                        n.partition("(")[0] for column in names[:2] for n in column.split())
+            return releases, names_of
+
+        return _derived("moduleindex", [path], read)
 
     @cached_property
     def _module_range_ends(self) -> frozenset[str]:
@@ -130,8 +163,12 @@ class ReleaseFacts:
         path = self.directory / "modules" / "verl.modules"
         if not path.is_file():
             return {}
-        facts = read_module_facts(path, list(order))
-        return {release: modules for release, modules in facts.items() if self.modules_cover(release, order)}
+
+        def read():
+            facts = read_module_facts(path, list(order))
+            return {release: modules for release, modules in facts.items() if self.modules_cover(release, order)}
+
+        return _derived("modulenames-" + hashlib.sha256("\0".join(order).encode()).hexdigest()[:12], [path], read)
 
     @property
     def has_modules(self) -> bool:
@@ -166,9 +203,25 @@ def _entry_points(directory: Path) -> dict[str, dict[str, str]]:
     path = directory / "entry-points.yaml"
     if not path.is_file():
         return {}
-    import yaml
 
-    # libyaml when present: the pure-Python loader took ~0.2 s of every process that reviews a launch.
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
-    return {release: {p["module"]: p["config_name"] for p in points or ()}
-            for release, points in (data.get("releases") or {}).items()}
+    def read():
+        import yaml
+
+        # libyaml when present: the pure-Python loader took ~0.2 s of every process that reviews a launch.
+        data = yaml.load(path.read_text(encoding="utf-8"),
+                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+        return {release: {p["module"]: p["config_name"] for p in points or ()}
+                for release, points in (data.get("releases") or {}).items()}
+
+    return _derived("entrypoints", [path], read)
+
+
+# The code that reads the facts is an input of its cached results too: an edit to it (a dev install) must
+# not read back what the old code made.
+_READERS = [Path(__file__), Path(__file__).with_name("modulefacts.py")]
+
+
+def _derived(tag: str, files: list[Path], read):
+    from migrator.diskcache import derived
+
+    return derived(tag, [*files, *_READERS], read)
