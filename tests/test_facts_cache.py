@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from migrator.config import known_releases
 from migrator.mapping import facts as facts_module
 from migrator.mapping.facts import ReleaseFacts, _entry_points
 from migrator.mapping.load import builtin_mappings_dir
+from conftest import run_cli
 
 SHIPPED = builtin_mappings_dir() / "verl" / "facts"
 
@@ -110,3 +113,21 @@ def test_the_tables_cache_pickles_the_facts_without_what_they_read(facts_dir):
     copy = pickle.loads(pickle.dumps(facts))
     assert copy.directory == facts_dir and "_key_types" not in vars(copy)
     assert copy.key_types("main") == facts.key_types("main")
+
+
+def test_a_warm_run_on_a_launch_script_never_imports_pyyaml(tmp_path):
+    # The review of a launch reads the shipped config index and the entry points: from the cache on a
+    # warm run, which then needs no YAML parser at all (its import alone was ~17 ms of every worker).
+    script = tmp_path / "scripts" / "run.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/bash\npython3 -m verl.trainer.main_ppo "
+                      "actor_rollout_ref.rollout.update_weights_bucket_megabytes=1 trainer.n_gpus_per_node=8\n")
+    env = {"VERL_MIGRATE_CACHE_DIR": str(tmp_path / "cache"), "VERL_MIGRATE_NO_CACHE": ""}
+    cold = run_cli("--check", script.parent, env=env)
+    assert cold.returncode == 1 and "1 file would change" in cold.stderr, cold.stderr
+    warm = subprocess.run([sys.executable, "-X", "importtime", "-m", "migrator", "--check", str(script.parent)],
+                          capture_output=True, text=True, env={**os.environ, **env}, timeout=120)
+    assert warm.returncode == 1 and "1 file would change" in warm.stderr, warm.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
+    assert "migrator.rewrite.shell.review" in imported  # the review ran
+    assert "yaml" not in imported

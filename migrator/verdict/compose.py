@@ -19,7 +19,6 @@ import warnings
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 
 from migrator.verdict.store import ReleaseConfigs, cache_root, engine_versions, materialize
 
@@ -58,6 +57,8 @@ def searchpath(root: Path, config_dir: str, config_name: str) -> list[str]:
     verl writes `file://verl/trainer/config` (relative to the directory a job is started from, verl's root)
     or `pkg://verl.trainer.config` (an importable package): both name a directory of the tree.
     """
+    import yaml  # here, not at the top: a run whose verdicts are all cached never needs PyYAML (~17 ms)
+
     try:
         primary = yaml.safe_load((root / config_dir / f"{config_name}.yaml").read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):

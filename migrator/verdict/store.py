@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 
 
 class StoreError(Exception):
@@ -94,10 +93,18 @@ def configs_dir() -> Path:
 
 @lru_cache(maxsize=32)
 def release_configs(release: str, directory: str | None = None) -> ReleaseConfigs:
+    from migrator.diskcache import derived
+
     base = Path(directory) if directory else configs_dir()
     index_path = base / "releases" / f"{release}.yaml"
+
+    def read():
+        import yaml  # only here: a run that reads the index from the cache never imports PyYAML (~17 ms)
+
+        return yaml.load(index_path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
     try:
-        index = yaml.load(index_path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        index = derived(f"configindex-{release}", [index_path, Path(__file__)], read)
     except OSError as exc:
         raise StoreError(f"no shipped Hydra configs for verl {release} ({index_path}: {exc.strerror})") from exc
     entries = {script: EntryPoint(script, e["config_path"], e["config_name"])
