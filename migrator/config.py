@@ -125,15 +125,23 @@ def _value_problem(key: str, value, base: Path) -> str | None:
 
 def known_releases() -> list[str]:
     """The built-in release names, in order; [] when they cannot be read (the run reports that itself)."""
-    import yaml
-
+    from migrator.diskcache import derived
     from migrator.mapping.load import TableError, builtin_mappings_dir
 
+    def read() -> list[str]:
+        import yaml  # only here: read from the cache, the list needs no YAML parser (~17 ms of a run)
+
+        try:
+            data = yaml.load(index.read_text(encoding="utf-8"),
+                             Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml when present
+            return [str(r) for r in data["releases"]]
+        except (yaml.YAMLError, KeyError, TypeError):
+            return []
+
     try:
-        data = yaml.load((builtin_mappings_dir() / "verl" / "releases.yaml").read_text(encoding="utf-8"),
-                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml when present
-        return [str(r) for r in data["releases"]]
-    except (TableError, OSError, yaml.YAMLError, KeyError, TypeError):
+        index = builtin_mappings_dir() / "verl" / "releases.yaml"
+        return list(derived("releases", [index, Path(__file__)], read))
+    except (TableError, OSError):
         return []
 
 

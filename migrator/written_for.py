@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from pathlib import Path
 
 from migrator.codes import FROM_TOO_NEW_CODE
 from migrator.fileprocess import ReportedFinding, line_col
@@ -51,22 +52,32 @@ class ReleaseHistory:
     """The shipped facts, asked one name at a time: in which releases was it live?"""
 
     def __init__(self):
-        import yaml
-
         from migrator.config import known_releases
         from migrator.mapping.facts import ReleaseFacts
         from migrator.mapping.load import builtin_mappings_dir
 
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present
         verl = builtin_mappings_dir() / "verl"
         self.releases: tuple[str, ...] = tuple(known_releases())
         self.facts = ReleaseFacts(verl / "facts")
-        between = verl / "facts" / "between-releases.yaml"
-        self.between: dict[str, str] = {}
-        if between.is_file():
-            with open(between, encoding="utf-8") as fh:
-                for row in (yaml.load(fh, Loader=loader) or {}).get("paths", ()):
-                    self.between[row["path"]] = row["release"]
+        self._between_file = verl / "facts" / "between-releases.yaml"
+
+    @cached_property
+    def between(self) -> dict[str, str]:
+        """path -> the release it was added after and gone before the next (between-releases.yaml)."""
+        from migrator.diskcache import derived
+
+        path = self._between_file
+        if not path.is_file():
+            return {}
+
+        def read() -> dict[str, str]:
+            import yaml
+
+            with open(path, encoding="utf-8") as fh:  # libyaml when present
+                rows = (yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}).get("paths", ())
+            return {row["path"]: row["release"] for row in rows}
+
+        return derived("between", [path, Path(__file__)], read)
 
     @lru_cache(maxsize=None)
     def key_live(self, key: str) -> frozenset[int]:

@@ -115,17 +115,19 @@ def test_the_tables_cache_pickles_the_facts_without_what_they_read(facts_dir):
     assert copy.key_types("main") == facts.key_types("main")
 
 
-def test_a_warm_run_on_a_launch_script_never_imports_pyyaml(tmp_path):
-    # The review of a launch reads the shipped config index and the entry points: from the cache on a
-    # warm run, which then needs no YAML parser at all (its import alone was ~17 ms of every worker).
+@pytest.mark.parametrize("releases", [[], ["--from", "v0.6.0"]])
+def test_a_warm_run_on_a_launch_script_never_imports_pyyaml(tmp_path, releases):
+    # The review of a launch reads the shipped config index and the entry points, and an explicit --from
+    # the release list and the paths between releases (VM301): from the cache on a warm run, which then
+    # needs no YAML parser at all (its import alone was ~17 ms of every process).
     script = tmp_path / "scripts" / "run.sh"
     script.parent.mkdir()
     script.write_text("#!/bin/bash\npython3 -m verl.trainer.main_ppo "
                       "actor_rollout_ref.rollout.update_weights_bucket_megabytes=1 trainer.n_gpus_per_node=8\n")
     env = {"VERL_MIGRATE_CACHE_DIR": str(tmp_path / "cache"), "VERL_MIGRATE_NO_CACHE": ""}
-    cold = run_cli("--check", script.parent, env=env)
+    cold = run_cli("--check", *releases, script.parent, env=env)
     assert cold.returncode == 1 and "1 file would change" in cold.stderr, cold.stderr
-    warm = subprocess.run([sys.executable, "-X", "importtime", "-m", "migrator", "--check", str(script.parent)],
+    warm = subprocess.run([sys.executable, "-X", "importtime", "-m", "migrator", "--check", *releases, str(script.parent)],
                           capture_output=True, text=True, env={**os.environ, **env}, timeout=120)
     assert warm.returncode == 1 and "1 file would change" in warm.stderr, warm.stderr
     imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
