@@ -21,6 +21,7 @@ from migrator.rewrite.python.locator import (
     Unsure,
     result_of,
 )
+from migrator.rewrite.python.parsed import child_nodes
 from migrator.rewrite.python.statements import Statements, choose_statements
 
 # One string token: optional prefix letters, then one quoted literal and nothing after it (an implicit
@@ -142,7 +143,7 @@ class _AstWalker:
                 continue
             if kind is ast.Call:
                 self.call(node)
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+            stack.extend(reversed(child_nodes(node)))
 
     def import_from(self, node) -> None:
         start, end = self.span(node)

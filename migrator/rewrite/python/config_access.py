@@ -24,7 +24,7 @@ from migrator.prefilter import Prefilter
 from migrator.rewrite.literal import first_note, key_target, whole_key_change
 from migrator.rewrite.python.key_spelling import Part, plan_edits
 from migrator.rewrite.python.parsed import line_starts as parser_line_starts
-from migrator.rewrite.python.parsed import parse
+from migrator.rewrite.python.parsed import child_nodes, parse
 from migrator.rewrite.python.provenance import ConfigNode, Provenance
 
 CODE = "VM115"
@@ -249,7 +249,7 @@ class _Walker:
                     self.string_starts.update(p.span[0] for p in found[1] if p.kind in ("key", "path") and p.span)
                     cls = scopes[-1][1] if scopes else None
                     self.accesses.append((found[0], found[1], [f for f, _ in scopes], cls))
-            stack.extend((child, scopes, body_class) for child in reversed(list(ast.iter_child_nodes(node))))
+            stack.extend((child, scopes, body_class) for child in reversed(child_nodes(node)))
 
     def visit_Constant(self, node: ast.Constant) -> None:
         """A string that is exactly an old key, outside every access: its object is unknown."""

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from migrator.mapping.config_objects import ConfigObjects
+from migrator.rewrite.python.parsed import child_nodes
 
 # `@hydra.main(config_path=...)` values that are verl's own config tree.
 VERL_CONFIG_DIR = re.compile(r"(?:.*/)?verl/trainer/config/?|pkg://verl[./]trainer[./]config/?")
@@ -240,7 +241,7 @@ def _own_nodes(function: Function | ast.Module):
         yield node
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
 
 
 def _assignments(function: Function) -> tuple[tuple[set[str], dict[str, int], dict[str, ast.expr]], list[ast.Call]]:
