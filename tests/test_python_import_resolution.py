@@ -224,6 +224,33 @@ def test_a_migrated_file_whose_imports_all_resolve_is_not_parsed_again(monkeypat
     assert [(f.code, f.offset) for f in found] == [("VM123", source.index(b"from"))] and parses
 
 
+def test_an_import_the_table_already_reports_does_not_send_the_file_to_the_parser(monkeypatch):
+    # The table's own finding covers the statement (a module it cannot move: a manual step): the check
+    # skips that statement, so reading the import lines is enough, as for a file whose imports resolve.
+    import ast
+
+    from migrator.edits import Finding
+    from migrator.rewrite.python import parsed
+    from migrator.rewrite.python.resolution import unresolved_imports
+
+    source = b"import os\nfrom verl.nonexistent_mod import x\nfrom verl.trainer.main_ppo import main\n"
+    table_finding = Finding(source.index(b"nonexistent_mod"), "module-removal", "gone; by hand")
+    parsed._LAST.clear()
+    parses = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda *a, **k: parses.append(a) or real(*a, **k))
+    assert unresolved_imports(source, builtin(), edits=[], findings=[table_finding]) == [] and parses == []
+    # a finding elsewhere in the file covers nothing: the import is reported, after a parse
+    elsewhere = Finding(source.index(b"main_ppo"), "key-rename", "a key")
+    found = unresolved_imports(source, builtin(), edits=[], findings=[elsewhere])
+    assert [(f.code, f.offset) for f in found] == [("VM123", source.index(b"from"))] and parses
+    # nor does one in the comment after the statement: `ast` spans the statement without it
+    commented = b"import verl.nonexistent_mod  # verl.nonexistent_mod is ours\n"
+    in_comment = Finding(commented.index(b"# verl") + 2, "key-rename", "in a comment")
+    found = unresolved_imports(commented, builtin(), edits=[], findings=[in_comment])
+    assert [(f.code, f.offset) for f in found] == [("VM123", commented.index(b"verl"))]
+
+
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -236,7 +263,9 @@ _LINE = st.one_of(
                      "from verl.nope \\\n    import a", "from verl \\\n    .nope import a",
                      "from verl.trainer.main_ppo \\\nimport nope", "s = '''\nfrom os import (a,\n'''",
                      "t = '''\n)\n'''",
-                     "try:\n    import verl.fork_only\nexcept ImportError:\n    pass", "# import verl.nope", "pass"]),
+                     "try:\n    import verl.fork_only\nexcept ImportError:\n    pass", "# import verl.nope", "pass",
+                     "import verl.nope  # a comment the statement's span leaves out",
+                     "from verl.utils import (nope,  # inside\n    copy_to_local)  # after"]),
 )
 
 
@@ -255,6 +284,35 @@ def test_the_fast_path_never_hides_what_the_parser_reports(lines, newline, inden
 
     full = [(f.offset, f.code, f.message) for f in _full_check(source, builtin())]
     assert [(f.offset, f.code, f.message) for f in unresolved_imports(source, builtin())] == full
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_LINE, min_size=1, max_size=5), st.sampled_from(["\n", "\r\n"]), st.booleans(), st.data())
+def test_table_findings_skip_the_same_statements_with_or_without_a_parse(lines, newline, indent, data):
+    from migrator.edits import Finding
+    from migrator.rewrite.python.resolution import unresolved_imports
+
+    body = newline.join(lines) + newline
+    if indent:
+        body = "def f():" + newline + "".join("    " + line + newline for line in body.split(newline) if line)
+    source = body.encode()
+    try:
+        compile(source, "<t>", "exec")
+    except SyntaxError:
+        return
+    places = data.draw(st.lists(st.integers(0, len(source) - 1), max_size=3))
+    findings = [Finding(place, "module-removal", "the table's") for place in places]
+
+    def full():
+        from unittest import mock
+
+        from migrator.rewrite.python import resolution
+
+        with mock.patch.object(resolution, "_all_resolve_as_spelled", lambda *a: False):
+            return resolution.unresolved_imports(source, builtin(), [], findings)
+
+    expected = [(f.offset, f.code, f.message) for f in full()]
+    assert [(f.offset, f.code, f.message) for f in unresolved_imports(source, builtin(), [], findings)] == expected
 
 
 @pytest.mark.parametrize("source", [

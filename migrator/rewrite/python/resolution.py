@@ -13,7 +13,9 @@ says so once (`unknown_release_note`), never per import.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+from functools import cached_property
 
 from migrator.edits import Edit, Finding, apply_edits
 from migrator.mapping import MappingSet
@@ -65,15 +67,23 @@ def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=())
         return []
     judge = _Judge(facts, maps, as_written=edits is None)
     after, applied, _ = apply_edits(source, list(edits or ()))
-    if _all_resolve_as_spelled(after, judge, roots):
+    covered = sorted(f.offset for f in findings)
+    places = _Places(source, after, applied)
+
+    def reported(start: int, end: int) -> bool:
+        """Does a table finding lie in the statement at after[start:end] (the check below skips it)?"""
+        first, last = places.original(start)[0], places.original(end)[0]
+        at = bisect.bisect_left(covered, first)
+        return at < len(covered) and covered[at] < max(last, first + 1)
+
+    if _all_resolve_as_spelled(after, judge, roots, reported if covered else None):
         return []  # most files, migrated or not: every import line read and resolved without parsing the file
     tree = _parse(after)
     if tree is None:
         after, applied, tree = source, [], _parse(source)
         if tree is None:
             return []
-    places = _Places(source, after, applied)
-    covered = sorted(f.offset for f in findings)
+        places = _Places(source, after, applied)
     out = []
     for node, guarded in _imports(tree.body, False):
         start, end, rewritten = places.span(node)
@@ -105,10 +115,11 @@ _PLAIN_IMPORT = re.compile(
 _IMPORT_WORD = re.compile(rb"\bimport\b")
 
 
-def _all_resolve_as_spelled(source: bytes, judge: "_Judge", roots: set[str]) -> bool:
+def _all_resolve_as_spelled(source: bytes, judge: "_Judge", roots: set[str], reported=None) -> bool:
     """True when every line that could hold an import of a root is a plain import statement and each
-    such import resolves at the target: then no finding can come and the file need not be parsed. False
-    means only "parse to know" (the parser decides what is code; a docstring's import is not one)."""
+    such import resolves at the target, or holds a finding of the table's (`reported(start, end)` of the
+    statement's span: the check skips those): then no finding can come and the file need not be parsed.
+    False means only "parse to know" (the parser decides what is code; a docstring's import is not one)."""
     if re.search(rb"\r(?!\n)", source):
         return False  # lines end in a lone `\r`: the parser's lines are not these
     plain_lines = set()
@@ -117,7 +128,7 @@ def _all_resolve_as_spelled(source: bytes, judge: "_Judge", roots: set[str]) -> 
         line += source.count(b"\n", counted, match.start())
         counted = match.start()
         plain_lines.update(range(line, line + match.group(0).count(b"\n") + 1))
-        if not _resolves(match, judge, roots):
+        if not _resolves(match, judge, roots) and not (reported is not None and reported(*_statement_span(match))):
             return False
     lines = source.split(b"\n")
     for number, text in enumerate(lines):
@@ -128,6 +139,16 @@ def _all_resolve_as_spelled(source: bytes, judge: "_Judge", roots: set[str]) -> 
             if _IMPORT_WORD.search(joined) or any(r in joined for r in _ROOTS):
                 return False
     return True
+
+
+def _statement_span(match) -> tuple[int, int]:
+    """Where the import statement a `_PLAIN_IMPORT` match holds starts and ends, as `ast` spans it:
+    from its first keyword to its last name or closing parenthesis (no indent, no comment)."""
+    text = match.group(0)
+    start = match.start() + len(text) - len(text.lstrip(b" \t"))
+    if match.group("grouped") is not None:
+        return start, match.end("grouped") + 1
+    return start, match.end("modules") if match.group("modules") is not None else match.end("names")
 
 
 def _resolves(match, judge: "_Judge", roots: set[str]) -> bool:
@@ -191,7 +212,11 @@ class _Places:
 
     def __init__(self, source: bytes, after: bytes, applied: list[Edit]):
         self.applied = sorted(applied, key=lambda e: e.start)
-        self.line_starts = line_starts(after)
+        self.after = after
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        return line_starts(self.after)
 
     def offset(self, line: int, col: int) -> int:
         return self.line_starts[line - 1] + col
