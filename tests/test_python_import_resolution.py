@@ -326,3 +326,18 @@ def test_continuations_strings_and_lone_cr_never_hide_an_unresolved_import(sourc
     from migrator.rewrite.python.resolution import unresolved_imports
 
     assert [f.code for f in unresolved_imports(source, builtin())] == ["VM123"]
+
+
+def test_a_package_is_a_module_exactly_when_some_module_lies_under_it():
+    from migrator.rewrite.python.resolution import _Judge, release_modules
+
+    maps = builtin()
+    facts = release_modules(maps)
+    judge = _Judge(facts, maps, as_written=False)
+    for release in ("v0.4.1", "v0.9.0"):
+        modules = facts[release]
+        names = {name[:at] for name in modules for at in range(1, len(name) + 1)}  # every prefix, dotted or not
+        names |= {"verl.nope", "verl.utils.nope.deeper", "", "verl."}
+        for name in names:
+            expected = name in modules or any(m.startswith(name + ".") for m in modules)
+            assert judge.module_exists(name, release) == expected, (release, name)

@@ -29,8 +29,13 @@ from migrator.rewrite.python.statements import walk_statements
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
+@per_table_set  # asked for every Python file: composing it walks every step of the tables
+def _api_modules(maps: MappingSet) -> frozenset[str]:
+    return frozenset(maps.api_modules())
+
+
 def locate_api(source: bytes, maps: MappingSet) -> tuple[list[Edit], list[Finding]]:
-    modules = maps.api_modules()
+    modules = _api_modules(maps)
     if not modules or not _may_use(source, maps):
         return [], []
     if other_encoding(source) or re.search(rb"\r(?!\n)", source):

@@ -15,11 +15,13 @@ import ast
 
 from migrator.edits import Finding
 from migrator.mapping import MappingSet
+from migrator.mapping.per_set import per_table_set
 from migrator.rewrite.python.parsed import line_starts, parse
 
 
-def callback_entries(maps: MappingSet) -> list:
-    return [e for e in maps.entries() if e.KIND == "signature-change" and e.callback]
+@per_table_set  # asked for every Python file
+def callback_entries(maps: MappingSet) -> tuple:
+    return tuple(e for e in maps.entries() if e.KIND == "signature-change" and e.callback)
 
 
 def callback_tokens(maps: MappingSet) -> set[str]:

@@ -240,6 +240,20 @@ class _Places:
         return start, max(end, start + 1), first or last or inner
 
 
+_PACKAGES: list = []  # [(the facts, {release: every dotted prefix of a module it ships})]: one per process
+
+
+def _packages(facts: dict, release: str) -> frozenset[str]:
+    """`a` and `a.b` for module `a.b.c`: the packages (namespace ones too) `release` ships. Kept for the
+    facts in use: asked for each import that is not a module itself, which scanned every module."""
+    if not _PACKAGES or _PACKAGES[0][0] is not facts:
+        _PACKAGES[:] = [(facts, {})]
+    known = _PACKAGES[0][1]
+    if release not in known:
+        known[release] = frozenset(name[:at] for name in facts[release] for at, char in enumerate(name) if char == ".")
+    return known[release]
+
+
 class _Judge:
     """Whether a module or name exists at the target, and what happened to it if not."""
 
@@ -269,11 +283,7 @@ class _Judge:
                 yield alias, self.name_message(module, alias.name), self.elsewhere(alias.name)
 
     def module_exists(self, module: str, release: str) -> bool:
-        modules = self.facts[release]
-        if module in modules:
-            return True
-        prefix = module + "."
-        return any(m.startswith(prefix) for m in modules)  # a namespace package
+        return module in self.facts[release] or module in _packages(self.facts, release)  # a namespace package
 
     def name_exists(self, module: str, name: str, release: str) -> bool:
         names = self.facts[release].get(module)
