@@ -51,7 +51,9 @@ ALL_RELEASES = tuple(known_releases())  # the module facts name every release's 
 def test_cached_facts_equal_the_files_read_afresh(facts_dir, monkeypatch):
     first = _read_all(facts_dir, RELEASES)
     entries = sorted(p.name for p in (facts_dir.parent / "cache").glob("facts-*.pickle"))
-    assert [e.split("-")[1] for e in entries] == ["entrypoints", "keytypes", "moduleindex", "modulenames", "paths"]
+    assert {e.split("-")[1] for e in entries} == {"entrypoints", "keytypes", "moduleends", "moduleindex",
+                                                  "modulenames", "paths"}
+    assert sum(e.split("-")[1] == "modulenames" for e in entries) == len(ALL_RELEASES)  # one a release
     monkeypatch.setattr(Path, "read_text", lambda *a, **k: pytest.fail("read a facts file despite the cache"))
     assert _read_all(facts_dir, RELEASES) == first
 
@@ -133,3 +135,17 @@ def test_a_warm_run_on_a_launch_script_never_imports_pyyaml(tmp_path, releases):
     imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
     assert "migrator.rewrite.shell.review" in imported  # the review ran
     assert "yaml" not in imported
+
+
+def test_the_module_facts_of_a_release_are_read_only_when_asked_for(facts_dir, monkeypatch):
+    _read_all(facts_dir, RELEASES)  # every release cached
+    facts = ReleaseFacts(facts_dir)
+    names = facts.module_names(ALL_RELEASES)
+    assert "main" in names and list(names) == [r for r in ALL_RELEASES if facts.modules_cover(r, ALL_RELEASES)]
+    read = []
+    real = diskcache.load
+    monkeypatch.setattr(diskcache, "load", lambda key, prefix: (read.append(prefix), real(key, prefix))[1])
+    assert names["main"] is names["main"] and "verl" in names["main"]
+    assert [p for p in read if p.startswith("facts-modulenames")] == [read[0]] and read[0].endswith("-main-")
+    with pytest.raises(KeyError):
+        names["v9.9"]

@@ -4,6 +4,7 @@ keys with their types, and the script and module paths. Loaded lazily, one relea
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -145,11 +146,15 @@ class ReleaseFacts:
         path = self.directory / "modules" / "verl.modules"
         if not path.is_file():
             return frozenset()
-        ends = set()
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line and not line.startswith("#"):
-                ends.update(line.split("\t", 2)[1].replace("..", ",").split(","))
-        return frozenset(ends)
+
+        def read() -> frozenset[str]:
+            ends = set()
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line and not line.startswith("#"):
+                    ends.update(line.split("\t", 2)[1].replace("..", ",").split(","))
+            return frozenset(ends)
+
+        return _derived("moduleends", [path], read)
 
     def modules_cover(self, release: str, order: tuple[str, ...]) -> bool:
         """Do the module facts speak for `release` (between the oldest and newest release they name)?
@@ -158,17 +163,12 @@ class ReleaseFacts:
         return bool(ranks) and release in order and min(ranks) <= order.index(release) <= max(ranks)
 
     @lru_cache(maxsize=None)
-    def module_names(self, order: tuple[str, ...]) -> dict:
+    def module_names(self, order: tuple[str, ...]) -> Mapping[str, dict]:
         """{release: {module: ModuleNames}} for the releases the module facts know (`order`: all, in order)."""
         path = self.directory / "modules" / "verl.modules"
         if not path.is_file():
             return {}
-
-        def read():
-            facts = read_module_facts(path, list(order))
-            return {release: modules for release, modules in facts.items() if self.modules_cover(release, order)}
-
-        return _derived("modulenames-" + hashlib.sha256("\0".join(order).encode()).hexdigest()[:12], [path], read)
+        return _ModulesByRelease(path, order, tuple(r for r in order if self.modules_cover(r, order)))
 
     @property
     def has_modules(self) -> bool:
@@ -196,6 +196,38 @@ class ReleaseFacts:
                 if rank.get(lo, 1 << 30) <= here <= rank.get(hi or lo, -1):
                     return True
         return False
+
+
+class _ModulesByRelease(Mapping):
+    """{release: {module: ModuleNames}}, each release read (from the cache) when first asked for: the
+    import check asks for its target alone unless an import does not resolve (then its history)."""
+
+    def __init__(self, path: Path, order: tuple[str, ...], covered: tuple[str, ...]):
+        self._path, self._order, self._covered = path, order, covered
+        self._tag = "modulenames-" + hashlib.sha256("\0".join(order).encode()).hexdigest()[:12]
+        self._loaded: dict[str, dict] = {}
+        self._parsed: dict | None = None  # every release, once one missed the cache in this process
+
+    def __getitem__(self, release: str) -> dict:
+        if release not in self._loaded:
+            if release not in self._covered:
+                raise KeyError(release)
+            self._loaded[release] = _derived(f"{self._tag}-{release}", [self._path], lambda: self._read()[release])
+        return self._loaded[release]
+
+    def _read(self) -> dict:
+        if self._parsed is None:
+            self._parsed = read_module_facts(self._path, list(self._order))
+        return self._parsed
+
+    def __contains__(self, release) -> bool:
+        return release in self._covered
+
+    def __iter__(self):
+        return iter(self._covered)
+
+    def __len__(self) -> int:
+        return len(self._covered)
 
 
 @lru_cache(maxsize=None)
