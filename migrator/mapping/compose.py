@@ -499,10 +499,17 @@ class MappingSet(EntryPointQueries, PrecisionRules):
     def old_modules(self) -> set[str]:
         return {m for step in self._steps for m, e in step.modules.items() if not isinstance(e, ModuleNoAction)}
 
-    def old_tokens(self) -> set[str]:
+    def old_tokens(self) -> frozenset[str]:
         """Every literal a file must contain for any entry to apply (for prefiltering). Exact keys and
         paths that compose to no change (verl brought them back, or only a no-action entry names them:
-        `actor_rollout_ref.model.enable_gradient_checkpointing` is in nearly every script) are left out."""
+        `actor_rollout_ref.model.enable_gradient_checkpointing` is in nearly every script) are left out.
+        Composed once, and kept with the composed tables in their cache: a worker never composes it."""
+        cached = self.__dict__.get("_old_tokens")
+        if cached is None:
+            cached = self._old_tokens = frozenset(self._compose_old_tokens())
+        return cached
+
+    def _compose_old_tokens(self) -> set[str]:
         keys = {k for k in self.old_keys() if self.is_subtree(k) or self.key(k) is not None}
         paths = {p for p in self.old_paths() if p.endswith("/") or self.path(p) is not None}
         tokens = keys | paths | self.old_modules() | self.api_modules()
