@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrator import parallel
+from migrator import engine, parallel
 from migrator.engine import RunOptions, run
 from migrator.tablecache import composed
 from perf_helpers import TABLE, make_tree, run_cli
@@ -64,13 +64,17 @@ def test_the_tables_are_frozen_for_the_run_and_thawed_after(tmp_path, monkeypatc
     make_tree(tmp_path, files=8)
     monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
     mappings, check = composed("main", "main", (str(TABLE),))
-    seen = []
+    seen, thresholds = [], []
     real = parallel.process_candidate
     monkeypatch.setattr(parallel, "process_candidate",
-                        lambda *a: seen.append(gc.get_freeze_count()) or real(*a))
+                        lambda *a: seen.append(gc.get_freeze_count()) or thresholds.append(gc.get_threshold()) or real(*a))
     assert gc.get_freeze_count() == 0
+    before = gc.get_threshold()
     run(RunOptions([str(tmp_path)], write=False, jobs=1), mappings, prefilter=check)
     assert seen and min(seen) > 0 and gc.get_freeze_count() == 0
+    # young objects are collected less often during the run, as often as before after it
+    assert {t[0] for t in thresholds} == {max(before[0], engine.RUN_GC_THRESHOLD)}
+    assert gc.get_threshold() == before
     # a caller that froze objects itself keeps them frozen
     gc.freeze()
     try:
