@@ -21,6 +21,7 @@ from migrator.diskcache import add_stat_signatures, cache_dir, load, store
 
 __all__ = ["builtin_key", "builtin_tables", "cache_dir", "cache_key", "composed"]
 
+HYDRA_CONFIGS = "configs"  # the facts' directory of shipped Hydra config trees (migrator.verdict.store)
 PREFIX = "tables-"
 BUILTIN_PREFIX = "builtin-"
 
@@ -35,7 +36,9 @@ def builtin_key() -> str | None:
         builtin = builtin_mappings_dir() / "verl"
         code = Path(__file__).resolve().parent / "mapping"
         # The facts decide which names are live (compose) and so the prefilter's tokens: they count too.
-        facts = sorted(p for p in (builtin / "facts").rglob("*") if p.is_file())
+        # Not the Hydra config trees (facts/configs: 300 files), which only the verdicts read.
+        facts = sorted(p for top in (builtin / "facts").iterdir() if top.name != HYDRA_CONFIGS
+                       for p in ([top] if top.is_file() else top.rglob("*")) if p.is_file())
         inputs = (sorted(builtin.glob("*.yaml")) + facts + sorted(code.glob("*.py"))
                   + [Path(__file__).resolve().parent / name for name in ("prefilter.py", "filekind.py")])
         add_stat_signatures(digest, inputs)

@@ -144,3 +144,24 @@ def test_a_new_table_composes_over_the_cached_builtin_tables(setup, monkeypatch)
     other.write_bytes(table.read_bytes() + b"\n")
     mappings, _ = tablecache.composed("main", "main", (str(other),))
     assert mappings.key("actor_rollout_ref.actor.ppo_micro_batch_size") is not None
+
+
+def test_the_shipped_hydra_configs_are_no_input_of_the_tables(tmp_path, monkeypatch):
+    # 300 files the tables never read (only Hydra's verdicts do): stat'ing them took half the key's time.
+    import os
+
+    import migrator.mapping.load as load
+
+    builtin = tmp_path / "mappings"
+    shutil.copytree(load.builtin_mappings_dir() / "verl", builtin / "verl",
+                    ignore=shutil.ignore_patterns("blobs", "entry-config-keys"))
+    monkeypatch.setattr(load, "builtin_mappings_dir", lambda: builtin)
+    first = tablecache.builtin_key()
+    configs = builtin / "verl" / "facts" / tablecache.HYDRA_CONFIGS
+    index = next(configs.rglob("*.yaml"))
+    os.utime(index, ns=(0, 10**9))
+    (configs / "new.yaml").write_text("x: 1\n")
+    assert tablecache.builtin_key() == first
+    keys = next((builtin / "verl" / "facts" / "config-keys").glob("*.keys"))
+    os.utime(keys, ns=(0, 10**9))
+    assert tablecache.builtin_key() != first
