@@ -11,6 +11,7 @@ import os
 import pickle
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from migrator import __version__
@@ -78,11 +79,41 @@ def derived(tag: str, inputs: list[Path], compute):
     prefix = f"{FACTS_PREFIX}{tag}-"
     cached = load(key, prefix) if key is not None else None
     if cached is not None:
+        _touch(key, prefix)
         return cached
     value = compute()
     if key is not None:
         store(key, value, prefix, keep=2)
+        _forget_unused_facts()
     return value
+
+
+# A facts entry read is touched, so its age says when it was last used: an entry no run has used for this
+# long goes (its tag may be gone with an older version of this package, which no prune by tag would reach).
+UNUSED_FACTS_SECONDS = 30 * 24 * 3600
+
+
+def _touch(key: str, prefix: str) -> None:
+    directory = cache_dir()
+    if directory is None:
+        return
+    try:
+        os.utime(directory / f"{prefix}{key}.pickle")
+    except OSError:
+        pass
+
+
+def _forget_unused_facts() -> None:
+    directory = cache_dir()
+    if directory is None:
+        return
+    try:
+        horizon = time.time() - UNUSED_FACTS_SECONDS
+        for entry in directory.glob(f"{FACTS_PREFIX}*.pickle"):
+            if entry.stat().st_mtime < horizon:
+                entry.unlink()
+    except OSError:
+        pass
 
 
 def _stat_key(tag: str, inputs: list[Path]) -> str | None:

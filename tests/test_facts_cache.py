@@ -149,3 +149,21 @@ def test_the_module_facts_of_a_release_are_read_only_when_asked_for(facts_dir, m
     assert [p for p in read if p.startswith("facts-modulenames")] == [read[0]] and read[0].endswith("-main-")
     with pytest.raises(KeyError):
         names["v9.9"]
+
+
+def test_facts_entries_no_run_used_for_a_month_go(facts_dir):
+    cache = facts_dir.parent / "cache"
+    _read_all(facts_dir, RELEASES)
+    month_ago = __import__("time").time() - diskcache.UNUSED_FACTS_SECONDS - 60
+    orphan = cache / "facts-oldformat-1234.pickle"  # a tag an older version of the package wrote
+    orphan.write_bytes(b"x")
+    os.utime(orphan, (month_ago, month_ago))
+    used = next(cache.glob("facts-keytypes-*.pickle"))
+    os.utime(used, (month_ago, month_ago))
+    _read_all(facts_dir, RELEASES)  # a hit touches the entry it reads
+    assert used.stat().st_mtime > month_ago + 3600
+    keys = facts_dir / "config-keys" / "v0.1.ppo_trainer.keys"
+    keys.write_text(keys.read_text(encoding="utf-8") + "another.key\tint\n", encoding="utf-8")
+    _read_all(facts_dir, RELEASES)  # a miss stores, and forgets what no run used for a month
+    assert not orphan.exists()
+    assert list(cache.glob("facts-keytypes-*.pickle"))
