@@ -67,6 +67,24 @@ def skip_reason_by_name(path: str) -> str | None:
 _SKIP_REASON_BY_EXTENSION: dict[str, str | None] = {}
 
 
+def spec_by_name(path: str) -> RewriterSpec | None:
+    """The rewriter the file's name alone gives (`spec_for(name, b"")`), asked once per extension: the
+    rewriters register plain extensions. A name without one (`run`, `.sh`) is asked each time."""
+    name = _base_name(path)
+    ext = _extension(name)
+    if not ext:
+        return spec_for(name, b"")
+    try:
+        return _SPEC_BY_EXTENSION[ext]
+    except KeyError:
+        pass
+    spec = _SPEC_BY_EXTENSION[ext] = spec_for(name, b"")
+    return spec
+
+
+_SPEC_BY_EXTENSION: dict = {}
+
+
 def kind_for(path: str) -> tuple[RewriterSpec | None, bytes | None]:
     """The rewriter for `path` and the head bytes read to decide it (None when the name decided).
 

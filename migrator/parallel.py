@@ -21,8 +21,9 @@ from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
 
 from migrator.discover import Candidate
-from migrator.filekind import NOT_A_KIND, KindPrefilter as Prefilter, kind_for, skip_reason_by_name
+from migrator.filekind import NOT_A_KIND, KindPrefilter as Prefilter, kind_for, skip_reason_by_name, spec_by_name
 from migrator.fileprocess import FileResult, process_file, sniff_skip_reason
+from migrator.fileread import read_bytes
 
 # Below this many files one process is faster than starting workers.
 SERIAL_BELOW = 256
@@ -74,7 +75,31 @@ def _process_chunk(chunk: list[Candidate]) -> list:
     """Every candidate's result, the common ones as small tuples (`_compact`): most of a tree is files
     skipped by name or read and left unchanged, and a tuple crosses the process boundary 5x cheaper."""
     mappings, prefilter = _worker_state
-    return [_compact(decided_by_name(c) or process_candidate(c, mappings, prefilter)) for c in chunk]
+    return [_unchanged_by_prefilter(c, mappings, prefilter) or
+            _compact(decided_by_name(c) or process_candidate(c, mappings, prefilter)) for c in chunk]
+
+
+def _unchanged_by_prefilter(candidate: Candidate, mappings, prefilter):
+    """The result of the commonest file, a text file of a kind its name gives that holds no old token,
+    straight from its bytes; for one that holds a token, `process_file`'s result from the bytes read here.
+    None when the full way must decide (no kind by name, unreadable, binary), which then reads again.
+    The same result `process_candidate` gives, without its layers and a FileResult a file (~3 us of
+    ~20 us a file, on the 12,000 files a 20k-file tree reads)."""
+    if candidate.skip_reason or prefilter is None:
+        return None
+    spec = spec_by_name(candidate.path)
+    if spec is None:
+        return None
+    try:
+        data = read_bytes(candidate.path)
+    except OSError:
+        return None
+    if sniff_skip_reason(data):
+        return None
+    if not prefilter(data, spec.kind):
+        return ("unchanged", spec.kind)
+    # The prefilter has passed it: not asked again.
+    return _compact(process_file(candidate.path, candidate.display, mappings, None, data=data, spec=spec))
 
 
 def _compact(result: FileResult):

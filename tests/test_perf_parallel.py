@@ -7,7 +7,7 @@ import pytest
 from migrator import engine, parallel
 from migrator.engine import RunOptions, run
 from migrator.tablecache import composed
-from perf_helpers import TABLE, make_tree, run_cli
+from perf_helpers import OLD_SCRIPT, TABLE, make_tree, run_cli
 
 
 def _summary(results):
@@ -83,3 +83,42 @@ def test_the_tables_are_frozen_for_the_run_and_thawed_after(tmp_path, monkeypatc
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+def test_the_workers_quick_way_gives_the_full_ways_results_for_odd_files(tmp_path, monkeypatch):
+    # Workers settle a text file of a kind its name gives from its bytes; everything else (no kind by
+    # name, binary, UTF-16, unreadable) takes the full way. Same results.
+    make_tree(tmp_path / "tree", files=12)
+    odd = tmp_path / "tree" / "odd"
+    odd.mkdir()
+    (odd / "binary.sh").write_bytes(b"#!/bin/bash\n\x00\x01" + OLD_SCRIPT.encode())
+    (odd / "utf16.md").write_bytes("trainer.use_legacy_worker\n".encode("utf-16"))
+    (odd / ".sh").write_text(OLD_SCRIPT)
+    (odd / "noext").write_text("#!/usr/bin/env bash\n" + OLD_SCRIPT)
+    (odd / "plain.txt").write_text("see actor_rollout_ref.actor.ppo_micro_batch_size in the docs\n")
+    (odd / "empty.py").write_bytes(b"")
+    (odd / "crlf.sh").write_bytes(OLD_SCRIPT.replace("\n", "\r\n").encode())
+    (odd / "gone.sh").symlink_to(odd / "missing")
+    monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
+    monkeypatch.setattr(parallel, "SERIAL_BELOW", 4)
+    monkeypatch.setattr(parallel, "CHUNK", 5)
+    log = tmp_path / "quick.log"  # written by the forked workers
+    real = parallel._unchanged_by_prefilter
+
+    def logged(candidate, *rest):
+        result = real(candidate, *rest)
+        with open(log, "a") as fh:
+            fh.write(f"{candidate.path.rsplit('/', 1)[-1]}\t{'full' if result is None else 'quick'}\n")
+        return result
+
+    monkeypatch.setattr(parallel, "_unchanged_by_prefilter", logged)
+    mappings, check = composed("main", "main", (str(TABLE),))
+    serial = run(RunOptions([str(tmp_path / "tree")], write=False, jobs=1), mappings, prefilter=check)
+    pooled = run(RunOptions([str(tmp_path / "tree")], write=False, jobs=2), mappings, prefilter=check)
+    assert _summary(serial) == _summary(pooled)
+    statuses = {r.path.rsplit("/", 1)[-1]: r.status for r in pooled}
+    assert statuses["binary.sh"] == "skipped" and statuses["utf16.md"] == "skipped"
+    assert statuses["noext"] == "changed" and statuses["crlf.sh"] == "changed"
+    ways = dict(line.split("\t") for line in log.read_text().splitlines())
+    assert ways["binary.sh"] == ways["utf16.md"] == ways["noext"] == "full"
+    assert ways["plain.txt"] == ways["crlf.sh"] == ways["empty.py"] == ways[".sh"] == "quick"  # read once

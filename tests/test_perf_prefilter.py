@@ -133,3 +133,14 @@ def test_builtin_tokens_hold_no_generic_key_name():
     plain = b"python3 -m verl.trainer.main_ppo \\\n    trainer.experiment_name=name \\\n    data.train_files=x\n"
     assert not check(plain, "shell")
     assert check(plain + b"    reward.reward_manager.name=my_manager\n", "shell")
+
+
+@pytest.mark.parametrize("names", [["a.sh", "b.SH", ".sh", "run", "x.py", ".bashrc", "notes.md", "y.tar.gz", "z.yml"],
+                                   [".sh", "run", "a.sh"], ["run", ".sh"]])
+def test_the_kind_by_name_is_spec_fors_whatever_came_before(names):
+    from migrator import filekind
+    from migrator.rewrite import spec_for
+
+    filekind._SPEC_BY_EXTENSION.clear()
+    for name in names:
+        assert filekind.spec_by_name(f"/t/{name}") is spec_for(name, b""), name
