@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from itertools import repeat
 from dataclasses import dataclass, field
 
 from migrator.edits import Edit, Finding
@@ -249,7 +250,10 @@ class _Walker:
                     self.string_starts.update(p.span[0] for p in found[1] if p.kind in ("key", "path") and p.span)
                     cls = scopes[-1][1] if scopes else None
                     self.accesses.append((found[0], found[1], [f for f, _ in scopes], cls))
-            stack.extend((child, scopes, body_class) for child in reversed(child_nodes(node)))
+            children = child_nodes(node)
+            if children:
+                children.reverse()
+                stack.extend(zip(children, repeat(scopes), repeat(body_class)))  # no Python frame a child
 
     def visit_Constant(self, node: ast.Constant) -> None:
         """A string that is exactly an old key, outside every access: its object is unknown."""
