@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from itertools import repeat
 from dataclasses import dataclass, field
+from itertools import repeat
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
