@@ -26,6 +26,7 @@ from migrator.rewrite.python.config_access import locate_config_keys, might_spel
 from migrator.rewrite.python.parsed import parsed_already
 from migrator.rewrite.python.resolution import unresolved_imports
 from migrator.rewrite.python.statements import might_change
+from migrator.rewrite.python.validity import edits_keep_validity  # noqa: F401 - the engine asks for it
 
 KIND = "python"
 # Markdown's code blocks come labelled `block.<lang>`: examples, whose imports and callbacks are not checked
