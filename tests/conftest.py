@@ -7,6 +7,7 @@ import copy
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,25 @@ def pytest_unconfigure(config):
     own = config.stash.get(_OWN_BASETEMP, None)
     if own is not None:
         shutil.rmtree(own, ignore_errors=True)
+
+
+class Hung(Exception):
+    """A test outlived its deadline. Not an OSError: code under test that catches OSError (pipe sends,
+    reads) must not swallow it."""
+
+
+@pytest.fixture
+def deadline():
+    """Fail, instead of hanging the suite, a test that has not finished in 120 s (a pool that waits
+    forever, a FIFO nobody writes)."""
+    def hung(signum, frame):
+        raise Hung("the test outlived its deadline: it hangs")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(120)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="session")

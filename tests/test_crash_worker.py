@@ -19,23 +19,6 @@ from migrator.lock import LOCK_NAME
 OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
 
-class Hung(Exception):
-    pass
-
-
-@pytest.fixture
-def deadline():
-    """Fail (instead of hanging the suite) when the run has not finished in time."""
-    def hung(signum, frame):
-        raise Hung("the run hangs after a worker died")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(120)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
-
-
 def test_a_killed_worker_fails_its_chunk_and_the_run_goes_on(tmp_path, core_mappings, monkeypatch, deadline):
     files = parallel.SERIAL_BELOW + 3 * parallel.CHUNK
     candidates = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections import deque
 
 import pytest
@@ -14,22 +15,6 @@ from migrator import parallel
 from migrator.discover import Candidate
 
 OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
-
-
-class Hung(Exception):
-    pass  # not an OSError: the pool's own `except OSError` around pipe sends must not swallow it
-
-
-@pytest.fixture
-def deadline():
-    def hung(signum, frame):
-        raise Hung("the pooled run hangs")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(60)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
 
 
 def _worker(tasks: int, limit: int) -> parallel._Worker:
@@ -67,6 +52,7 @@ def test_a_dead_worker_gives_its_queued_chunks_to_another(tmp_path, core_mapping
 
     def chunk_or_die(batch):
         if any(c.path.endswith("die.sh") for c in batch):
+            time.sleep(0.5)  # the main process has queued this worker's next chunk by then
             os.kill(os.getpid(), signal.SIGKILL)
         return real_chunk(batch)
 

@@ -173,13 +173,14 @@ _MODULES = ["verl", "verl.utils", "verl.utils.hdfs_io", "verl.trainer.main_ppo",
 _NAMES = ["copy_to_local", "main", "run_ppo", "TaskRunner", "nope", "_private", "reward_score"]
 
 
-def _full_check(source: bytes, maps):
+def _full_check(source: bytes, maps, edits=None, findings=()):
+    """The parser-based check alone: what the fast path must agree with."""
     from unittest import mock
 
     from migrator.rewrite.python import resolution
 
     with mock.patch.object(resolution, "_all_resolve_as_spelled", lambda *a: False):
-        return resolution.unresolved_imports(source, maps)
+        return resolution.unresolved_imports(source, maps, edits, findings)
 
 
 @pytest.mark.parametrize("source", [
@@ -269,16 +270,23 @@ _LINE = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(_LINE, min_size=1, max_size=5), st.sampled_from(["\n", "\r\n"]), st.booleans())
-def test_the_fast_path_never_hides_what_the_parser_reports(lines, newline, indent):
+def _compiling_source(lines, newline: str, indent: bool) -> bytes | None:
+    """The generated lines as a file (inside a function when `indent`), or None when it does not compile."""
     body = newline.join(lines) + newline
     if indent:
         body = "def f():" + newline + "".join("    " + line + newline for line in body.split(newline) if line)
-    source = body.encode()
     try:
-        compile(source, "<t>", "exec")
+        compile(body, "<t>", "exec")
     except SyntaxError:
+        return None
+    return body.encode()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_LINE, min_size=1, max_size=5), st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_the_fast_path_never_hides_what_the_parser_reports(lines, newline, indent):
+    source = _compiling_source(lines, newline, indent)
+    if source is None:
         return
     from migrator.rewrite.python.resolution import unresolved_imports
 
@@ -292,26 +300,12 @@ def test_table_findings_skip_the_same_statements_with_or_without_a_parse(lines, 
     from migrator.edits import Finding
     from migrator.rewrite.python.resolution import unresolved_imports
 
-    body = newline.join(lines) + newline
-    if indent:
-        body = "def f():" + newline + "".join("    " + line + newline for line in body.split(newline) if line)
-    source = body.encode()
-    try:
-        compile(source, "<t>", "exec")
-    except SyntaxError:
+    source = _compiling_source(lines, newline, indent)
+    if source is None:
         return
     places = data.draw(st.lists(st.integers(0, len(source) - 1), max_size=3))
     findings = [Finding(place, "module-removal", "the table's") for place in places]
-
-    def full():
-        from unittest import mock
-
-        from migrator.rewrite.python import resolution
-
-        with mock.patch.object(resolution, "_all_resolve_as_spelled", lambda *a: False):
-            return resolution.unresolved_imports(source, builtin(), [], findings)
-
-    expected = [(f.offset, f.code, f.message) for f in full()]
+    expected = [(f.offset, f.code, f.message) for f in _full_check(source, builtin(), [], findings)]
     assert [(f.offset, f.code, f.message) for f in unresolved_imports(source, builtin(), [], findings)] == expected
 
 

@@ -4,7 +4,6 @@ or a FIFO; a FIFO that nobody writes to fails with a clear error instead of hang
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -22,18 +21,6 @@ TABLE = b"""entries:
   pr: 1
 """
 SCRIPT = b"python3 x.py my_section.old_knob=1\n"
-
-
-@pytest.fixture
-def deadline():
-    def hung(signum, frame):
-        raise TimeoutError("reading the table hangs")
-
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(30)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
 
 
 def test_process_substitution(tmp_path):
