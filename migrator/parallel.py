@@ -288,6 +288,8 @@ def _pooled(stream: Iterator[Candidate], mappings, prefilter, jobs: int) -> Iter
         nonlocal idle_deaths
         while waiting:
             worker = min(workers, key=lambda w: len(w.tasks))
+            if len(worker.tasks) >= QUEUED_PER_WORKER:
+                return  # all full: nothing to pickle yet (after each result, this is the common case)
             index, batch = waiting[0]
             payload = ForkingPickler.dumps((index, [tuple(candidate) for candidate in batch]))
             if not worker.takes(payload):

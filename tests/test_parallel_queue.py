@@ -96,3 +96,26 @@ def test_chunks_bigger_than_the_pipe_buffer_do_not_hang_the_run(tmp_path, core_m
     out = list(parallel.process_candidates(candidates, core_mappings, None, jobs=2))
     assert [c for c, _ in out] == candidates
     assert all(r.status == "changed" for _, r in out)
+
+
+def test_each_chunk_is_pickled_once(tmp_path, core_mappings, monkeypatch):
+    # With every worker's queue full, the next chunk waits unpickled: it was pickled and thrown away
+    # after every result before (a pickle of 128 paths each time).
+    candidates = []
+    for i in range(parallel.SERIAL_BELOW + 6 * parallel.CHUNK):
+        path = tmp_path / f"s{i:04}.sh"
+        path.write_bytes(OLD)
+        candidates.append(Candidate(str(path), str(path)))
+    pickled = []
+    real = parallel.ForkingPickler
+
+    class Counting:
+        @staticmethod
+        def dumps(obj):
+            pickled.append(obj[0])
+            return real.dumps(obj)
+
+    monkeypatch.setattr(parallel, "ForkingPickler", Counting)
+    out = list(parallel.process_candidates(candidates, core_mappings, None, jobs=2))
+    assert len(out) == len(candidates)
+    assert sorted(pickled) == list(range(-(-len(candidates) // parallel.CHUNK)))
