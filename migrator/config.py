@@ -126,15 +126,14 @@ def _value_problem(key: str, value, base: Path) -> str | None:
 def known_releases() -> list[str]:
     """The built-in release names, in order; [] when they cannot be read (the run reports that itself)."""
     from migrator.diskcache import derived
+    from migrator.mapping.facts import load_shipped_yaml
     from migrator.mapping.load import TableError, builtin_mappings_dir
 
     def read() -> list[str]:
         import yaml  # only here: read from the cache, the list needs no YAML parser (~17 ms of a run)
 
         try:
-            data = yaml.load(index.read_text(encoding="utf-8"),
-                             Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml when present
-            return [str(r) for r in data["releases"]]
+            return [str(r) for r in load_shipped_yaml(index)["releases"]]
         except (yaml.YAMLError, KeyError, TypeError):
             return []
 

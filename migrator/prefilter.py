@@ -126,14 +126,14 @@ def _never(data: bytes) -> None:
 
 # A token counts only as a whole name: `..._micro_batch_size` inside `..._micro_batch_size_per_gpu`, which
 # every verl script carries, is no hit. Every rewriter demands at least this boundary, so nothing is lost.
-_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")  # of an identifier
 _NAME_CLASS = rb"[A-Za-z0-9_]"
 
 
 def _whole(data: bytes, start: int, end: int) -> bool:
     # An escape sequence in a string literal (`"\nkey=1"`) glues a letter to the token's front.
-    before_ok = start == 0 or data[start - 1] not in _NAME_BYTES or (start >= 2 and data[start - 2] == 0x5C)
-    return before_ok and (end == len(data) or data[end] not in _NAME_BYTES)
+    before_ok = start == 0 or data[start - 1] not in NAME_BYTES or (start >= 2 and data[start - 2] == 0x5C)
+    return before_ok and (end == len(data) or data[end] not in NAME_BYTES)
 
 
 def _trie_regex(tokens: tuple[str, ...]) -> re.Pattern:

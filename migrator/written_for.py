@@ -65,16 +65,14 @@ class ReleaseHistory:
     def between(self) -> dict[str, str]:
         """path -> the release it was added after and gone before the next (between-releases.yaml)."""
         from migrator.diskcache import derived
+        from migrator.mapping.facts import load_shipped_yaml
 
         path = self._between_file
         if not path.is_file():
             return {}
 
         def read() -> dict[str, str]:
-            import yaml
-
-            with open(path, encoding="utf-8") as fh:  # libyaml when present
-                rows = (yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}).get("paths", ())
+            rows = (load_shipped_yaml(path) or {}).get("paths", ())
             return {row["path"]: row["release"] for row in rows}
 
         return derived("between", [path, Path(__file__)], read)

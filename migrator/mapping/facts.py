@@ -230,6 +230,15 @@ class _ModulesByRelease(Mapping):
         return len(self._covered)
 
 
+def load_shipped_yaml(path: Path):
+    """The data of a YAML file the package ships (facts, indexes), read with libyaml when PyYAML has it:
+    the pure-Python loader took ~0.2 s of every process that reviewed a launch. PyYAML is imported only
+    here, by the readers that miss their cache entry. Raises OSError and yaml.YAMLError."""
+    import yaml
+
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 @lru_cache(maxsize=None)
 def _entry_points(directory: Path) -> dict[str, dict[str, str]]:
     path = directory / "entry-points.yaml"
@@ -237,11 +246,7 @@ def _entry_points(directory: Path) -> dict[str, dict[str, str]]:
         return {}
 
     def read():
-        import yaml
-
-        # libyaml when present: the pure-Python loader took ~0.2 s of every process that reviews a launch.
-        data = yaml.load(path.read_text(encoding="utf-8"),
-                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+        data = load_shipped_yaml(path) or {}
         return {release: {p["module"]: p["config_name"] for p in points or ()}
                 for release, points in (data.get("releases") or {}).items()}
 

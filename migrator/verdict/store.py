@@ -94,17 +94,13 @@ def configs_dir() -> Path:
 @lru_cache(maxsize=32)
 def release_configs(release: str, directory: str | None = None) -> ReleaseConfigs:
     from migrator.diskcache import derived
+    from migrator.mapping.facts import load_shipped_yaml
 
     base = Path(directory) if directory else configs_dir()
     index_path = base / "releases" / f"{release}.yaml"
 
-    def read():
-        import yaml  # only here: a run that reads the index from the cache never imports PyYAML (~17 ms)
-
-        return yaml.load(index_path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-
-    try:
-        index = derived(f"configindex-{release}", [index_path, Path(__file__)], read)
+    try:  # from the cache, a run never imports PyYAML for it (~17 ms)
+        index = derived(f"configindex-{release}", [index_path, Path(__file__)], lambda: load_shipped_yaml(index_path))
     except OSError as exc:
         raise StoreError(f"no shipped Hydra configs for verl {release} ({index_path}: {exc.strerror})") from exc
     entries = {script: EntryPoint(script, e["config_path"], e["config_name"])

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from migrator.mapping import MappingSet
 from migrator.mapping.per_set import per_table_set
+from migrator.prefilter import NAME_BYTES
 from migrator.rewrite.python.parsed import coding_cookie, parse
 
 if TYPE_CHECKING:
@@ -140,7 +141,6 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     return Statements(chosen, roots, line_starts, occurrences, outside)
 
 
-_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def _occurrences_that_matter(source: bytes, tree, matches: list[tuple[str, int, int]], bare: frozenset[bytes],
@@ -150,7 +150,7 @@ def _occurrences_that_matter(source: bytes, tree, matches: list[tuple[str, int, 
     attributes, `datasets`) nothing rewrites it, and choosing those statements would send big files to
     libcst for nothing."""
     whole = [(token, start, end) for token, start, end in matches if token.encode() not in bare or (
-        (start == 0 or source[start - 1] not in _NAME_BYTES) and (end == len(source) or source[end] not in _NAME_BYTES))]
+        (start == 0 or source[start - 1] not in NAME_BYTES) and (end == len(source) or source[end] not in NAME_BYTES))]
     imports = sorted((line_starts[n.lineno - 1] + n.col_offset, line_starts[n.end_lineno - 1] + n.end_col_offset)
                      for n in walk_statements(tree.body) if isinstance(n, ast.ImportFrom)) \
         if any(token.encode() in bare for token, _, _ in whole) else []

@@ -17,8 +17,9 @@ from __future__ import annotations
 import keyword
 import re
 
+from migrator.prefilter import NAME_BYTES
+
 _DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\Z")
-_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def edits_keep_validity(source: bytes, edits) -> bool:
@@ -40,7 +41,7 @@ def _renames_dotted_name(source: bytes, start: int, end: int, new: bytes) -> boo
     old = source[start:end]
     if not (_DOTTED.match(old) and _DOTTED.match(new)):
         return False
-    if (start and source[start - 1] in _NAME_BYTES) or (end < len(source) and source[end] in _NAME_BYTES):
+    if (start and source[start - 1] in NAME_BYTES) or (end < len(source) and source[end] in NAME_BYTES):
         return False  # the run goes on beyond the edit
     old_parts, new_parts = old.decode("ascii").split("."), new.decode("ascii").split(".")
     if old_parts[0] != new_parts[0] or new_parts[0] == "__future__":
