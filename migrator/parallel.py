@@ -72,11 +72,12 @@ def _init_worker(mappings, prefilter) -> None:
 
 
 def _process_chunk(chunk: list[Candidate]) -> list:
-    """Every candidate's result, the common ones as small tuples (`_compact`): most of a tree is files
-    skipped by name or read and left unchanged, and a tuple crosses the process boundary 5x cheaper."""
+    """Every candidate's result, the common ones as small tuples (`_compact`): most files are read and
+    left unchanged, and a tuple crosses the process boundary 5x cheaper. The main process sends only
+    files their name does not decide (`_pooled`)."""
     mappings, prefilter = _worker_state
-    return [_unchanged_by_prefilter(c, mappings, prefilter) or
-            _compact(decided_by_name(c) or process_candidate(c, mappings, prefilter)) for c in chunk]
+    return [_unchanged_by_prefilter(c, mappings, prefilter) or _compact(process_candidate(c, mappings, prefilter))
+            for c in chunk]
 
 
 def _unchanged_by_prefilter(candidate: Candidate, mappings, prefilter):
@@ -257,8 +258,8 @@ def _queueable_bytes(conn) -> int:
 
 
 def _lost(batch: list[Candidate], why: str) -> list:
-    """Results for a chunk whose worker died: what the name settles, else failed with the reason."""
-    return [decided_by_name(c) or FileResult(c.display, "failed", reason=why) for c in batch]
+    """Results for the files of a chunk whose worker died (none the name decides): failed, with the reason."""
+    return [FileResult(c.display, "failed", reason=why) for c in batch]
 
 
 def _pooled(stream: Iterator[Candidate], mappings, prefilter, jobs: int) -> Iterator[tuple[Candidate, FileResult]]:
