@@ -125,7 +125,7 @@ def _value_problem(key: str, value, base: Path) -> str | None:
 
 def known_releases() -> list[str]:
     """The built-in release names, in order; [] when they cannot be read (the run reports that itself)."""
-    from migrator.diskcache import derived
+    from migrator.cache import derived
     from migrator.mapping.facts import load_shipped_yaml
     from migrator.mapping.load import TableError, builtin_mappings_dir
 

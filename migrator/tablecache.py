@@ -4,10 +4,9 @@ The key is a hash of every `--table` file's bytes, the stat signature (size, mti
 built-in table, facts file and mapping code file, the --from/--to/--table arguments, the package version and
 the Python version, so any edit to a table misses the cache. The built-in files are stat'ed, not read: they
 are 5 MB (the facts), and reading them took 20 ms of every run, more when the page cache had dropped them.
-The parsed built-in tables have an entry of their own (`builtin_tables`). The cache is a pickle under
-`$VERL_MIGRATE_CACHE_DIR`, else `$XDG_CACHE_HOME/verl-migrate`, else `~/.cache/verl-migrate`;
-`VERL_MIGRATE_NO_CACHE=1` turns it off. A missing, corrupt, foreign or
-unwritable cache only costs the time to compose again: it never breaks a run.
+The parsed built-in tables have an entry of their own (`builtin_tables`). The entries are pickles in the
+one cache directory (`migrator.cache`, which says where it is and when it is not used). A missing, corrupt,
+foreign or unwritable cache only costs the time to compose again: it never breaks a run.
 """
 
 from __future__ import annotations
@@ -17,9 +16,9 @@ import sys
 from pathlib import Path
 
 from migrator import __version__
-from migrator.diskcache import add_stat_signatures, cache_dir, load, store
+from migrator.cache import add_stat_signatures, load, store
 
-__all__ = ["builtin_key", "builtin_tables", "cache_dir", "cache_key", "composed"]
+__all__ = ["builtin_key", "builtin_tables", "cache_key", "composed"]
 
 HYDRA_CONFIGS = "configs"  # the facts' directory of shipped Hydra config trees (migrator.verdict.store)
 PREFIX = "tables-"

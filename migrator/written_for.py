@@ -64,7 +64,7 @@ class ReleaseHistory:
     @cached_property
     def between(self) -> dict[str, str]:
         """path -> the release it was added after and gone before the next (between-releases.yaml)."""
-        from migrator.diskcache import derived
+        from migrator.cache import derived
         from migrator.mapping.facts import load_shipped_yaml
 
         path = self._between_file

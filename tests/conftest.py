@@ -19,6 +19,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 CORE_TABLE = FIXTURES / "tables" / "core.yaml"
 MEMORY_TMP = Path("/dev/shm")
 _OWN_BASETEMP = pytest.StashKey[str]()
+_OWN_CACHE = pytest.StashKey[str]()
 
 
 def _memory_tmp_works(directory: Path) -> bool:
@@ -42,6 +43,12 @@ def pytest_configure(config):
     if config.option.basetemp is None and not hasattr(config, "workerinput") and _memory_tmp_works(MEMORY_TMP):
         config.option.basetemp = tempfile.mkdtemp(prefix="verl-migrate-tests-", dir=MEMORY_TMP)
         config.stash[_OWN_BASETEMP] = config.option.basetemp
+    # The suite's own cache directory, shared by its workers (they inherit the environment): a test run
+    # never reads or writes the developer's ~/.cache/verl-migrate.
+    if not hasattr(config, "workerinput"):
+        own = tempfile.mkdtemp(prefix="verl-migrate-test-cache-")
+        os.environ["VERL_MIGRATE_CACHE_DIR"] = own
+        config.stash[_OWN_CACHE] = own
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -69,9 +76,10 @@ def pytest_collection_modifyitems(items):
 
 
 def pytest_unconfigure(config):
-    own = config.stash.get(_OWN_BASETEMP, None)
-    if own is not None:
-        shutil.rmtree(own, ignore_errors=True)
+    for key in (_OWN_BASETEMP, _OWN_CACHE):
+        own = config.stash.get(key, None)
+        if own is not None:
+            shutil.rmtree(own, ignore_errors=True)
 
 
 class Hung(Exception):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from migrator import diskcache, tablecache
+from migrator import cache as diskcache, tablecache
 from migrator.config import known_releases
 from migrator.mapping import facts as facts_module
 from migrator.mapping.facts import ReleaseFacts, _entry_points

@@ -145,7 +145,7 @@ def test_a_worker_process_saves_its_table_merged_with_what_others_saved(tmp_path
 
     from migrator.verdict.memo import DiskTable
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(tmp_path))
     table = DiskTable("test-table")
     table.table["from the parent"] = 1
     table.save()
@@ -153,7 +153,7 @@ def test_a_worker_process_saves_its_table_merged_with_what_others_saved(tmp_path
     worker = context.Process(target=_add_entry, args=(table,))  # ends without atexit, as the run's workers do
     worker.start()
     worker.join()
-    saved = pickle.loads(table._path().read_bytes())
+    saved = pickle.loads((tmp_path / table._name()).read_bytes())
     assert saved == {"from the parent": 1, "from a worker": 1}
 
 

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from migrator import tablecache
+from migrator import cache, tablecache
 from perf_helpers import OLD_SCRIPT, TABLE, run_cli
 
 NEW_KEY = b"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"
@@ -98,11 +98,11 @@ def test_cache_dir_resolution(monkeypatch, tmp_path):
     monkeypatch.delenv("VERL_MIGRATE_CACHE_DIR", raising=False)
     monkeypatch.delenv("VERL_MIGRATE_NO_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert tablecache.cache_dir() == tmp_path / "verl-migrate"
+    assert cache.configured_root() == tmp_path / "verl-migrate"
     monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(tmp_path / "x"))
-    assert tablecache.cache_dir() == tmp_path / "x"
+    assert cache.configured_root() == tmp_path / "x"
     monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
-    assert tablecache.cache_dir() is None
+    assert cache.configured_root() is None
 
 
 def test_the_key_follows_builtin_files_by_their_stat_without_reading_them(tmp_path, monkeypatch):

@@ -61,7 +61,7 @@ def test_shipped_data_stays_small():
 def test_materialize_is_atomic_and_keyed_by_content(tmp_path, monkeypatch):
     from migrator.verdict import store
 
-    monkeypatch.setattr(store, "cache_root", lambda: tmp_path)
+    monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(tmp_path))
     configs = release_configs("v0.9.0")
     root = store.materialize.__wrapped__(configs)
     assert root == tmp_path / "configs" / configs.digest and (root / ".complete").is_file()
@@ -212,7 +212,7 @@ def test_a_config_that_does_not_compose_is_a_failure_not_a_traceback(tmp_path, m
     (tmp_path / "releases" / "broken.yaml").write_text(
         "entry_points:\n  verl/trainer/main_ppo.py: {config_path: verl/trainer/config, config_name: ppo_trainer}\n"
         "files:\n  verl/trainer/config/ppo_trainer.yaml: b1\n")
-    monkeypatch.setattr(store, "cache_root", lambda: tmp_path / "cache")
+    monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
     configs = release_configs("broken", str(tmp_path))
     verdict = judge(configs, "verl/trainer/config", "ppo_trainer", ["a=2"])
     assert verdict.failure is not None and "no_such_group" in verdict.failure
@@ -251,9 +251,9 @@ def test_a_saved_table_prunes_the_files_other_versions_left(tmp_path, monkeypatc
 
     from migrator.verdict import memo
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     root = tmp_path / "verl-migrate"
-    root.mkdir()
+    monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(root))
+    root.mkdir(mode=0o700)
     for age, name in enumerate(["reviews-1.3.8.pickle", "reviews-aaaa-1.0-2.0.pickle", "reviews-bbbb-1.0-2.0.pickle",
                                 "reviews-cccc-1.0-2.0.pickle", "reviews-test-dddd-1.0-2.0.pickle"]):
         (root / name).write_bytes(b"x")
@@ -261,7 +261,7 @@ def test_a_saved_table_prunes_the_files_other_versions_left(tmp_path, monkeypatc
     table = memo.DiskTable("reviews")
     table.table["k"] = 1
     table.save()
-    ours = table._path().name
+    ours = table._name()
     # the newest other stays; an older format's file goes too; another table's (`reviews-test`) is not ours
     assert sorted(p.name for p in root.glob("*.pickle")) == sorted(
         [ours, "reviews-cccc-1.0-2.0.pickle", "reviews-test-dddd-1.0-2.0.pickle"])

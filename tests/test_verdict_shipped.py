@@ -74,9 +74,7 @@ def test_shipped_compositions_are_what_hydra_composes(release, config_dir, confi
 def test_an_empty_cache_composes_no_shipped_base(tmp_path, monkeypatch):
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
 
-    store = importlib.import_module("migrator.verdict.store")
-    monkeypatch.setattr(store, "cache_root", lambda: tmp_path)
-    monkeypatch.setattr(compose, "cache_root", lambda: tmp_path)
+    monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(tmp_path))
     compose._composed.cache_clear()
     compose.base_config.cache_clear()
     composed = []

@@ -123,6 +123,11 @@ def cli():
     a first argument that is no existing path and looks like a command name is
     refused as an unknown command (exit 2).
     """
+    from migrator.cache import root_problem
+
+    problem = root_problem()  # said once a run, here: workers ignore such a cache in silence
+    if problem:
+        click.echo(f"warning: {problem}", err=True)
 
 
 cli.add_command(migrate)

@@ -259,6 +259,6 @@ _READERS = [Path(__file__), Path(__file__).with_name("modulefacts.py")]
 
 
 def _derived(tag: str, files: list[Path], read):
-    from migrator.diskcache import derived
+    from migrator.cache import derived
 
     return derived(tag, [*files, *_READERS], read)

@@ -14,13 +14,12 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 import warnings
 from functools import lru_cache
 from pathlib import Path
 
-
-from migrator.verdict.store import ReleaseConfigs, cache_root, engine_versions, materialize
+from migrator import cache
+from migrator.verdict.store import ReleaseConfigs, engine_versions, materialize
 
 _FORMAT = "1"  # bump when what is pickled changes
 
@@ -197,13 +196,10 @@ def _composed(configs: ReleaseConfigs, config_dir: str, config_name: str, groups
               from_disk: bool) -> tuple[bytes, str | None]:
     root = materialize(configs)
     key = _disk_key(configs, config_dir, config_name, groups)
-    path = cache_root() / "composed" / f"{key}.pickle"
-    try:
-        data = path.read_bytes() if from_disk else b""
-        if data.endswith(b"."):  # a whole pickle (STOP); base_config composes again if it does not load
-            return data, None
-    except OSError:  # a missing cache entry only costs time
-        pass
+    relpath = f"composed/{key}.pickle"
+    data = cache.read(relpath) if from_disk else None  # absent or foreign: None, compose again
+    if data is not None and data.endswith(b"."):  # a whole pickle (STOP); base_config composes again if it does not load
+        return data, None
     shipped = shipped_compositions(configs).get(key) if from_disk else None
     if shipped is not None:
         return shipped
@@ -217,7 +213,7 @@ def _composed(configs: ReleaseConfigs, config_dir: str, config_name: str, groups
         except Exception as exc:  # noqa: BLE001 - Hydra's and OmegaConf's errors, and a broken YAML file
             return b"", hydra_message(exc)
     data = pickle.dumps(cfg, protocol=pickle.HIGHEST_PROTOCOL)
-    _store(path, data)
+    cache.write(relpath, data)  # an unwritable cache only costs speed
     return data, None
 
 
@@ -238,14 +234,3 @@ def shipped_compositions(configs: ReleaseConfigs) -> dict[str, tuple[bytes, str 
 def _disk_key(configs: ReleaseConfigs, config_dir: str, config_name: str, groups: tuple[str, ...]) -> str:
     text = "\0".join([_FORMAT, configs.digest, config_dir, config_name, *engine_versions(), *groups])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def _store(path: Path, data: bytes) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # an unwritable cache only costs speed

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import atexit
 import os
-import pickle
-import tempfile
 
-from migrator.verdict.store import cache_root, engine_versions
+from migrator import cache
+from migrator.verdict.store import engine_versions
 
 OTHER_VERSIONS_KEPT = 1  # files of other code or Hydra versions kept beside the current one
 MAX_ENTRIES = 50_000  # past this a table starts afresh: it is a cache, not a record
@@ -29,18 +28,15 @@ class DiskTable:
         self._loaded_size = 0
         self._saver_pid: int | None = None
 
-    def _path(self):
+    def _name(self) -> str:
         hydra, omegaconf = engine_versions()
-        return cache_root() / f"{self.name}-{code_version()}-{hydra}-{omegaconf}.pickle"
+        return f"{self.name}-{code_version()}-{hydra}-{omegaconf}.pickle"
 
     @property
     def table(self) -> dict:
         if self._table is None:
-            try:
-                table = pickle.loads(self._path().read_bytes())
-                self._table = table if isinstance(table, dict) else {}
-            except Exception:  # noqa: BLE001 - absent, truncated or from another Python: compute again
-                self._table = {}
+            table = cache.load_pickle(self._name())  # absent, foreign or corrupt: None, compute again
+            self._table = table if isinstance(table, dict) else {}
             self._loaded_size = len(self._table)
             atexit.register(self.save)
         if self._saver_pid != os.getpid():
@@ -55,37 +51,24 @@ class DiskTable:
         if self._table is None or len(self._table) == self._loaded_size:
             return
         table = self._table if len(self._table) <= MAX_ENTRIES else {}
-        try:
-            path = self._path()
-            try:  # another process (a worker of the same run) may have saved since: keep its entries too
-                saved = pickle.loads(path.read_bytes())
-                table = {**saved, **table} if isinstance(saved, dict) and len(saved) + len(table) <= MAX_ENTRIES \
-                    else table
-            except Exception:  # noqa: BLE001 - absent or unreadable: ours alone
-                pass
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(table, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
+        name = self._name()
+        saved = cache.load_pickle(name)  # another process (a worker of the same run) may have saved since
+        if isinstance(saved, dict) and len(saved) + len(table) <= MAX_ENTRIES:
+            table = {**saved, **table}
+        path = cache.store_pickle(name, table)  # an unwritable cache (or an unpicklable value): None
+        if path is not None:
             self._loaded_size = len(table)
             self._prune(path)
-        except Exception:  # noqa: BLE001 - an unwritable cache (or an unpicklable value) only costs speed
-            pass
 
     def _prune(self, ours) -> None:
         """Each release of this package (and of Hydra) names its own file: keep ours and the newest
         `OTHER_VERSIONS_KEPT` others (two installs used in turn), so upgrades do not pile up files forever."""
         # Versions name the files after `<name>-` with a code hash or a version number (older formats had
         # fewer parts): a digit or hex letter, never another table's word (`reviews-test-...`).
-        others = [p for p in ours.parent.glob(f"{self.name}-*.pickle")
+        others = [p for p in cache.entries(f"{self.name}-*.pickle")
                   if p != ours and p.name[len(self.name) + 1] in "0123456789abcdef"]
-        others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
         for stale in others[OTHER_VERSIONS_KEPT:]:
-            try:
-                stale.unlink()
-            except OSError:
-                pass
+            cache.remove(stale)
 
 
 def code_version() -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from migrator import cache
 
 
 class StoreError(Exception):
@@ -93,14 +94,13 @@ def configs_dir() -> Path:
 
 @lru_cache(maxsize=32)
 def release_configs(release: str, directory: str | None = None) -> ReleaseConfigs:
-    from migrator.diskcache import derived
     from migrator.mapping.facts import load_shipped_yaml
 
     base = Path(directory) if directory else configs_dir()
     index_path = base / "releases" / f"{release}.yaml"
 
     try:  # from the cache, a run never imports PyYAML for it (~17 ms)
-        index = derived(f"configindex-{release}", [index_path, Path(__file__)], lambda: load_shipped_yaml(index_path))
+        index = cache.derived(f"configindex-{release}", [index_path, Path(__file__)], lambda: load_shipped_yaml(index_path))
     except OSError as exc:
         raise StoreError(f"no shipped Hydra configs for verl {release} ({index_path}: {exc.strerror})") from exc
     entries = {script: EntryPoint(script, e["config_path"], e["config_name"])
@@ -129,45 +129,58 @@ def engine_versions() -> tuple[str, str]:
     return installed("hydra-core", "hydra"), installed("omegaconf", "omegaconf")
 
 
-def cache_root() -> Path:
-    """`$XDG_CACHE_HOME/verl-migrate`, else `~/.cache/verl-migrate`; a temp dir when neither is writable."""
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    candidates = [Path(xdg) / "verl-migrate"] if xdg else []
-    candidates.append(Path.home() / ".cache" / "verl-migrate")
-    for candidate in candidates:
-        try:
-            candidate.mkdir(parents=True, exist_ok=True)
-            if os.access(candidate, os.W_OK):
-                return candidate
-        except OSError:
-            continue
-    return Path(tempfile.gettempdir()) / f"verl-migrate-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
-
-
 @lru_cache(maxsize=32)
 def materialize(configs: ReleaseConfigs) -> Path:
-    """The release's config tree as files (verl's layout), written once per content hash."""
-    root = cache_root() / "configs" / configs.digest
-    if (root / ".complete").is_file():
+    """The release's config tree as files (verl's layout), written once per content hash under the cache
+    (a private directory of this process when there is no cache of ours). A tree found there is used only
+    when every file holds the bytes its blob names and nothing else is in it: Hydra reads what is there,
+    and a verdict keyed by the tree's digest must come from that content."""
+    base = cache.directory("configs") or cache.private_directory()
+    root = base / configs.digest
+    if _intact(root, configs):
         return root
-    root.parent.mkdir(parents=True, exist_ok=True)
-    if root.exists():  # left half-written by a crash before `.complete`: its name is ours to reuse
+    if root.exists():  # damaged, or left half-written by a crash: its name is ours to reuse
         shutil.rmtree(root, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=base))
     try:
         for path, blob in configs.files.items():
             target = tmp / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(configs.blobs / f"{blob}.yaml", target)
-        (tmp / ".complete").write_text(configs.release + "\n")
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            data = (configs.blobs / f"{blob}.yaml").read_bytes()
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+        (tmp / COMPLETE).write_text(configs.release + "\n")
         try:
             os.replace(tmp, root)
         except OSError:  # another process finished first: theirs is the same content
-            if not (root / ".complete").is_file():
+            if not _intact(root, configs):
                 raise
     except OSError as exc:
-        raise StoreError(f"cannot write verl {configs.release}'s configs under {root.parent}: {exc}") from exc
+        raise StoreError(f"cannot write verl {configs.release}'s configs under {base}: {exc}") from exc
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return root
+
+
+COMPLETE = ".complete"
+
+
+def _intact(root: Path, configs: ReleaseConfigs) -> bool:
+    """Whether the tree at `root` is exactly the release's files, by content (blob names are sha256[:16])."""
+    expected = set(configs.files) | {COMPLETE}
+    found = set()
+    try:
+        for directory, _dirs, names in os.walk(root):
+            rel = os.path.relpath(directory, root)
+            found.update(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/") for name in names)
+        if found != expected:
+            return False
+        for path, blob in configs.files.items():
+            with open(root / path, "rb") as fh:
+                if not hashlib.sha256(fh.read()).hexdigest().startswith(blob):
+                    return False
+    except OSError:
+        return False
+    return True
