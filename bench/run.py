@@ -283,8 +283,8 @@ def main() -> int:
     scaling = []
     for n in [int(x) for x in args.scaling.split(",") if x]:
         scaled, _ = ensure_tree(work, n, args.seed, mappings)
-        ra, rb = alternate(args.runs, lambda: measure([*vm, "--check", *common, str(scaled)]),
-                           lambda: measure(["grep", "-rlF", "-f", str(tokens), str(scaled)]))
+        ra, rb = alternate(args.runs, lambda scaled=scaled: measure([*vm, "--check", *common, str(scaled)]),
+                           lambda scaled=scaled: measure(["grep", "-rlF", "-f", str(tokens), str(scaled)]))
         scaling.append({"files": n, "ours": statistics.median(r["wall"] for r in ra),
                         "grep": statistics.median(r["wall"] for r in rb)})
 

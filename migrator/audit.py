@@ -68,7 +68,7 @@ def table_entries(extra_tables: list[str]) -> list[Entry]:
 
 
 def is_covered(name: str, family: str, entries: list[Entry]) -> bool:
-    return any(e.FAMILY == family and _family_match(getattr(e, "old"), name, family) for e in entries)
+    return any(e.FAMILY == family and _family_match(e.old, name, family) for e in entries)
 
 
 def symbol_covered(ref: str, entries: list[Entry]) -> bool:

@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from migrator.discover import git_toplevel
-from datetime import datetime, timezone
 
 LOCK_NAME = ".verl-migrate.lock"
 # Exactly what atomic.replace_atomically creates: mkstemp(prefix=".verl-migrate-<name[:50]>.", suffix=".tmp").

@@ -21,7 +21,8 @@ from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
 
 from migrator.discover import Candidate
-from migrator.filekind import NOT_A_KIND, KindPrefilter as Prefilter, kind_for, skip_reason_by_name, spec_by_name
+from migrator.filekind import NOT_A_KIND, kind_for, skip_reason_by_name, spec_by_name
+from migrator.filekind import KindPrefilter as Prefilter
 from migrator.fileprocess import FileResult, process_file, sniff_skip_reason
 from migrator.fileread import read_bytes
 

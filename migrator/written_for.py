@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 
 from migrator.codes import FROM_TOO_NEW_CODE
 from migrator.fileprocess import ReportedFinding, line_col
 from migrator.mapping.facts import OPEN_TYPES
+from migrator.memoize import memoized_method
 
 # `key.sub=value` (not `+key=`, which adds a key, nor `$x.y=`); paths the verl repository has.
 OVERRIDE_RE = re.compile(rb"(?<![\w.$/+-])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)=")
@@ -77,18 +78,18 @@ class ReleaseHistory:
 
         return derived("between", [path, Path(__file__)], read)
 
-    @lru_cache(maxsize=None)
+    @memoized_method
     def key_live(self, key: str) -> frozenset[int]:
         """Releases with `key` as a leaf, or under a node that takes any sub-key (`engine_kwargs.sglang`)."""
         parents = [key[:n] for n in range(len(key)) if key[n] == "."]
         return frozenset(i for i, r in enumerate(self.releases)
                          if key in self.facts.keys(r) or any(p in self._open_nodes(r) for p in parents))
 
-    @lru_cache(maxsize=None)
+    @memoized_method
     def _open_nodes(self, release: str) -> frozenset[str]:
         return frozenset(k for k, kind in self.facts.key_types(release).items() if kind in OPEN_TYPES)
 
-    @lru_cache(maxsize=None)
+    @memoized_method
     def path_live(self, path: str) -> frozenset[int]:
         live = {i for i, r in enumerate(self.releases) if path in self.facts.paths(r)}
         if path in self.between:  # added after that release and gone before the next: written against it

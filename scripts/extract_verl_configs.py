@@ -128,7 +128,7 @@ def extract(repo: str, out: Path) -> dict[str, int]:
         directories = {m["config_path"] for m in mains.values()} | searchpath_declarers(repo, commit)
         files = config_files(repo, commit, directories)
         extra = set()
-        for path, sha in files.items():
+        for sha in files.values():
             extra |= searchpath_dirs(blob(repo, sha).decode("utf-8", "replace"))
         files.update(config_files(repo, commit, extra - directories))
         index = {}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from history_builder import History, base_config, build_release_history, script
+
 from migrator import audit, history
 from migrator.mapping import load_table
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from history_builder import History, base_config
+
 from migrator import audit
 from migrator.mapping import load_table
 

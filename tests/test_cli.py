@@ -8,7 +8,6 @@ import shutil
 import stat
 
 import pytest
-
 from conftest import CORE_TABLE, FIXTURES, run_cli
 
 CORE = ["--from", "main", "--to", "main", "--table", str(CORE_TABLE)]

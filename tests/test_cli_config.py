@@ -5,7 +5,6 @@ absolute paths and `**` globs, and still relative to each given directory and by
 from __future__ import annotations
 
 import pytest
-
 from cli_support import CORE, NEW_SCRIPT, OLD_SCRIPT, committed_repo
 from conftest import CORE_TABLE, run_cli
 

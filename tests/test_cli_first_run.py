@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from cli_support import CORE, NEW_SCRIPT, OLD_SCRIPT, committed_repo, snapshot
 from conftest import run_cli
 

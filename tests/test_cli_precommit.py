@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from cli_support import CORE, NEW_SCRIPT, OLD_SCRIPT, committed_repo, git
 from conftest import FIXTURES
 

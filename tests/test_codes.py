@@ -5,8 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from migrator.codes import (FALLBACK_FINDING_CODE, FINDING_CODES, OUTCOME_CODES, RULES, CodeFilter,
-                            finding_code, outcome_code)
+from migrator.codes import (
+    FALLBACK_FINDING_CODE,
+    FINDING_CODES,
+    OUTCOME_CODES,
+    RULES,
+    CodeFilter,
+    finding_code,
+    outcome_code,
+)
 from migrator.lint import load_checks
 
 DOCS = Path(__file__).parent.parent / "docs" / "codes.md"

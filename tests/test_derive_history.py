@@ -8,7 +8,6 @@ from pathlib import Path
 
 import git
 import pytest
-
 from history_builder import (
     EXPECTED_KEY_REMOVALS,
     EXPECTED_KEY_RENAMES,
@@ -20,6 +19,7 @@ from history_builder import (
     build_release_history,
     script,
 )
+
 from migrator import derive, history
 from migrator.mapping import load_table
 from migrator.mapping.compose import MappingSet

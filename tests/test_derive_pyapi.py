@@ -8,8 +8,8 @@ import sys
 
 import pytest
 import yaml
-
 from history_builder import LICENSE, History
+
 from migrator import audit, derive, history
 from migrator.mapping import load_table
 

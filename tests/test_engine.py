@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from migrator.edits import Edit
-from migrator.engine import run, RunOptions, write_atomic
+from migrator.engine import RunOptions, run, write_atomic
 from migrator.fileprocess import apply_edits, process_file
 
 OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"

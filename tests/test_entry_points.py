@@ -9,8 +9,8 @@ import subprocess
 from functools import lru_cache
 
 import pytest
-
 from conftest import FIXTURES
+
 from migrator.fileprocess import process_file
 from migrator.mapping import compose
 from migrator.mapping.load import load_builtin

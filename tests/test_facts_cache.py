@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
-from migrator import cache as diskcache, tablecache
+from migrator import cache as diskcache
 from migrator.config import known_releases
 from migrator.mapping import facts as facts_module
 from migrator.mapping.facts import ReleaseFacts, _entry_points
 from migrator.mapping.load import builtin_mappings_dir
-from conftest import run_cli
 
 SHIPPED = builtin_mappings_dir() / "verl" / "facts"
 

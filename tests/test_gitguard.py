@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import git
 import pytest
-
 from conftest import CORE_TABLE, run_cli
 
 CORE = ["--from", "main", "--to", "main", "--table", str(CORE_TABLE)]

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, run_cli
+
 from migrator.fileprocess import process_file
 from migrator.mapping import compose, load_builtin
 from migrator.report import RunSummary

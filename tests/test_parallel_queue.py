@@ -9,8 +9,6 @@ import signal
 import time
 from collections import deque
 
-import pytest
-
 from migrator import parallel
 from migrator.discover import Candidate
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import yaml_data
 
 VERL = Path(__file__).resolve().parent.parent / "mappings" / "verl"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from perf_helpers import OLD_SCRIPT, TABLE, run_cli
 
 from migrator import cache, tablecache
-from perf_helpers import OLD_SCRIPT, TABLE, run_cli
 
 NEW_KEY = b"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from perf_helpers import OLD_SCRIPT, TABLE, make_tree, run_cli
 
 from migrator import engine, parallel
 from migrator.engine import RunOptions, run
 from migrator.tablecache import composed
-from perf_helpers import OLD_SCRIPT, TABLE, make_tree, run_cli
 
 
 def _summary(results):

@@ -8,14 +8,14 @@ import sys
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from perf_helpers import NEW_SCRIPT, OLD_SCRIPT, TABLE
 
 from migrator import fileprocess, prefilter
 from migrator.engine import RunOptions, run
-from migrator.mapping import compose, load_builtin
 from migrator.filekind import build_prefilter, kind_for
+from migrator.mapping import compose, load_builtin
 from migrator.prefilter import Prefilter
 from migrator.tablecache import composed
-from perf_helpers import NEW_SCRIPT, OLD_SCRIPT, TABLE
 
 TOKENS = ("actor_rollout_ref.actor.grad_clip", "train_etp", "examples/ppo_trainer/run.sh", "recipe.vla", "a.b")
 

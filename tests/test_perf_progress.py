@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from perf_helpers import TABLE, make_tree
 
 

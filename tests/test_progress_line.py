@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-
-from migrator.progress import format_seconds, progress_line
 from perf_helpers import make_tree
 from test_perf_progress import _run
+
+from migrator.progress import format_seconds, progress_line
 
 
 def test_line_with_a_total():

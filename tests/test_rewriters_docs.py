@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from rewriters_support import check_noop, check_transformed, run
+
 from migrator.rewrite import markdown as md_rewriter
 from migrator.rewrite import notebook as nb_rewriter
-from rewriters_support import check_noop, check_transformed, run
 
 BUCKET = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
 NEW_BUCKET = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"

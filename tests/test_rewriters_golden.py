@@ -8,7 +8,6 @@ the result must equal `NAME.out.EXT` (no `.out` file: nothing may change), the f
 from __future__ import annotations
 
 import pytest
-
 from rewriters_support import FIXTURES, run
 
 KINDS = ("python", "yaml", "markdown", "notebook")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from rewriters_support import check_noop, check_transformed, run
 
 from migrator.rewrite import python as py_rewriter
-from rewriters_support import check_noop, check_transformed, run
 
 BUCKET = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
 NEW_BUCKET = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"

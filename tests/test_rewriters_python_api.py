@@ -8,11 +8,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 import pytest
+from rewriters_support import FIXTURES, TEST_RELEASES
 
 from migrator.fileprocess import process_file
 from migrator.mapping import compose
 from migrator.mapping.load import load_release_index
-from rewriters_support import FIXTURES, TEST_RELEASES
 
 API_TABLE = FIXTURES / "tables" / "python_api.yaml"
 GOLDEN = sorted((FIXTURES / "python_api").glob("*.in.py"))

@@ -8,11 +8,11 @@ the edits and findings of `_locate_module`, and that it declines (None) where it
 from __future__ import annotations
 
 import pytest
+from rewriters_support import FIXTURES, mappings
 
 from migrator.edits import SourceNotParsed
 from migrator.mapping import compose, load_builtin
 from migrator.rewrite import python as py_rewriter
-from rewriters_support import FIXTURES, mappings
 
 BUCKET = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
 GOLDEN = sorted((FIXTURES / "python").glob("*.in.py"))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from migrator.tablecache import composed
 from migrator.rewrite import shell
+from migrator.tablecache import composed
 
 MAPPINGS = composed(None, "v0.8.0", ())[0]
 KEY = b"actor_rollout_ref.rollout.update_weights_bucket_megabytes"

@@ -6,9 +6,9 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rewriters_support import FIXTURES, check_noop, check_transformed, mappings, run
 
 from migrator.rewrite import yaml as yaml_rewriter
-from rewriters_support import FIXTURES, check_noop, check_transformed, mappings, run
 
 # Names that look like verl's but never spell a key the tables change.
 NAMES = ["actor_rollout_ref", "rollout", "critic", "model", "trainer", "fsdp", "name", "checkpoint_engine",

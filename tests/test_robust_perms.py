@@ -29,6 +29,7 @@ def run_as_nobody(paths: list[str], home: str) -> dict:
     """Fork, drop to nobody, run a writing engine run; return statuses, reasons and notes."""
     mappings = load_mappings(None, "v0.8.0", ())
     import mmap  # noqa: F401 - everything is loaded before dropping privileges: as nobody,
+
     import git  # noqa: F401 - the interpreter's own files under /root are out of reach
 
     import migrator.discover  # noqa: F401

@@ -11,8 +11,8 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import FIXTURES
+
 from migrator.fileprocess import apply_edits, process_file
 from migrator.rewrite import shell
 

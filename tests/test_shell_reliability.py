@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from migrator.tablecache import composed
+
 try:
     from migrator.fileprocess import process_file
 except ImportError:  # before process_file moved out of the engine module

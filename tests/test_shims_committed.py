@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from shims_support import run_cli
 
 SHIMS = Path(__file__).resolve().parent.parent / "shims" / "verl"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from shims_support import MINDSPEED_NEW, MINDSPEED_OLD, parse_printer, run_cli, run_stub, write_script
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import importlib.util
 import sys
 import warnings
-
-import pytest
 from pathlib import Path
 
-from hypothesis import given, settings, strategies as st
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from shims_support import run_cli
 
 from migrator.mapping import compose, load_builtin
 from migrator.shims import policy_from_release
-from shims_support import run_cli
 
 V071 = """\
 release: v0.7.1

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from shims_support import run_cli
 
 TABLE = """\

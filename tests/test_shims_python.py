@@ -9,10 +9,10 @@ import sys
 import textwrap
 
 import pytest
+from shims_support import run_cli
 
 from migrator.mapping import compose, load_builtin
 from migrator.shims import plan_shims
-from shims_support import run_cli
 
 TABLE = """\
 release: v0.8.0

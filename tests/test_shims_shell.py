@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from shims_support import ARGV_PRINTER, parse_printer, run_cli, run_stub, write_script
 
 HOSTILE_HINT = "it's gone: $(touch PWNED) `touch PWNED2` \"dq\" %s %d \\n \\\\ ${HOME} ; rm -rf x"

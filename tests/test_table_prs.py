@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import yaml_data
 
 ROOT = Path(__file__).resolve().parent.parent

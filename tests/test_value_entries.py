@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import yaml_data
 
 VERL = Path(__file__).resolve().parent.parent / "mappings" / "verl"

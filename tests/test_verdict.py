@@ -204,7 +204,6 @@ def test_recipe_config_finds_verl_configs_through_its_search_path():
 
 
 def test_a_config_that_does_not_compose_is_a_failure_not_a_traceback(tmp_path, monkeypatch):
-    from migrator.verdict import store
 
     (tmp_path / "releases").mkdir()
     (tmp_path / "blobs").mkdir()

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import yaml_data
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -313,11 +312,11 @@ def test_old_paths_existed_earlier():
 def test_removed_modules_left_in_that_release():
     # A module-removal names a package the release before still shipped and the release itself does not.
     seen = 0
-    for i, rel in enumerate(TABLE_RELEASES):
+    for rel in TABLE_RELEASES:
         previous = RELEASES[RELEASES.index(rel) - 1]
         for e in entries(rel, "module-removal"):
             base = e["old"].replace(".", "/")
-            shipped = lambda tree: any(p == base + ".py" or p.startswith(base + "/") for p in tree)  # noqa: E731
+            shipped = lambda tree, base=base: any(p == base + ".py" or p.startswith(base + "/") for p in tree)  # noqa: E731
             assert shipped(TREES[previous]) and not shipped(TREES[rel]), (rel, e)
             seen += 1
     assert seen >= 1
@@ -399,7 +398,7 @@ def test_composition_to_main(start):
 
 def test_path_composition_to_main():
     """Path moves chain across releases without conflicts (one destination per old path per table)."""
-    for i, rel in enumerate(TABLE_RELEASES):
+    for rel in TABLE_RELEASES:
         moves = entries(rel, "path-move")
         dests = {}
         for e in moves:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import yaml
-
 from rewriters_support import run
 
 BUCKET = "update_weights_bucket_megabytes"

@@ -10,9 +10,16 @@ import sys
 
 import click
 
-from migrator.cli.common import (EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, load_mappings, project_config,
-                                 release_options, require_paths,
-                                 with_config)
+from migrator.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_WORK_FOUND,
+    load_mappings,
+    project_config,
+    release_options,
+    require_paths,
+    with_config,
+)
 
 
 @click.command("lint")

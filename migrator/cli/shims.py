@@ -108,7 +108,8 @@ def generate(to_release, from_release, tables, keys_module, out):
 @click.option("--verl-root", required=True, type=click.Path(file_okay=False), help="A verl checkout.")
 def install(to_release, from_release, tables, keys_module, verl_root):
     """Write the stubs into a verl checkout: create, update our own, never touch real files."""
-    from migrator.shims.tree import CheckoutPaths, install as install_tree
+    from migrator.shims.tree import CheckoutPaths
+    from migrator.shims.tree import install as install_tree
 
     root = _root(verl_root, "--verl-root")
     plan = build_plan(to_release, from_release, tables, keys_module, CheckoutPaths(root))
@@ -122,7 +123,8 @@ def install(to_release, from_release, tables, keys_module, verl_root):
 @click.option("--out", type=click.Path(file_okay=False), help="A directory written by `shims generate`.")
 def check(to_release, from_release, tables, keys_module, verl_root, out):
     """Exit 1 when a stub is missing, stale, hand-edited or left over; list each one."""
-    from migrator.shims.tree import CheckoutPaths, check as check_tree
+    from migrator.shims.tree import CheckoutPaths
+    from migrator.shims.tree import check as check_tree
 
     if (verl_root is None) == (out is None):
         click.echo("error: give exactly one of --verl-root and --out", err=True)

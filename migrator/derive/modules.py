@@ -49,7 +49,7 @@ def derive_modules(repo, from_sha, to_sha, result: Derivation, path_commits: Pat
     # A whole package that moved with the same module names: one package-level entry.
     remaining_dirs = {p.rpartition("/")[0] for p in after}
     packages: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for old_mod, (new_mod, old_path, _) in moves.items():
+    for old_mod, (new_mod, _old_path, _) in moves.items():
         if old_mod.rsplit(".", 1)[-1] == new_mod.rsplit(".", 1)[-1] and "." in old_mod and "." in new_mod:
             packages[(old_mod.rsplit(".", 1)[0], new_mod.rsplit(".", 1)[0])].append(old_mod)
     done: set[str] = set()

@@ -106,7 +106,7 @@ def pair_scripts(old_only: dict[str, bytes], new_only: dict[str, bytes], existin
             + [p for p in existing_by_key.get("norm:" + normalised_name(old), []) if p not in same_base]
         same_model = [p for p in candidates if _dirname(p) == _dirname(old) and _same_model(old, p)]
         # Prefer the successor in the same folder, then the most similar content.
-        rank = lambda p: (_dirname(p) == _dirname(old), _backend(p) == _backend(old),  # noqa: E731
+        rank = lambda p, old=old: (_dirname(p) == _dirname(old), _backend(p) == _backend(old),  # noqa: E731
                           jaccard(sh[old], sh[p]), -len(p))
         if same_base:
             new = max(same_base, key=rank)

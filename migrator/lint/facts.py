@@ -13,6 +13,7 @@ from pathlib import Path
 
 from migrator.mapping.facts import OPEN_TYPES, ReleaseFacts
 
+
 class FactsError(Exception):
     """The facts directory is missing or lacks the files a release needs."""
 

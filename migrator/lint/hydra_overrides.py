@@ -18,8 +18,8 @@ from __future__ import annotations
 import posixpath
 from functools import lru_cache
 
-from migrator.lint.registry import Problem, check
 from migrator.lint.launch import exclusive, launches
+from migrator.lint.registry import Problem, check
 from migrator.rewrite.shell.hydra_launches import config_dir_of_launch
 from migrator.verdict import NEUTRAL_VALUE, StoreError, judge, release_configs
 from migrator.verdict.store import configs_dir

@@ -9,8 +9,8 @@ A key that is also gone from the target config is reported once, as VM003.
 
 from __future__ import annotations
 
-from migrator.lint.registry import Problem, check
 from migrator.lint.hydra_overrides import verdicts
+from migrator.lint.registry import Problem, check
 from migrator.pulls import pr_name
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import difflib
 
-from migrator.lint.registry import Problem, check
 from migrator.lint.hydra_overrides import verdicts
+from migrator.lint.registry import Problem, check
 from migrator.lint.script import MODEL_ENGINES
 from migrator.pulls import pr_label
 from migrator.verdict.judge import SPELLING_CUTOFF

@@ -1,7 +1,15 @@
 """Mapping tables: typed entries (`entries`), loading and validation (`load`), composition (`compose`)."""
 
-from migrator.mapping.compose import (KeyChange, KeywordChange, MappingSet, ModuleChange, PathChange, SymbolChange,
-                                      UnknownRelease, compose)
+from migrator.mapping.compose import (
+                                      KeyChange,
+                                      KeywordChange,
+                                      MappingSet,
+                                      ModuleChange,
+                                      PathChange,
+                                      SymbolChange,
+                                      UnknownRelease,
+                                      compose,
+)
 from migrator.mapping.load import TableError, TableSet, builtin_mappings_dir, load_builtin, load_table
 
 __all__ = [

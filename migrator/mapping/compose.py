@@ -13,7 +13,6 @@ was live (present, and not deprecated by that release's own table). So a v0.7.1 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +44,6 @@ from migrator.mapping.entrycontext import (  # noqa: F401  (re-exported)
     KeyChange,
     _CitesPRs,
 )
-from migrator.mapping.hints import hint_at_target
 from migrator.mapping.entrypoints import (
     ConfigDirMove,
     ConfigDirRemoval,
@@ -54,15 +52,14 @@ from migrator.mapping.entrypoints import (
     EntryPointRemoval,
     KeyScope,
 )
-from migrator.mapping.value_changes import ValueChange, compose_value, defaults, value_entries, value_tokens
-from migrator.mapping.values import TargetMove, ValueDefault, ValueMap, ValueRename
+from migrator.mapping.hints import hint_at_target
+from migrator.mapping.load import ReleaseTable, TableError, TableSet, check_table_consistency, load_table
 from migrator.mapping.precision import (
-    SUBTREE_PROBE,
     PrecisionRules,
     module_lands,
     path_lands,
 )
-from migrator.mapping.load import ReleaseTable, TableError, TableSet, check_table_consistency, load_table
+from migrator.mapping.value_changes import ValueChange, compose_value, defaults, value_entries, value_tokens
 
 
 @dataclass(frozen=True)

@@ -95,12 +95,6 @@ def check_identifier(value: object) -> str:
     return value
 
 
-def check_commit(value: object) -> str:
-    if not isinstance(value, str) or not COMMIT_RE.match(value):
-        raise FieldError(f"commit must be an abbreviated git sha (7-40 hex digits), got {value!r}")
-    return value
-
-
 def check_text(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise FieldError(f"{value!r} is not a non-empty string")
@@ -214,14 +208,14 @@ class Entry:
 
     @property
     def identity(self) -> tuple:
-        return (self.FAMILY, getattr(self, "old"))
+        return (self.FAMILY, self.old)
 
     @property
     def pr_url(self) -> str:
         return pr_url(self.pr)
 
     def describe(self) -> str:
-        return f"{self.KIND} {getattr(self, 'old')}"
+        return f"{self.KIND} {self.old}"
 
 
 def check_scope(value: object) -> tuple[str, ...]:
@@ -232,7 +226,7 @@ def check_scope(value: object) -> tuple[str, ...]:
 
 
 def check_commit(value: object) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{7,40}", value):
+    if not isinstance(value, str) or not COMMIT_RE.match(value):
         raise FieldError(f"commit must be a verl commit hash (7 to 40 hex digits), got {value!r}")
     return value
 

@@ -153,7 +153,7 @@ class EntryPointQueries:
             out.update(self.families.get(name, (name,)))
         return out
 
-    def _applies(self, step: _Step, module: str | None, config: str | None):
+    def _applies(self, step, module: str | None, config: str | None):
         def applies(entry: Entry) -> bool:
             scope = getattr(entry, "scope", ())
             if scope:

@@ -9,6 +9,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from migrator.mapping.modulefacts import read_module_facts
+from migrator.memoize import memoized_method
 
 # Types whose node takes arbitrary sub-keys (an empty mapping or a null default: `+node.sub=v`).
 OPEN_TYPES = frozenset({"dict", "null"})
@@ -63,11 +64,11 @@ class ReleaseFacts:
                 names.append(rest)
         return names
 
-    @lru_cache(maxsize=None)
+    @memoized_method
     def keys(self, release: str) -> frozenset[str]:
         return frozenset(self.key_types(release))
 
-    @lru_cache(maxsize=None)
+    @memoized_method
     def nodes(self, release: str) -> frozenset[str]:
         """Every key of `release` and every node above one (`custom_reward_function` for `.path`)."""
         out = set()
@@ -90,7 +91,7 @@ class ReleaseFacts:
 
         return _derived("paths", files, read)
 
-    @lru_cache(maxsize=None)
+    @memoized_method
     def entry_config_key_types(self, release: str, config: str) -> dict[str, str]:
         """Keys (with types) of any entry point's config: entry-config-keys/, else main_ppo's config-keys/."""
         path = self.directory / "entry-config-keys" / f"{release}.{config}.keys"
@@ -99,11 +100,11 @@ class ReleaseFacts:
             return dict(line.partition("\t")[::2] for line in lines if line)
         return self.config_key_types(release, config)
 
-    @lru_cache(maxsize=None)
+    @memoized_method
     def entry_config_keys(self, release: str, config: str) -> frozenset[str]:
         return frozenset(self.entry_config_key_types(release, config))
 
-    @lru_cache(maxsize=None)
+    @memoized_method
     def entry_configs(self, release: str) -> dict[str, str]:
         """Entry module -> the config its `@hydra.main` composes at `release` (entry-points.yaml)."""
         return _entry_points(self.directory).get(release, {})
@@ -162,7 +163,7 @@ class ReleaseFacts:
         ranks = [order.index(r) for r in self._module_range_ends if r in order]
         return bool(ranks) and release in order and min(ranks) <= order.index(release) <= max(ranks)
 
-    @lru_cache(maxsize=None)
+    @memoized_method
     def module_names(self, order: tuple[str, ...]) -> Mapping[str, dict]:
         """{release: {module: ModuleNames}} for the releases the module facts know (`order`: all, in order)."""
         path = self.directory / "modules" / "verl.modules"

@@ -10,26 +10,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrator.mapping.config_objects import ConfigObjects, ConfigObjectsError, config_objects_from
-from migrator.mapping.facts import ReleaseFacts
-from migrator.mapping.entrypoints import ENTRY_POINT_KINDS, FIELD_ATTRIBUTES, KeyScope
 from migrator.mapping.entries import ENTRY_KINDS as BASE_KINDS
 from migrator.mapping.entries import (
     Entry,
+    EnvRemoval,
+    EnvRename,
     FieldError,
     KeyRemoval,
     KeyRename,
+    KeywordRename,
     ModuleMove,
     ModuleRemoval,
     Origin,
-    KeywordRename,
-    SymbolMove,
-    SymbolRemoval,
     PathMove,
     PathRemoval,
-    EnvRename,
-    EnvRemoval,
+    SymbolMove,
+    SymbolRemoval,
     VarRename,
 )
+from migrator.mapping.entrypoints import ENTRY_POINT_KINDS, FIELD_ATTRIBUTES, KeyScope
+from migrator.mapping.facts import ReleaseFacts
 from migrator.mapping.values import VALUE_KINDS, check_value_entry
 
 ENTRY_KINDS = {**BASE_KINDS, **ENTRY_POINT_KINDS}
@@ -285,7 +285,7 @@ def consistency_problems(table: ReleaseTable) -> list[TableError]:
                     continue
                 if isinstance(other, (KeyRemoval, PathRemoval, EnvRemoval, ModuleRemoval, SymbolRemoval)):
                     problem = "renames into something this table removes"
-                elif _family_match(getattr(entry, "old"), _target(other).removesuffix(".*"), family):
+                elif _family_match(entry.old, _target(other).removesuffix(".*"), family):
                     problem = "forms a rename cycle"
                 else:
                     problem = "chains into another rename in the same table (write old -> final new)"
@@ -297,7 +297,7 @@ def consistency_problems(table: ReleaseTable) -> list[TableError]:
 
 
 def _duplicate_name(entry: Entry) -> str:
-    return repr(entry.describe()) if entry.FAMILY == "value" else f"old {getattr(entry, 'old')!r}"
+    return repr(entry.describe()) if entry.FAMILY == "value" else f"old {entry.old!r}"
 
 
 # How long a table that is a FIFO may wait for its writer (`--table <(cmd)` has one at once).

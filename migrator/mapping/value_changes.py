@@ -9,7 +9,6 @@ applies when the script already writes `reward.custom_reward_function.path`).
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass
 
 from migrator.mapping.entries import Entry, KeyRename

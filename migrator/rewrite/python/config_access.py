@@ -24,8 +24,8 @@ from migrator.mapping.per_set import per_table_set
 from migrator.prefilter import Prefilter
 from migrator.rewrite.literal import first_note, key_target, whole_key_change
 from migrator.rewrite.python.key_spelling import Part, plan_edits
-from migrator.rewrite.python.parsed import line_starts as parser_line_starts
 from migrator.rewrite.python.parsed import child_nodes, parse
+from migrator.rewrite.python.parsed import line_starts as parser_line_starts
 from migrator.rewrite.python.provenance import ConfigNode, Provenance
 
 CODE = "VM115"

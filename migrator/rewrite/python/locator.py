@@ -293,7 +293,8 @@ class Locator:
         content = self.src[start:end]
         if b"\\" in content or "b" in string.prefix.lower():
             return  # the source bytes are not the command's bytes; the plain string scan handles it
-        from migrator.rewrite import embedded, shell as shell_rewriter
+        from migrator.rewrite import embedded
+        from migrator.rewrite import shell as shell_rewriter
 
         self.shell_strings.add(string.start)
         embedded.block_edits(shell_rewriter, "block.bash", self.src, start, end, self.maps, self.edits,

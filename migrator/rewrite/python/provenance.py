@@ -44,9 +44,9 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 class Provenance:
     """The verl-config names of one parsed file, per function (`names`) and per class (`holders`)."""
 
-    def __init__(self, tree: ast.Module, line_starts: list[int], objects: ConfigObjects = ConfigObjects()):
+    def __init__(self, tree: ast.Module, line_starts: list[int], objects: ConfigObjects | None = None):
         self.line_starts = line_starts
-        self.objects = objects  # verl's objects that carry its config (mappings/verl/config-objects.yaml)
+        self.objects = objects if objects is not None else ConfigObjects()  # verl's objects that carry its config (mappings/verl/config-objects.yaml)
         # One walk over the whole tree for what is file-wide: imports, classes, calls, names read.
         self._nodes: dict[type, list] = {}
         for node in ast.walk(tree):

@@ -156,7 +156,7 @@ def _occurrences_that_matter(source: bytes, tree, matches: list[tuple[str, int, 
         if any(token.encode() in bare for token, _, _ in whole) else []
     starts = [start for start, _ in imports]
     kept = set()
-    for token, start, end in whole:
+    for token, start, _end in whole:
         if token.encode() in bare:
             index = bisect.bisect_right(starts, start) - 1
             if not (index >= 0 and start < imports[index][1]):

@@ -13,14 +13,24 @@ from __future__ import annotations
 
 from migrator.rewrite.shell.locator import locate
 from migrator.rewrite.shell.overrides import override_occurrences
-from migrator.rewrite.shell.syntax import ARGUMENT_TYPES, LITERAL_TYPES, SCRIPT_RUNNERS, WORD_BOUNDARY, parse
-from migrator.rewrite.shell.validity import BASH_N_TIMEOUT, edits_keep_validity, validate
 
 # Internals the tests call directly. A test that patches a name patches it where the code looks it
 # up (`validity.BASH_N_TIMEOUT`, `validity._bash_n`): these are copies of the binding.
 from migrator.rewrite.shell.removal_spans import _argument_removal_span  # noqa: F401
-from migrator.rewrite.shell.syntax import _parser  # noqa: F401
-from migrator.rewrite.shell.validity import _bash_n  # noqa: F401
+from migrator.rewrite.shell.syntax import (
+    ARGUMENT_TYPES,
+    LITERAL_TYPES,
+    SCRIPT_RUNNERS,
+    WORD_BOUNDARY,
+    _parser,  # noqa: F401
+    parse,
+)
+from migrator.rewrite.shell.validity import (
+    BASH_N_TIMEOUT,
+    _bash_n,  # noqa: F401
+    edits_keep_validity,
+    validate,
+)
 
 KIND = "shell"
 

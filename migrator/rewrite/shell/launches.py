@@ -10,6 +10,8 @@ import re
 from migrator.edits import Edit, Finding
 from migrator.mapping import MappingSet
 from migrator.rewrite import scan
+from migrator.rewrite.shell.defaults import HYDRA_FLAGS
+from migrator.rewrite.shell.entry_points import expanded_names
 from migrator.rewrite.shell.entrypoint import (
     CONFIG_NAME_FLAG,
     CONFIG_PATH_FLAG,
@@ -18,8 +20,6 @@ from migrator.rewrite.shell.entrypoint import (
     config_option,
     find_launch,
 )
-from migrator.rewrite.shell.defaults import HYDRA_FLAGS
-from migrator.rewrite.shell.entry_points import expanded_names
 from migrator.rewrite.shell.syntax import ARGUMENT_TYPES
 
 CONFIG_FLAGS = (CONFIG_NAME_FLAG, CONFIG_PATH_FLAG, *SHORT_FLAGS.values())

@@ -8,9 +8,9 @@ import re
 from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import scan
+from migrator.rewrite.shell.defaults import DefaultEdits
 from migrator.rewrite.shell.entry_points import expanded_names, is_override_list, verl_entry_index
 from migrator.rewrite.shell.entrypoint import CONFIG_NAME_FLAG, config_option, find_launch
-from migrator.rewrite.shell.defaults import DefaultEdits
 from migrator.rewrite.shell.keys import KeyEdits
 from migrator.rewrite.shell.launches import LaunchEdits
 from migrator.rewrite.shell.moves import MoveEdits

@@ -12,6 +12,9 @@ import yaml
 from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
 from migrator.mapping import KeyChange, MappingSet
 from migrator.rewrite import literal
+from migrator.rewrite.yaml import relative
+from migrator.rewrite.yaml.context import in_file_context
+from migrator.rewrite.yaml.defaults import plan_defaults
 from migrator.rewrite.yaml.document import (
     STR_TAG,
     BlockMapping,
@@ -25,9 +28,6 @@ from migrator.rewrite.yaml.document import (
     node_last_line,
     package_prefix,
 )
-from migrator.rewrite.yaml import relative
-from migrator.rewrite.yaml.context import in_file_context
-from migrator.rewrite.yaml.defaults import plan_defaults
 from migrator.rewrite.yaml.insert import Insert
 from migrator.rewrite.yaml.values import plan_values
 

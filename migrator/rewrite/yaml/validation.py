@@ -10,9 +10,9 @@ import yaml
 from migrator.edits import SourceNotParsed
 from migrator.mapping import MappingSet
 from migrator.rewrite import literal
-from migrator.rewrite.yaml.document import Lines, compose_all, has_anchors, load_all
 from migrator.rewrite.yaml.context import in_file_context
 from migrator.rewrite.yaml.defaults import config_part, overrides, renamed
+from migrator.rewrite.yaml.document import Lines, compose_all, has_anchors, load_all
 from migrator.rewrite.yaml.planner import Planner, Unsafe, plan_keys
 from migrator.rewrite.yaml.relative import relocate_value
 
