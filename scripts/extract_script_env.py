@@ -4,7 +4,7 @@
 
 For every `path-move` with `env:` presets in mappings/verl/<release>.yaml, the new script at that
 release and the environment variables a preset can set: those read with a default (`${X:-...}`,
-`${X:=...}`) and those read but never assigned; tests/test_path_presets.py checks that every preset
+`${X:=...}`) and those read but never assigned; tests/tables/test_path_presets.py checks that every preset
 names one of them. Maintainer tool; rerun after adding presets.
 """
 

@@ -5,7 +5,7 @@
 For every `pr:` in mappings/verl/*.yaml and mappings/verl/drafts/*.yaml the row holds the squash commit
 (subject ending in `(#N)`, or a `Merge pull request #N` commit), the first release whose tag contains
 it (`main` when only the main tip at releases.yaml's commit does) and the files it touched that
-tests/test_table_prs.py needs: config files under verl/ and recipe/, whatever the entries naming
+tests/tables/test_prs.py needs: config files under verl/ and recipe/, whatever the entries naming
 the PR point at (their paths, directories and module files), and the key names of its key entries
 (last component, or the parent of `_target_`) that occur on a line the PR added or deleted.
 Releases come from releases.yaml.

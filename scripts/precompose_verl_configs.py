@@ -9,7 +9,7 @@ selection, and every group selection verl's own example scripts of that release 
 migrator/verdict/compose.py's own function, i.e. by Hydra, and stored under compose's disk key (tree content,
 config, selections, Hydra's and OmegaConf's versions) in `composed/<release>.pickle.xz`: a lint with an
 empty cache reads these instead of composing (~0.1-0.5 s each); a changed tree or another Hydra or
-OmegaConf version never matches a key, so those compose as before. tests/test_verdict_shipped.py composes
+OmegaConf version never matches a key, so those compose as before. tests/tables/test_shipped_compositions.py composes
 samples again with Hydra and compares.
 """
 

@@ -1,22 +1,16 @@
-"""Shared helpers: the fixed core test table, the release tables parsed once, running the real CLI in a
-subprocess; and the session set-up that keeps the suite fast (tmp files in RAM, costliest modules first)."""
+"""The session set-up (tmp files in RAM, a cache directory of the run's own, costliest modules first) and the
+shared fixtures. Helpers to import live in `tests/helpers/`."""
 
 from __future__ import annotations
 
-import copy
-import functools
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).parent / "fixtures"
-CORE_TABLE = FIXTURES / "tables" / "core.yaml"
 MEMORY_TMP = Path("/dev/shm")
 _OWN_BASETEMP = pytest.StashKey[str]()
 _OWN_CACHE = pytest.StashKey[str]()
@@ -60,16 +54,29 @@ def pytest_xdist_auto_num_workers(config):
 
 # The costliest modules (CPU seconds, serial): started first, so no worker is left running one alone at the end.
 # CI runs `--dist loadscope` (a module's tests on one worker: its module fixtures run once) in this order.
-SLOW_FIRST = ("test_crash_sigkill.py", "test_shims_install.py", "test_property_shell_neutral.py",
-              "test_tables_errors.py", "test_cli_config.py", "test_gitguard_repos.py", "test_cli.py",
-              "test_gitguard.py", "test_crash_worker.py", "test_robust_inputs.py", "test_robust_lock.py",
-              "test_lint_cli.py", "test_cli_precommit.py", "test_rewriters_python_fastpath.py",
-              "test_property_shell.py", "test_cli_findings.py")
+SLOW_FIRST = (
+    "tests/e2e/test_crash_sigkill.py",
+    "tests/e2e/test_shims_install.py",
+    "tests/unit/rewrite/shell/test_property_neutral.py",
+    "tests/e2e/test_table_errors.py",
+    "tests/e2e/test_cli_config.py",
+    "tests/e2e/test_gitguard_repos.py",
+    "tests/e2e/test_cli.py",
+    "tests/unit/test_gitguard.py",
+    "tests/e2e/test_crash_worker.py",
+    "tests/e2e/test_hostile_inputs.py",
+    "tests/e2e/test_lock.py",
+    "tests/e2e/test_lint_cli.py",
+    "tests/e2e/test_precommit.py",
+    "tests/unit/rewrite/python/test_statements.py",
+    "tests/unit/rewrite/shell/test_property.py",
+    "tests/e2e/test_cli_findings.py",
+)
 
 
 def pytest_collection_modifyitems(items):
     def rank(item) -> int:
-        module = item.nodeid.partition("::")[0].rpartition("/")[2]
+        module = item.nodeid.partition("::")[0]
         return SLOW_FIRST.index(module) if module in SLOW_FIRST else len(SLOW_FIRST)
 
     items.sort(key=rank)  # stable: every other module keeps its place
@@ -105,24 +112,6 @@ def deadline():
 def core_mappings():
     """Only the fixed test table (the built-in tables are composed from main to main: not at all)."""
     from migrator.mapping import compose, load_builtin
+    from tests.helpers import CORE_TABLE
 
     return compose(load_builtin(), "main", "main", [CORE_TABLE])
-
-
-@functools.lru_cache(maxsize=None)
-def _parsed_yaml(path: Path):
-    import yaml
-
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-
-
-def yaml_data(path: Path):
-    """`yaml.safe_load` of a repository file, parsed once per test process (libyaml when PyYAML has it): five
-    test modules read every release table at import. A copy each call, so no caller sees another's changes."""
-    return copy.deepcopy(_parsed_yaml(Path(path).resolve()))
-
-
-def run_cli(*args, cwd=None, env=None, input=None) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "migrator", *map(str, args)], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, input=input, timeout=300)

@@ -16,7 +16,7 @@ BASH_N_TIMEOUT = 60  # seconds
 
 # `bash -n` costs a process start (~3 ms) per changed script, more than finding the edits. It can be
 # skipped when no edit can change what bash's parser sees; these are the ways a rename of plain name
-# characters inside a word could, each found by tests/test_property_shell_neutral.py or bash's parse.y:
+# characters inside a word could, each found by tests/unit/rewrite/shell/test_property_neutral.py or bash's parse.y:
 # a word becomes or stops being a reserved word, a `[[ ]]` operator, `time`'s `-p` or `--`, or a builtin
 # after which `a=(x)` is legal (the declaration builtins, `alias`, `eval`, `let`); a name before `=`
 # becomes or stops being an identifier (`a.b=(x)` is an error); a word runs into `(` (`f()`, `@(glob)`)

@@ -120,7 +120,7 @@ class BlockMapping:
 # libyaml when PyYAML has it: composing verl's generated 1,000-line configs in pure Python was most of a
 # run over verl's tree. Its nodes, events and data equal the pure-Python loader's on every YAML file of
 # five verl releases and of this project, once each mark's line and column are recomputed from its
-# index: libyaml counts an implicit line break at the end of a file without one (tests/test_rewriters_yaml.py).
+# index: libyaml counts an implicit line break at the end of a file without one (tests/unit/rewrite/yaml/test_rewriter.py).
 _FAST_LOADER = getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
 _LINE_BREAK = re.compile(r"\r\n|\r|\n|\x85|\u2028|\u2029")  # the pure-Python reader's line breaks
 

@@ -1,0 +1,38 @@
+"""Done-when for the core: a hand-made verl-style NPU script carrying the four must-have built-in
+entries migrates exactly to v0.9.0 through the real CLI, and a second run is clean."""
+
+from __future__ import annotations
+
+import shutil
+
+from tests.helpers import FIXTURES, run_cli
+
+
+def test_user_script_migrates_exactly_with_builtin_tables(tmp_path):
+    script = tmp_path / "my_scripts" / "run_npu_grpo.sh"
+    script.parent.mkdir()
+    shutil.copy(FIXTURES / "e2e" / "run_npu_grpo.sh", script)
+    proc = run_cli("--to", "v0.9.0", script.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert script.read_bytes() == (FIXTURES / "e2e" / "run_npu_grpo.expected.sh").read_bytes()
+    # The path moved; the key was renamed in a quoted array element, a case branch and a command;
+    # the NPU export was neutralised.
+    text = script.read_text()
+    # PR 6285's new script defaults NPUS_PER_NODE to 16; the old one ran on 8, so the move presets it.
+    assert "NPUS_PER_NODE=8 bash examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh" in text
+    assert '"actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=${bucket_mb}"' in text
+    assert 'EXTRA="actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=1024"' in text
+    assert "# verl-migrate: removed (verl#6066): export VLLM_ATTENTION_BACKEND=XFORMERS" in text
+    assert "1 file changed (1 env-removal, 3 key-rename, 2 path-move)" in proc.stderr
+    # The warn-only key is reported with file, line, code, hint and PR, and never edited.
+    lines = proc.stderr.splitlines()
+    warning = [line for line in lines if "enable_expert_parallel" in line]
+    assert len(warning) == 1
+    assert warning[0].startswith(f"    {script}:35:5: ")
+    hint = lines[lines.index(warning[0]) - 1]
+    assert hint.startswith("  hint: ") and "expert_parallel_size" in hint
+    assert hint.endswith("(https://github.com/verl-project/verl/pull/5609)")
+    assert lines[lines.index(warning[0]) - 2].startswith("VM112 ")
+    assert "enable_expert_parallel=True" in text
+    again = run_cli("--to", "v0.9.0", "--check", script.parent)
+    assert again.returncode == 0 and "0 files would change" in again.stderr

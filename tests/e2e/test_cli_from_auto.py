@@ -1,0 +1,111 @@
+"""`--from auto` reads the verl release off the keys and paths the scripts use (the shipped facts);
+an explicit `--from` newer than the scripts is warned about (VM301)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.helpers import run_cli
+
+# Live in v0.6.0..main, v0.5.0..v0.7.1 and v0.1..v0.7.1: together, v0.6.0..v0.7.1.
+V07_SCRIPT = ("python3 -m verl.trainer.main_ppo \\\n"
+              "    actor_rollout_ref.actor.freeze_vision_tower=False \\\n"
+              "    critic.model.fsdp_config.param_offload=True \\\n"
+              "    trainer.use_legacy_worker_impl=auto\n")
+
+
+def test_from_auto_says_what_the_scripts_were_written_for_and_migrates_from_there(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text(V07_SCRIPT)
+    proc = run_cli("--from", "auto", "--to", "v0.9.0", "--check", tmp_path)
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "note: scripts look written for verl v0.6.0–v0.7.1; migrating from v0.6.0"
+    assert lines[-1].startswith("v0.6.0 -> v0.9.0: 1 file would change")
+    assert "VM301" not in proc.stderr
+    report = json.loads(run_cli("--from", "auto", "--to", "v0.9.0", "--check", "--output-format", "json",
+                                tmp_path).stdout)
+    assert report["from"] == "v0.6.0"
+    assert report["written_for"]["releases"] == ["v0.6.0", "v0.6.1", "v0.7.0", "v0.7.1"]
+
+
+def test_an_explicit_from_newer_than_the_scripts_is_warned_about(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text(V07_SCRIPT)
+    proc = run_cli("--from", "v0.8.0", "--to", "v0.9.0", "--check", tmp_path)
+    lines = proc.stderr.splitlines()
+    place = [line for line in lines if line.startswith(f"    {script}:3:5: ")]
+    assert place == [f"    {script}:3:5: `critic.model.fsdp_config.param_offload` (and 1 more) was gone before "
+                     "verl v0.8.0 (last in v0.7.1)"]
+    at = lines.index(place[0])
+    assert lines[at - 1] == ("  hint: this file looks written for verl v0.6.0–v0.7.1: pass --from v0.6.0 "
+                             "(or --from auto) and migrate it separately")
+    assert lines[at - 2].startswith("VM301 ")
+    assert "1 warning" in lines[-1]
+    # The same script with the release it fits is migrated and draws no warning.
+    fitting = run_cli("--from", "v0.6.0", "--to", "v0.9.0", "--check", tmp_path)
+    assert "VM301" not in fitting.stderr and "1 file would change" in fitting.stderr
+
+
+def test_from_auto_without_any_known_name_keeps_the_oldest_release(tmp_path):
+    (tmp_path / "run.sh").write_text("echo my_own.key=1\n")
+    proc = run_cli("--from", "auto", "--to", "v0.9.0", "--check", tmp_path)
+    assert proc.stderr.splitlines()[0] == ("note: could not tell which verl release the scripts were written for "
+                                           "(no keys or paths verl had); migrating from v0.1")
+    assert proc.stderr.splitlines()[-1].startswith("v0.1 -> v0.9.0: ")
+
+
+def test_from_auto_says_when_a_file_mixes_releases(tmp_path):
+    # The key was live in v0.5.0..v0.7.0, the script path only between v0.8.0 and v0.9.0.
+    (tmp_path / "run.sh").write_text("python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
+                                     "bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh\n")
+    proc = run_cli("--from", "auto", "--to", "v0.9.0", "--check", tmp_path)
+    assert proc.stderr.splitlines()[0] == ("note: scripts look written for verl v0.5.0–v0.8.0 (1 of 1 files mix keys "
+                                           "and paths of different releases); migrating from v0.5.0")
+    assert "(1 key-rename, 2 path-move)" in proc.stderr  # both changes applied from the oldest (the move also presets NPUS_PER_NODE=8)
+
+
+def test_from_auto_starts_early_enough_for_a_file_older_than_the_rest(tmp_path):
+    for name in ("a.sh", "b.sh"):
+        (tmp_path / name).write_text(V07_SCRIPT)
+    # Live in v0.4.0..v0.5.0 only: this file fits v0.4.0-v0.5.0, the other two v0.6.0-v0.7.1.
+    (tmp_path / "old.sh").write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.profile.use_profile=True "
+                                     "trainer.device=cuda\n")
+    proc = run_cli("--from", "auto", "--to", "v0.9.0", "--check", tmp_path)
+    assert proc.stderr.splitlines()[0] == (
+        "note: scripts look written for verl v0.6.0–v0.7.1 (2 of 3 files fit it); migrating from v0.5.0 "
+        "(older, so that the files that use older keys and paths are migrated too)")
+    assert proc.stderr.splitlines()[-1].startswith("v0.5.0 -> v0.9.0: ")
+    assert "VM301" not in proc.stderr
+
+
+def test_an_explicit_from_reads_only_the_files_that_name_something_gone_before_it(tmp_path, monkeypatch):
+    from migrator import written_for
+
+    (tmp_path / "old.sh").write_text(V07_SCRIPT)
+    (tmp_path / "current.sh").write_text("python3 -m verl.trainer.main_ppo trainer.total_epochs=3\n")
+    fitted: list[bytes] = []
+    real = written_for.ReleaseHistory.fit
+    monkeypatch.setattr(written_for.ReleaseHistory, "fit",
+                        lambda self, data: fitted.append(data) or real(self, data))
+    # Nothing was gone before the oldest release: no file is read for VM301, nor any release's keys.
+    from migrator.mapping.facts import ReleaseFacts
+
+    keys_read: list[str] = []
+    real_keys = ReleaseFacts.key_types
+    monkeypatch.setattr(ReleaseFacts, "key_types", lambda self, release: keys_read.append(release)
+                        or real_keys(self, release))
+    assert written_for.fit_paths([str(tmp_path)], too_old_for="v0.1").files == {} and fitted == []
+    assert keys_read == []
+    run = written_for.fit_paths([str(tmp_path)], too_old_for="v0.8.0")
+    assert list(run.files) == [str(tmp_path / "old.sh")] and fitted == [V07_SCRIPT.encode()]
+    assert [f.path for f in run.too_old_for("v0.8.0")] == [str(tmp_path / "old.sh")]
+    # Every file is fitted when the whole fit is reported.
+    every = written_for.fit_paths([str(tmp_path)]).files
+    assert sorted(every) == [str(tmp_path / name) for name in ("current.sh", "old.sh")]
+
+
+def test_an_explicit_from_still_reports_every_files_fit_in_json(tmp_path):
+    (tmp_path / "run.sh").write_text(V07_SCRIPT)
+    report = json.loads(run_cli("--from", "v0.1", "--to", "v0.9.0", "--check", "--output-format", "json",
+                                tmp_path).stdout)
+    assert report["written_for"]["files"] == {str(tmp_path / "run.sh"): ["v0.6.0", "v0.6.1", "v0.7.0", "v0.7.1"]}

@@ -1,0 +1,187 @@
+"""The Python rewriter's statement fast path (`_locate_statements`) must equal the whole-file path.
+
+`locate` parses with libcst only the top-level statements that hold an old token (and, for
+`import a.b` of a moved module, every statement naming `a`); these cases pin that it gives exactly
+the edits and findings of `_locate_module`, and that it declines (None) where it cannot be sure.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from migrator.edits import SourceNotParsed
+from migrator.mapping import compose, load_builtin
+from migrator.rewrite import python as py_rewriter
+from tests.helpers.rewrite import FIXTURES, mappings
+
+BUCKET = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
+GOLDEN = sorted((FIXTURES / "python").glob("*.in.py"))
+
+
+def _whole(source: bytes, maps):
+    try:
+        return py_rewriter._locate_module(source, maps)
+    except SourceNotParsed as exc:
+        return ("not parsed", str(exc))
+
+
+def _located(source: bytes, maps):
+    try:
+        return py_rewriter.locate(source, maps)
+    except SourceNotParsed as exc:
+        return ("not parsed", str(exc))
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.name for p in GOLDEN])
+@pytest.mark.parametrize("tables", ["test", "builtin"])
+def test_golden_fixtures_agree(path, tables):
+    maps = mappings() if tables == "test" else compose(load_builtin())
+    source = path.read_bytes()
+    assert _located(source, maps) == _whole(source, maps)
+    fast = py_rewriter._locate_statements(source, maps)
+    assert fast is None or fast == _whole(source, maps)
+
+
+def test_golden_fixtures_take_the_fast_path():
+    taken = [p.name for p in GOLDEN if py_rewriter._locate_statements(p.read_bytes(), mappings()) is not None]
+    assert len(taken) == len(GOLDEN), taken
+
+
+FAST = {
+    "function body": (
+        'import os\n\nNOTE = "héllo ✓"\n\n\ndef unrelated():\n    return os.sep\n\n\n'
+        f"def f(cfg):\n    x = 1  # ✓ done\n    return cfg.{BUCKET} + x\n\n\ndef g():\n    return 'ü'\n"),
+    "decorator": (
+        f'X = "é"\n\n\n@register("ß")\n@hydra_main(overrides=["{BUCKET}=1"])\n# between decorator and def\n'
+        "def main(cfg):\n    pass\n"),
+    "statements sharing a line": f'a = "✓"; b = "{BUCKET}=1"; c = 2\nd = 3\n',
+    "multi-line string and f-string": (
+        f'CMD = """\npython3 -m x \\\n    {BUCKET}=4\n"""\ny = f"é{{a}} {BUCKET}={{b}}"\n'),
+    "import a.b with references": (
+        "import os\nimport recipe.fully_async_policy\n\n\nclass A:\n    def run(self):\n"
+        "        return recipe.fully_async_policy.main.go()\n\n\ndef other():\n    return os.sep\n"),
+    "import a.b with a stray use": (
+        "import recipe.fully_async_policy\n\n\ndef f():\n    return recipe.__path__\n"),
+    "import a.b with the root kept by another import": (
+        "import recipe.fully_async_policy\n\nif True:\n    import recipe\n\nrecipe.fully_async_policy.g(recipe.x)\n"),
+    "shell command": f'import os\nos.system("OLD=1 python3 -m recipe.fully_async_policy.main {BUCKET}=1")\n',
+    "hit only in a trailing comment": f"x = 1  # {BUCKET}\n",
+}
+
+
+@pytest.mark.parametrize("source", FAST.values(), ids=FAST.keys())
+def test_fast_path_is_taken_and_agrees(source):
+    data = source.encode()
+    for maps in (mappings(), compose(load_builtin())):
+        whole = _whole(data, maps)
+        assert py_rewriter._locate_statements(data, maps) == whole
+        assert py_rewriter.locate(data, maps) == whole
+    assert _whole(data, mappings()) != py_rewriter.LocateResult((), ())
+
+
+FALLBACK = {
+    "comment between statements": f"import os\n\n# set {BUCKET}\nx = 1\n",
+    "comment at the end of a block": f"def f():\n    pass\n    # {BUCKET}\n",
+    "comment at the end of the file": f'x = "{BUCKET}=1"\n# {BUCKET}\n',
+    "coding cookie": f'# -*- coding: latin-1 -*-\nx = "{BUCKET}=1"\n',
+    "crlf": f'x = 1\r\ny = "{BUCKET}=1"\r\n',
+    "ast rejects, libcst parses": f'f() = "{BUCKET}=1"\n',
+    "not Python": f'x = = "{BUCKET}=1"\n',
+}
+
+
+@pytest.mark.parametrize("source", FALLBACK.values(), ids=FALLBACK.keys())
+def test_fast_path_declines_when_unsure(source):
+    data = source.encode("latin-1") if "latin-1" in source else source.encode()
+    assert py_rewriter._locate_statements(data, mappings()) is None
+    assert _located(data, mappings()) == _whole(data, mappings())
+
+
+def test_bom_takes_the_whole_file_path():
+    data = f'\ufeffx = "{BUCKET}=1"\n'.encode()
+    assert py_rewriter._locate_statements(data, mappings()) is None
+    assert py_rewriter.locate(data, mappings()).edits[0].start == 3 + len('x = "')
+
+
+# -- the `ast` front-end (`_locate_ast`): libcst's result without libcst, or None ----------------------
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.name for p in GOLDEN])
+@pytest.mark.parametrize("tables", ["test", "builtin"])
+def test_ast_front_end_agrees_on_golden_fixtures(path, tables):
+    maps = mappings() if tables == "test" else compose(load_builtin())
+    source = path.read_bytes()
+    fast = py_rewriter._locate_ast(source, maps)
+    assert fast is None or fast == _whole(source, maps)
+
+
+AST_TAKES = {name: FAST[name] for name in (
+    "function body", "decorator", "statements sharing a line", "import a.b with references",
+    "import a.b with the root kept by another import", "shell command", "hit only in a trailing comment")}
+AST_TAKES.update({
+    # Comments: a `#` outside every string token starts one; lines outside statements are comments.
+    "comment between statements": FALLBACK["comment between statements"],
+    "comment at the end of a block": FALLBACK["comment at the end of a block"],
+    "comment at the end of the file": FALLBACK["comment at the end of the file"],
+    "hash inside a string before the key": f'x = "#" + "{BUCKET}=1"  # {BUCKET}\n',
+    "hash inside a docstring line": f'def f():\n    """\n    # {BUCKET}=1\n    """\n',
+    "root named in a comment": "import recipe.fully_async_policy  # recipe\nrecipe.fully_async_policy.go()\n",
+    "shebang and header comment": f"#!/usr/bin/env python3\n# {BUCKET}\nimport os\n",
+    "indented comment line after a bracket": f"x = [\n    1,\n]\n  # {BUCKET}\ny = 2\n",
+})
+
+
+@pytest.mark.parametrize("source", AST_TAKES.values(), ids=AST_TAKES.keys())
+def test_ast_front_end_is_taken_and_agrees(source):
+    data = source.encode()
+    for maps in (mappings(), compose(load_builtin())):
+        fast = py_rewriter._locate_ast(data, maps)
+        assert fast is not None
+        assert fast == _whole(data, maps)
+
+
+AST_DECLINES = {
+    # libcst sees these and `ast` does not (or not at exact positions): libcst must decide.
+    "f-string": f'y = f"{BUCKET}={{b}}"\n',
+    "implicitly joined strings": f'x = ("a"\n     "{BUCKET}=1")\n',
+    "chain with a line break": f'x = (cfg.actor_rollout_ref\n     .rollout.update_weights_bucket_megabytes, "{BUCKET}=1")\n',
+    "root bound by a def": "import recipe.fully_async_policy\n\n\ndef recipe():\n    pass\n",
+    "root as a keyword argument": "import recipe.fully_async_policy\nf(recipe=1)\n",
+    "root as an attribute of a call": "import recipe.fully_async_policy\nx = g().recipe\n",
+    "from-import over a line break": "from \\\n    recipe.fully_async_policy import main\n",
+}
+
+
+@pytest.mark.parametrize("source", AST_DECLINES.values(), ids=AST_DECLINES.keys())
+def test_ast_front_end_declines_where_libcst_sees_more(source):
+    data = source.encode()
+    assert py_rewriter._locate_ast(data, mappings()) is None
+    assert _located(data, mappings()) == _whole(data, mappings())
+
+
+def test_comment_cases_have_work():
+    for name in ("hit only in a trailing comment", "comment between statements", "comment at the end of a block",
+                 "hash inside a string before the key", "hash inside a docstring line", "shebang and header comment"):
+        assert _whole(AST_TAKES[name].encode(), mappings()) != py_rewriter.LocateResult((), ()), name
+
+
+def test_whole_result_of_a_declined_case_is_not_empty():
+    # The declines above matter: libcst finds work in them (the test would pass vacuously otherwise).
+    for name in ("f-string", "implicitly joined strings", "chain with a line break", "root bound by a def"):
+        assert _whole(AST_DECLINES[name].encode(), mappings()) != py_rewriter.LocateResult((), ()), name
+
+
+def test_ast_front_end_does_not_import_libcst():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from migrator.mapping import compose, load_builtin\n"
+        "from migrator.rewrite import python\n"
+        "maps = compose(load_builtin())\n"
+        f"result = python.locate({FAST['import a.b with references']!r}.encode(), maps)\n"
+        "assert result.edits, result\n"
+        "print('libcst' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,96 @@
+"""Markdown / rst / text and notebook rewriters: block dispatch, JSON-token edits, validation."""
+
+from __future__ import annotations
+
+import json
+
+from migrator.rewrite import markdown as md_rewriter
+from migrator.rewrite import notebook as nb_rewriter
+from tests.helpers.rewrite import check_noop, check_transformed, run
+
+BUCKET = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
+NEW_BUCKET = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
+SCRIPT = "examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
+NEW_SCRIPT = "examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
+
+
+def test_markdown_prose_inline_code_and_links():
+    check_transformed(f"See [it]({SCRIPT}) and `{BUCKET}=1`; {BUCKET} too.\n",
+                      f"See [it]({NEW_SCRIPT}) and `{NEW_BUCKET}=1`; {NEW_BUCKET} too.\n", "README.md")
+
+
+def test_markdown_shell_block_removes_a_removed_override_line():
+    check_transformed(f"```sh\npython3 -m verl.trainer.main_ppo \\\n    trainer.use_legacy_worker_impl=auto \\\n"
+                      f"    {BUCKET}=1\n```\n",
+                      f"```sh\npython3 -m verl.trainer.main_ppo \\\n    {NEW_BUCKET}=1\n```\n", "README.md")
+
+
+def test_markdown_block_that_does_not_parse_falls_back_to_the_text_scan():
+    check_transformed(f"```python\ndef broken(:\n    run('{BUCKET}=1')\n```\n",
+                      f"```python\ndef broken(:\n    run('{NEW_BUCKET}=1')\n```\n", "README.md")
+
+
+def test_markdown_noops():
+    check_noop(f"`{BUCKET}_note=1` and my_{SCRIPT}\n", "README.md")
+    check_noop(f"```bash\necho {BUCKET}=1  # verl-migrate: skip\n```\n", "README.md")
+
+
+def test_markdown_validate_keeps_fences():
+    assert md_rewriter.validate(b"```bash\nx\n```\n", b"```bash\ny\n```\n") is None
+    assert "fences" in md_rewriter.validate(b"```bash\nx\n```\n", b"``bash\nx\n```\n")
+
+
+def test_rst_code_block_goes_through_the_shell_rewriter():
+    check_transformed(".. code-block:: bash\n\n"
+                      "    export VLLM_ATTENTION_BACKEND=XFORMERS  # ASCEND_RT_VISIBLE_DEVICES\n"
+                      f"    bash {SCRIPT}\n",
+                      ".. code-block:: bash\n\n    # verl-migrate: removed (verl#6066): export "
+                      f"VLLM_ATTENTION_BACKEND=XFORMERS  # ASCEND_RT_VISIBLE_DEVICES\n    bash {NEW_SCRIPT}\n",
+                      "guide.rst")
+
+
+def _notebook(*sources, indent=1) -> bytes:
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s}
+             for s in sources]
+    cells.append({"cell_type": "markdown", "metadata": {}, "source": [f"`{BUCKET}=1`"]})
+    return (json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=indent,
+                       ensure_ascii=True) + "\n").encode()
+
+
+def test_notebook_edits_only_code_cell_string_tokens():
+    before = _notebook([f'x = "\\u00e9 {BUCKET}=1"\n', f"!python -m recipe.fully_async_policy.main {BUCKET}=2"])
+    result = run(before, "nb.ipynb")
+    assert result.status == "changed"
+    expected = before.replace(f"\\u00e9 {BUCKET}".encode(), f"\\u00e9 {NEW_BUCKET}".encode()) \
+        .replace(f"main {BUCKET}".encode(), f"main {NEW_BUCKET}".encode()) \
+        .replace(b"recipe.fully_async_policy", b"verl.experimental.fully_async_policy")
+    assert result.after == expected  # the markdown cell and all formatting unchanged
+    assert run(result.after, "nb.ipynb").status == "unchanged"
+
+
+def test_notebook_single_string_source_and_compact_json():
+    before = _notebook("import verl.utils.npu_utils as nu\n", indent=None)
+    result = run(before, "nb.ipynb")
+    assert result.after == before.replace(b"verl.utils.npu_utils", b"verl.utils.npu_flash_attn_utils")
+
+
+def test_notebook_edit_across_source_lines_is_a_manual_step():
+    before = _notebook(["%%bash\n", "python3 -m verl.trainer.main_ppo \\\n",
+                        "    trainer.use_legacy_worker_impl=auto\n",
+                       "echo done\n"])
+    result = run(before, "nb.ipynb")
+    assert result.status == "unchanged"
+    assert any("edit by hand" in f.message for f in result.findings)
+
+
+def test_notebook_validate():
+    before = _notebook(["x = 1"])
+    assert nb_rewriter.validate(before, before.replace(b"x = 1", b"x = 2")) is None
+    assert "more than code cell sources" in nb_rewriter.validate(before, before.replace(b"`" + BUCKET.encode(), b"`a"))
+    assert "not be valid JSON" in nb_rewriter.validate(before, before[:-3])
+
+
+def test_string_tokens_follow_json_paths():
+    src = b'{"a": [1, "x\\"y", {"b": "\\u00e9"}], "c": true}'
+    tokens = nb_rewriter.string_tokens(src)
+    assert {path: src[s:e] for path, (s, e) in tokens.items()} == {("a", 1): b'"x\\"y"', ("a", 2, "b"): b'"\\u00e9"'}

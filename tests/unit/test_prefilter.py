@@ -1,0 +1,146 @@
+"""The prefilter and the kind check: files without an old token are never parsed, data files never opened."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from migrator import fileprocess, prefilter
+from migrator.engine import RunOptions, run
+from migrator.filekind import build_prefilter, kind_for
+from migrator.mapping import compose, load_builtin
+from migrator.prefilter import Prefilter
+from migrator.tablecache import composed
+from tests.helpers.trees import NEW_SCRIPT, OLD_SCRIPT, TABLE
+
+TOKENS = ("actor_rollout_ref.actor.grad_clip", "train_etp", "examples/ppo_trainer/run.sh", "recipe.vla", "a.b")
+
+
+@pytest.fixture(params=["ahocorasick-rs", "re-trie"])
+def engine_name(request, monkeypatch):
+    if request.param == "re-trie":
+        monkeypatch.setitem(sys.modules, "ahocorasick_rs", None)  # import fails: the pure-Python fallback
+    return request.param
+
+
+def test_both_engines_find_tokens(engine_name):
+    check = Prefilter(TOKENS)
+    assert check.engine == engine_name
+    assert check(b"python3 -m x \\\n  actor_rollout_ref.actor.grad_clip=1\n")
+    assert check(b"train_etp=2")
+    assert check(b"${train_etp}")
+    # Only whole names count: no rewriter edits a token glued to more name characters.
+    assert not check(b"actor_rollout_ref.actor.grad_clip_note=1 my_train_etp=1 train_etp2=1")
+    assert check(b"actor_rollout_ref.actor.grad_clip_note=1 actor_rollout_ref.actor.grad_clip=1")
+    assert check(b'x = "\\nactor_rollout_ref.actor.grad_clip=1"')  # an escape glues a letter to the front
+    assert check(b"see examples/ppo_trainer/run.sh")
+    assert not check(b"actor_rollout_ref.actor.optim.clip_grad=1 train_tp=2 recipe.vl")
+    assert not check(b"")
+
+
+@given(st.binary(max_size=200), st.sampled_from(TOKENS), st.booleans())
+def test_engines_match_a_whole_name_search(data, token, plant):
+    if plant:
+        data = data[: len(data) // 2] + token.encode() + data[len(data) // 2:]
+    expected = any(re.search(rb"(?:(?<![A-Za-z0-9_])|(?<=\\[A-Za-z0-9_]))" + re.escape(t.encode())
+                             + rb"(?![A-Za-z0-9_])", data) for t in TOKENS)
+    assert (prefilter._trie_regex(TOKENS).search(data) is not None) == expected
+    assert Prefilter(TOKENS)(data) == expected
+
+
+def test_empty_token_set_matches_nothing():
+    assert not Prefilter(())(b"anything")
+
+
+def test_prefilter_pickles_as_tokens():
+    import pickle
+
+    check = pickle.loads(pickle.dumps(Prefilter(TOKENS)))
+    assert check.tokens == tuple(sorted(TOKENS)) and check(b"x recipe.vla y")
+
+
+def test_shell_variable_tokens_are_prefiltered():
+    mappings = compose(load_builtin(), "v0.7.1")
+    assert "train_etp" in build_prefilter(mappings).base.tokens
+    assert build_prefilter(mappings)(b"#!/bin/bash\ntrain_etp=1\n")
+
+
+def test_kind_from_name_never_opens_data_files(tmp_path):
+    assert kind_for(str(tmp_path / "missing.json")) == (None, None)  # decided without opening
+    assert kind_for(str(tmp_path / "missing.csv")) == (None, None)
+    assert kind_for(str(tmp_path / "missing.py"))[0].kind == "python"  # by name: nothing read
+    assert kind_for(str(tmp_path / "missing.sh"))[0].kind == "shell"
+    script = tmp_path / "launch"
+    script.write_bytes(b"#!/usr/bin/env bash\necho\n")
+    spec, head = kind_for(str(script))
+    assert spec.kind == "shell" and head.startswith(b"#!")
+    blob = tmp_path / "weights"
+    blob.write_bytes(b"\x00\x01" * 10)
+    assert kind_for(str(blob))[0] is None
+
+
+def test_file_without_a_token_is_not_parsed(tmp_path, monkeypatch):
+    (tmp_path / "old.sh").write_text(OLD_SCRIPT)
+    (tmp_path / "new.sh").write_text(NEW_SCRIPT)
+    (tmp_path / "launch").write_text(NEW_SCRIPT)
+    loaded = []
+    real = fileprocess.load_rewriter
+
+    def spy(spec):
+        loaded.append(spec.kind)
+        return real(spec)
+
+    monkeypatch.setattr(fileprocess, "load_rewriter", spy)
+    monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
+    mappings, check = composed("main", "main", (str(TABLE),))
+    results = {r.path.rsplit("/", 1)[-1]: r for r in run(RunOptions([str(tmp_path)], write=False, jobs=1),
+                                                         mappings, prefilter=check)}
+    assert results["old.sh"].status == "changed"
+    assert results["new.sh"].status == "unchanged" and results["launch"].status == "unchanged"
+    assert loaded == ["shell"]  # only old.sh reached a rewriter
+
+
+def test_split_names_reach_the_kinds_that_split_them():
+    from migrator.mapping import compose, load_builtin
+
+    check = build_prefilter(compose(load_builtin()))
+    nested_yaml = b"actor_rollout_ref:\n  rollout:\n    update_weights_bucket_megabytes: 512\n"
+    assert check(nested_yaml, "yaml")
+    assert not check(nested_yaml, "shell")  # a shell script must spell the whole key
+    assert check(b"from recipe import fully_async_policy\n", "python")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab.Sh_ -", max_size=12))
+def test_extension_is_splitext_lowered(name):
+    import os
+
+    from migrator.filekind import _extension
+
+    assert _extension(name) == os.path.splitext(name)[1].lower()
+
+
+def test_builtin_tokens_hold_no_generic_key_name():
+    """A value entry without a literal value (`reward.reward_manager.name=<any but verl's>`) is looked for by
+    its key's longest component: a bare `name` or `mode` would send nearly every launch script to a parser."""
+    tokens = compose(load_builtin(), "v0.1", "v0.9.0").old_tokens()
+    assert not tokens & {"name", "mode", "path", "type", "enable", "_target_", "main_ppo"}
+    check = build_prefilter(compose(load_builtin(), "v0.1", "v0.9.0"))
+    plain = b"python3 -m verl.trainer.main_ppo \\\n    trainer.experiment_name=name \\\n    data.train_files=x\n"
+    assert not check(plain, "shell")
+    assert check(plain + b"    reward.reward_manager.name=my_manager\n", "shell")
+
+
+@pytest.mark.parametrize("names", [["a.sh", "b.SH", ".sh", "run", "x.py", ".bashrc", "notes.md", "y.tar.gz", "z.yml"],
+                                   [".sh", "run", "a.sh"], ["run", ".sh"]])
+def test_the_kind_by_name_is_spec_fors_whatever_came_before(names):
+    from migrator import filekind
+    from migrator.rewrite import spec_for
+
+    filekind._SPEC_BY_EXTENSION.clear()
+    for name in names:
+        assert filekind.spec_by_name(f"/t/{name}") is spec_for(name, b""), name
