@@ -107,18 +107,58 @@ def judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides:
 
 
 def _judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides: list[str]) -> Verdict:
-    from hydra._internal.defaults_list import Overrides
-
     from migrator.verdict.choices import group_hint  # these import OmegaConf: only when Hydra has work
     from migrator.verdict.cow import plain_path, private_root
 
     verdict = Verdict(f"{config_dir}/{config_name}")
+    sorted_ = sort_overrides(configs, config_dir, config_name, overrides, verdict)
+    if sorted_ is None:
+        return verdict
+    parsed, groups = sorted_
+    try:
+        selected = compose_groups(configs, config_dir, config_name, groups, verdict)
+    except ComposeError as exc:
+        verdict.failure = str(exc)
+        return verdict
+    base = (configs, config_dir, config_name, selected)
+    cfg = private_root(base_config(*base))
+    if all(plain_path(cfg, item.override) for item in parsed):
+        overlapping = _overlapping([item.override.key_or_group for item in parsed])
+    else:  # a path through an interpolation may alias any node: everything in order, on one copy
+        overlapping = set(range(len(parsed)))
+    for n, item in enumerate(parsed):
+        if n in overlapping or item.override.is_add() or item.override.is_delete():
+            error = apply_override(cfg, item.override)  # in order, on this command's copy: it sees the ones before
+        else:
+            error = _alone(base, item.text)  # touches nothing another override of this command touches
+        if error is not None:
+            message, hint = error
+            key = item.override.key_or_group
+            if hint is None and "is not in struct" in message:
+                hint = group_hint(configs, config_dir, config_name, selected, base_config(*base), key,
+                                  item.text.partition("=")[2] or "...")
+            verdict.rejections.append(Rejection(item.index, item.text, key, message, hint))
+    verdict.rejections.sort(key=lambda r: r.index)
+    if not verdict.skipped:  # a key set at run time may be the mandatory one
+        rejected = {r.index for r in verdict.rejections}
+        verdict.unset = unset_mandatory(base, [item.override for item in parsed],
+                                        {n for n, item in enumerate(parsed) if item.index in rejected})
+    return verdict
+
+
+def sort_overrides(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides: list[str],
+                   verdict: Verdict) -> tuple[list[_Parsed], list[_Parsed]] | None:
+    """Hydra's parse of each override, sorted by Hydra's own rule into config overrides and group selections;
+    what cannot be judged goes to `verdict` (rejections, notes, skipped). None when nothing of the command
+    can be judged (the config does not open, or a group is chosen at run time)."""
+    from hydra._internal.defaults_list import Overrides
+
     parsed, groups = [], []
     try:
         repo = repository(configs, config_dir, config_name)
     except Exception as exc:  # noqa: BLE001 - a search path Hydra cannot open
         verdict.failure = hydra_message(exc)
-        return verdict
+        return None
     for index, text in enumerate(overrides):
         hydra_text = neutral(text)
         if hydra_text is None:
@@ -142,41 +182,13 @@ def _judge(configs: ReleaseConfigs, config_dir: str, config_name: str, overrides
             verdict.notes.append(f"`{text.replace(PLACEHOLDER, '$…')}` chooses a config at run time: "
                                  "no override of this command judged")
             verdict.rejections, verdict.skipped = [], list(range(len(overrides)))
-            return verdict
+            return None
         else:
             groups.append(_Parsed(index, hydra_text, override))
-    try:
-        selected = _compose_groups(configs, config_dir, config_name, groups, verdict)
-    except ComposeError as exc:
-        verdict.failure = str(exc)
-        return verdict
-    base = (configs, config_dir, config_name, selected)
-    cfg = private_root(base_config(*base))
-    if all(plain_path(cfg, item.override) for item in parsed):
-        overlapping = _overlapping([item.override.key_or_group for item in parsed])
-    else:  # a path through an interpolation may alias any node: everything in order, on one copy
-        overlapping = set(range(len(parsed)))
-    for n, item in enumerate(parsed):
-        if n in overlapping or item.override.is_add() or item.override.is_delete():
-            error = _apply(cfg, item.override)  # in order, on this command's copy: it sees the ones before
-        else:
-            error = _alone(base, item.text)  # touches nothing another override of this command touches
-        if error is not None:
-            message, hint = error
-            key = item.override.key_or_group
-            if hint is None and "is not in struct" in message:
-                hint = group_hint(configs, config_dir, config_name, selected, base_config(*base), key,
-                                  item.text.partition("=")[2] or "...")
-            verdict.rejections.append(Rejection(item.index, item.text, key, message, hint))
-    verdict.rejections.sort(key=lambda r: r.index)
-    if not verdict.skipped:  # a key set at run time may be the mandatory one
-        rejected = {r.index for r in verdict.rejections}
-        verdict.unset = unset_mandatory(base, [item.override for item in parsed],
-                                        {n for n, item in enumerate(parsed) if item.index in rejected})
-    return verdict
+    return parsed, groups
 
 
-def _apply(cfg, override) -> tuple[str, str | None] | None:
+def apply_override(cfg, override) -> tuple[str, str | None] | None:
     """Hydra's apply of one override to `cfg`: None, or (Hydra's message, did-you-mean)."""
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
 
@@ -196,7 +208,7 @@ def _alone(base: tuple, text: str) -> tuple[str, str | None] | None:
     from migrator.verdict.cow import private_root
 
     override, _error = _parse(text)
-    return _apply(private_root(base_config(*base)), override)
+    return apply_override(private_root(base_config(*base)), override)
 
 
 def _overlapping(keys: list[str]) -> set[int]:
@@ -219,7 +231,7 @@ def _overlapping(keys: list[str]) -> set[int]:
     return out
 
 
-def _compose_groups(configs, config_dir, config_name, groups, verdict) -> tuple[str, ...]:
+def compose_groups(configs, config_dir, config_name, groups, verdict) -> tuple[str, ...]:
     """The group selections that compose; a selection Hydra refuses is reported and left out."""
     selected = tuple(g.text for g in groups)
     try:

@@ -1,0 +1,138 @@
+"""The effective config of a launch (verl's composed defaults plus the command's overrides, applied by Hydra)
+and the comparison of two of them, against the REAL shipped config trees."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from omegaconf import OmegaConf
+
+from migrator.verdict import PLACEHOLDER, release_configs
+from migrator.verdict.compose import base_config
+from migrator.verdict.effective import (
+    NOT_RENAMED,
+    UNKNOWN,
+    compare,
+    effective_config,
+    leaves,
+    resolve,
+    same_value,
+    shown,
+)
+
+PPO = "verl.trainer.main_ppo"
+
+
+def ppo(release: str, *overrides: str):
+    configs = release_configs(release)
+    entry = configs.entry_by_module(PPO)
+    return effective_config(configs, entry.config_path, entry.config_name, overrides)
+
+
+@pytest.mark.parametrize("release", ["v0.3.0.post1", "v0.6.1", "v0.9.0"])
+def test_interpolations_resolve_as_omegaconf_resolves_them(release):
+    # Every interpolated leaf of every entry point's config: ours equals OmegaConf's, or is UNKNOWN.
+    configs = release_configs(release)
+    resolved = unknown = 0
+    for entry in configs.entry_points.values():
+        try:
+            cfg = base_config(configs, entry.config_path, entry.config_name, ())
+        except Exception:  # noqa: BLE001 - a recipe whose config is not in the shipped tree
+            continue
+        flat, full = leaves(cfg), copy.deepcopy(cfg)
+        for key, value in flat.items():
+            if not (isinstance(value, str) and value.startswith("${")):
+                continue
+            ours = resolve(flat, key)
+            if ours is UNKNOWN:
+                unknown += 1
+                continue
+            theirs = OmegaConf.select(full, key, throw_on_missing=True)
+            if OmegaConf.is_config(theirs):
+                theirs = OmegaConf.to_container(theirs, resolve=True)
+            theirs = tuple(theirs) if isinstance(theirs, list) else theirs
+            assert same_value(ours, theirs), (entry.config_name, key, value, ours, theirs)
+            resolved += 1
+    assert resolved > 50 and unknown < resolved / 10, (resolved, unknown)
+
+
+def test_a_reference_follows_the_commands_own_value_not_the_base():
+    # `critic.ppo_mini_batch_size: ${oc.select:actor_rollout_ref.actor.ppo_mini_batch_size,256}`: the
+    # shared base node would resolve against the base's 256.
+    effective = ppo("v0.9.0", "actor_rollout_ref.actor.ppo_mini_batch_size=64")
+    assert effective.resolve("critic.ppo_mini_batch_size") == 64
+    assert ppo("v0.9.0").resolve("critic.ppo_mini_batch_size") == 256
+
+
+def test_rejected_overrides_do_not_count_and_set_keys_are_known():
+    effective = ppo("v0.9.0", "trainer.total_epochs=3", "trainer.no_such_key=1", "+trainer.extra=1")
+    assert effective.resolve("trainer.total_epochs") == 3
+    assert "trainer.no_such_key" not in effective.leaves
+    assert effective.sets("trainer.total_epochs") and effective.sets("trainer.extra")
+    assert not effective.sets("trainer.nnodes")
+
+
+def test_relative_and_nested_selects():
+    flat = {"a.b": 1, "a.c": "${.b}", "a.d": "${oc.select:a.missing,${oc.select:a.b,null}}", "x.y": "${..a.b}",
+            "e": "${oc.select:nowhere, 7}", "f": "${oc.env:HOME}", "g": "pre-${a.b}"}
+    assert resolve(flat, "a.c") == 1
+    assert resolve(flat, "a.d") == 1
+    assert resolve(flat, "x.y") == 1
+    assert resolve(flat, "e") == 7
+    assert resolve(flat, "f") is UNKNOWN
+    assert resolve(flat, "g") == "pre-1"
+    assert resolve({"a": None, "g": "x/${a}/${oc.env:HOME}"}, "g") is UNKNOWN
+
+
+def test_a_default_verl_changed_is_a_difference_and_a_setting_is_not():
+    # entropy_coeff: 0.001 at v0.3.0.post1, 0 from v0.4.0 (#1100).
+    before, after = ppo("v0.3.0.post1"), ppo("v0.9.0")
+    found = {d.key: d for d in compare(before, after).differences}
+    entropy = found["actor_rollout_ref.actor.entropy_coeff"]
+    assert (entropy.before, entropy.after, entropy.cause) == (0.001, 0, "default")
+    pinned = compare(ppo("v0.3.0.post1", "actor_rollout_ref.actor.entropy_coeff=0.001"),
+                     ppo("v0.9.0", "actor_rollout_ref.actor.entropy_coeff=0.001"))
+    assert "actor_rollout_ref.actor.entropy_coeff" not in {d.key for d in pinned.differences}
+
+
+def test_renames_and_value_changes_map_the_source_into_the_targets_terms():
+    before = ppo("v0.6.1", "actor_rollout_ref.rollout.load_format=dummy_dtensor")
+    after = ppo("v0.9.0", "actor_rollout_ref.rollout.load_format=dummy")
+    plain = {d.key for d in compare(before, after).differences}
+    assert "actor_rollout_ref.rollout.load_format" in plain
+    mapped = compare(before, after, revalue=lambda key, value: "dummy" if value == "dummy_dtensor" else value)
+    assert "actor_rollout_ref.rollout.load_format" not in {d.key for d in mapped.differences}
+    moved = compare(before, after, rename=lambda key: "skip.rollout.dump_dir"
+                    if key == "actor_rollout_ref.rollout.skip_dump_dir" else NOT_RENAMED)
+    dump = next(d for d in moved.differences if d.key == "skip.rollout.dump_dir")
+    assert dump.source_key == "actor_rollout_ref.rollout.skip_dump_dir"
+    assert compare(before, after, rename=lambda key: None).differences == []  # every key removed by the table
+
+
+def test_values_the_shell_decides_are_not_compared():
+    before = ppo("v0.6.1", f"actor_rollout_ref.rollout.max_num_seqs={PLACEHOLDER}")
+    after = ppo("v0.9.0", f"actor_rollout_ref.rollout.max_num_seqs={PLACEHOLDER}")
+    result = compare(before, after)
+    assert "actor_rollout_ref.rollout.max_num_seqs" not in {d.key for d in result.differences}
+    assert result.unknown >= 1
+    assert "actor_rollout_ref.rollout.max_num_seqs" in {d.key for d in compare(ppo("v0.6.1"), ppo("v0.9.0")).differences}
+
+
+def test_a_component_the_run_does_not_start_is_not_compared():
+    # The reward model's sub-node defaults changed, but `enable` is false on both sides.
+    before, after = ppo("v0.6.1"), ppo("v0.9.0")
+    keys = {d.key for d in compare(before, after, rename=lambda k: "reward.reward_model.n_gpus_per_node"
+                                   if k == "reward_model.n_gpus_per_node" else NOT_RENAMED).differences}
+    assert "reward.reward_model.n_gpus_per_node" not in keys
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [(0, 0.0, True), (1, True, False), (None, "null", False),
+                                               ((1, 2), (1, 2.0), True), ({"a": 1}, {"a": 1}, True),
+                                               ("sync", "async", False)])
+def test_same_value(a, b, same):
+    assert same_value(a, b) is same
+
+
+def test_shown_writes_values_as_hydra_overrides():
+    assert [shown(v) for v in (None, True, (1, "a"), {"k": False}, 0.5)] == ["null", "true", "[1,a]", "{k:false}", "0.5"]
