@@ -30,8 +30,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_script_runs import MAIN_TIP, STUB, STUBS, tree  # noqa: E402
 from compare_script_presets import git  # noqa: E402
+from compare_script_runs import MAIN_TIP, STUB, STUBS, tree  # noqa: E402
 
 VERL = ROOT / "mappings" / "verl"
 OVERRIDE = re.compile(r"^(?:\+\+|\+|~)?[A-Za-z_][\w/.@-]*=", re.S)
