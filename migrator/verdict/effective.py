@@ -294,10 +294,12 @@ NOT_RENAMED = object()
 
 
 def compare(before: EffectiveConfig, after: EffectiveConfig, rename: Callable[[str], object] | None = None,
-            revalue: Callable[[str, object], object] | None = None) -> Comparison:
+            revalue: Callable[[str, object], object] | None = None,
+            inactive: Callable[[EffectiveConfig, str], bool] | None = None) -> Comparison:
     """Every leaf of `before` whose value at the target differs. `rename(source key)`: the key at the target,
     None when the tables remove it (an intended edit, not compared), NOT_RENAMED to keep it. `revalue(source
-    key, value)`: the value in the target's terms (a value the tables rename), else the value itself."""
+    key, value)`: the value in the target's terms (a value the tables rename), else the value itself.
+    `inactive(config, key)`: the key belongs to a component that run does not start (not compared)."""
     out = Comparison()
     for source_key in before.leaves:
         if source_key.rpartition(".")[2] == "_target_":
@@ -308,12 +310,17 @@ def compare(before: EffectiveConfig, after: EffectiveConfig, rename: Callable[[s
         key = source_key if key is NOT_RENAMED else key
         if key not in after.leaves:
             continue  # gone at the target: Hydra's verdict and the tables' removals speak for it
-        if before.disabled(source_key) and after.disabled(key):
+        if before.disabled(source_key) or after.disabled(key):
+            continue  # a component off on either side: its own `enable` (or what turns it on) differs, if anything
+        if inactive is not None and (inactive(before, source_key) or inactive(after, key)):
             continue
         if before.sets(source_key) and source_key in before.symbolic or after.sets(key) and key in after.symbolic:
             out.unknown += 1
             continue
         old, new = before.resolve(source_key), after.resolve(key)
+        if _shell_decided(old) or _shell_decided(new):  # through an interpolation of a key the shell sets
+            out.unknown += 1
+            continue
         if old is UNKNOWN or new is UNKNOWN:
             if before.leaves[source_key] != after.leaves[key]:
                 out.unknown += 1
@@ -324,6 +331,16 @@ def compare(before: EffectiveConfig, after: EffectiveConfig, rename: Callable[[s
         cause = "setting" if before.sets(source_key) or after.sets(key) else "default"
         out.differences.append(Difference(key, source_key, old, new, cause, mapped))
     return out
+
+
+def _shell_decided(value: object) -> bool:
+    if isinstance(value, str):
+        return NEUTRAL_VALUE in value
+    if isinstance(value, tuple):
+        return any(_shell_decided(v) for v in value)
+    if isinstance(value, dict):
+        return any(_shell_decided(v) for v in value.values())
+    return False
 
 
 def same_value(a: object, b: object) -> bool:

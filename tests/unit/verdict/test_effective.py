@@ -103,10 +103,16 @@ def test_renames_and_value_changes_map_the_source_into_the_targets_terms():
     assert "actor_rollout_ref.rollout.load_format" in plain
     mapped = compare(before, after, revalue=lambda key, value: "dummy" if value == "dummy_dtensor" else value)
     assert "actor_rollout_ref.rollout.load_format" not in {d.key for d in mapped.differences}
-    moved = compare(before, after, rename=lambda key: "skip.rollout.dump_dir"
-                    if key == "actor_rollout_ref.rollout.skip_dump_dir" else NOT_RENAMED)
-    dump = next(d for d in moved.differences if d.key == "skip.rollout.dump_dir")
-    assert dump.source_key == "actor_rollout_ref.rollout.skip_dump_dir"
+    bucket = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
+    moved = compare(before, after, rename=lambda key: bucket
+                    if key == "actor_rollout_ref.rollout.update_weights_bucket_megabytes" else NOT_RENAMED)
+    found = next(d for d in moved.differences if d.key == bucket)
+    assert (found.source_key, found.before, found.after) == \
+        ("actor_rollout_ref.rollout.update_weights_bucket_megabytes", 512, 2048)
+    # The skip component is off at the target (`skip.rollout.enable: false`): its dump dir is not compared.
+    skipped = compare(before, after, rename=lambda key: "skip.rollout.dump_dir"
+                      if key == "actor_rollout_ref.rollout.skip_dump_dir" else NOT_RENAMED)
+    assert "skip.rollout.dump_dir" not in {d.key for d in skipped.differences}
     assert compare(before, after, rename=lambda key: None).differences == []  # every key removed by the table
 
 
