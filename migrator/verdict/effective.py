@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from migrator.verdict.compose import ComposeError, base_config
-from migrator.verdict.judge import NEUTRAL_VALUE, Verdict, apply_override, compose_groups, sort_overrides
+from migrator.verdict.judge import NEUTRAL_VALUE, Verdict, apply_override, compose_groups, judge, sort_overrides
 from migrator.verdict.store import ReleaseConfigs
 
 
@@ -54,14 +54,17 @@ class EffectiveConfig:
 
     def disabled(self, key: str) -> bool:
         """Is `key` under a node whose `enable` is false (a component the run does not start)?"""
+        off = self._switched_off
+        if not off:
+            return False
         parts = key.split(".")
-        for n in range(len(parts) - 1, 0, -1):
-            gate = ".".join(parts[:n]) + ".enable"
-            if gate in self.leaves and gate != key:
-                value = self.resolve(gate)
-                if value is False:
-                    return True
-        return False
+        return any(".".join(parts[:n]) in off for n in range(1, len(parts)))
+
+    @cached_property
+    def _switched_off(self) -> frozenset[str]:
+        """The nodes whose `enable` leaf is false."""
+        return frozenset(key[:-len(".enable")] for key in self.leaves
+                         if key.endswith(".enable") and self.resolve(key) is False)
 
 
 def effective_config(configs: ReleaseConfigs, config_dir: str, config_name: str,
@@ -73,8 +76,6 @@ def effective_config(configs: ReleaseConfigs, config_dir: str, config_name: str,
 @lru_cache(maxsize=256)
 def _effective(configs: ReleaseConfigs, config_dir: str, config_name: str,
                overrides: tuple[str, ...]) -> EffectiveConfig:
-    from migrator.verdict.cow import private_root
-
     config = f"{config_dir}/{config_name}"
     verdict = Verdict(config)
     sorted_ = sort_overrides(configs, config_dir, config_name, list(overrides), verdict)
@@ -83,18 +84,81 @@ def _effective(configs: ReleaseConfigs, config_dir: str, config_name: str,
     parsed, groups = sorted_
     try:
         selected = compose_groups(configs, config_dir, config_name, groups, verdict)
-        cfg = private_root(base_config(configs, config_dir, config_name, selected))
+        base = (configs, config_dir, config_name, selected)
+        shared = base_leaves(*base)
+        flat = Leaves(shared)
+        flat._nodes = shared.nodes  # an add never makes a node (its parent exists), so the base's index holds
     except ComposeError as exc:
         return EffectiveConfig(configs.release, config, {}, failure=str(exc))
+    # Hydra's verdict decides what is applied; a plain `key=value` on a leaf is Hydra's assignment of the
+    # parsed value, so it is written into the flat leaves. Anything else (a `+`/`~`, a mapping value, a
+    # key that is a node) is applied by Hydra itself, on the command's own copy.
+    rejected = {r.index for r in judge(configs, config_dir, config_name, list(overrides)).rejections}
+    accepted = [item for item in parsed if item.index not in rejected]
+    if not all(_plain_assignment(item.override, flat) for item in accepted):
+        return _applied_by_hydra(base, accepted)
     set_keys, symbolic = set(), set()
-    for item in parsed:
+    for item in accepted:
+        key = item.override.key_or_group
+        parent = key.rpartition(".")[0]
+        if flat.get(parent) == {}:  # the empty mapping becomes a node with this key
+            del flat[parent]
+            flat._nodes = flat.nodes | {parent}
+        flat[key] = _as_leaf(item.override.value())
+        set_keys.add(key)
+        if NEUTRAL_VALUE in item.text.partition("=")[2]:
+            symbolic.add(key)
+    return EffectiveConfig(configs.release, config, flat, frozenset(set_keys), frozenset(symbolic))
+
+
+def _plain_assignment(override, flat: Mapping[str, object]) -> bool:
+    """A `key=value` on an existing leaf, or a `+key=value` adding a leaf under an existing node, with a
+    scalar or a list of scalars: Hydra's apply of it is the assignment of its parsed value."""
+    if override.is_delete() or override.is_sweep_override():
+        return False
+    key = override.key_or_group
+    if override.is_add():
+        parent = key.rpartition(".")[0]
+        nodes = flat.nodes if isinstance(flat, Leaves) else {k.rpartition(".")[0] for k in flat}
+        empty_parent = flat.get(parent) == {}  # `override_transformer_config: {}` takes its first key
+        if key in flat or key in nodes or (parent and parent not in nodes and not empty_parent):
+            return False
+    elif key not in flat or isinstance(flat[key], dict):
+        return False
+    try:
+        value = override.value()
+    except Exception:  # noqa: BLE001 - a value Hydra's grammar builds at apply time
+        return False
+    return not isinstance(value, dict) and not (isinstance(value, list) and any(isinstance(v, (dict, list))
+                                                                               for v in value))
+
+
+def _as_leaf(value: object) -> object:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _applied_by_hydra(base: tuple, accepted: list) -> EffectiveConfig:
+    from migrator.verdict.cow import private_root
+
+    configs, config_dir, config_name, _selected = base
+    cfg = private_root(base_config(*base))
+    set_keys, symbolic = set(), set()
+    for item in accepted:
         if apply_override(cfg, item.override) is not None:
-            continue  # Hydra rejects it: the run never starts with it (the verdict says so)
+            continue  # accepted alone, refused after an earlier override: as Hydra does, in order
         key = item.override.key_or_group
         set_keys.add(key)
         if NEUTRAL_VALUE in item.text.partition("=")[2]:
             symbolic.add(key)
-    return EffectiveConfig(configs.release, config, leaves(cfg), frozenset(set_keys), frozenset(symbolic))
+    return EffectiveConfig(configs.release, f"{config_dir}/{config_name}", Leaves(leaves(cfg)), frozenset(set_keys),
+                           frozenset(symbolic))
+
+
+@lru_cache(maxsize=64)
+def base_leaves(configs: ReleaseConfigs, config_dir: str, config_name: str, groups: tuple[str, ...]) -> Leaves:
+    """The leaves of a composed base (with these group selections), flattened once per process; never
+    written (each command copies them)."""
+    return Leaves(leaves(base_config(configs, config_dir, config_name, groups)))
 
 
 def leaves(cfg) -> dict[str, object]:
@@ -211,7 +275,21 @@ def _absolute(key: str, reference: str) -> str | None:
     return ".".join([*base, rest]) if rest else ".".join(base) or None
 
 
+class Leaves(dict):
+    """A config's leaves (`key -> value`) that know their nodes: `a.b` for a leaf `a.b.c`."""
+
+    _nodes: frozenset[str] | None = None
+
+    @property
+    def nodes(self) -> frozenset[str]:
+        if self._nodes is None:
+            self._nodes = frozenset(key[:n] for key in self for n in range(len(key)) if key[n] == ".")
+        return self._nodes
+
+
 def _node_exists(leaves, key: str) -> bool:
+    if isinstance(leaves, Leaves):
+        return key in leaves.nodes
     prefix = key + "."
     return any(k.startswith(prefix) for k in leaves)
 
@@ -301,15 +379,18 @@ def compare(before: EffectiveConfig, after: EffectiveConfig, rename: Callable[[s
     key, value)`: the value in the target's terms (a value the tables rename), else the value itself.
     `inactive(config, key)`: the key belongs to a component that run does not start (not compared)."""
     out = Comparison()
-    for source_key in before.leaves:
-        if source_key.rpartition(".")[2] == "_target_":
+    after_leaves = after.leaves
+    for source_key, raw in before.leaves.items():
+        if source_key.endswith("_target_") and source_key.rpartition(".")[2] == "_target_":
             continue  # the class verl instantiates for a node: its own code's choice, not a training setting
         key = rename(source_key) if rename is not None else NOT_RENAMED
         if key is None:
             continue
         key = source_key if key is NOT_RENAMED else key
-        if key not in after.leaves:
+        if key not in after_leaves:
             continue  # gone at the target: Hydra's verdict and the tables' removals speak for it
+        if _plainly_equal(raw, after_leaves[key]) and (revalue is None or same_value(revalue(source_key, raw), raw)):
+            continue  # the same literal on both sides (most leaves): nothing to resolve
         if before.disabled(source_key) or after.disabled(key):
             continue  # a component off on either side: its own `enable` (or what turns it on) differs, if anything
         if inactive is not None and (inactive(before, source_key) or inactive(after, key)):
@@ -331,6 +412,17 @@ def compare(before: EffectiveConfig, after: EffectiveConfig, rename: Callable[[s
         cause = "setting" if before.sets(source_key) or after.sets(key) else "default"
         out.differences.append(Difference(key, source_key, old, new, cause, mapped))
     return out
+
+
+def _plainly_equal(a: object, b: object) -> bool:
+    """The same literal, no interpolation and no shell-decided value in it."""
+    if type(a) is not type(b) or a != b:
+        return False
+    if isinstance(a, str):
+        return "${" not in a and NEUTRAL_VALUE not in a
+    if isinstance(a, (tuple, dict)):
+        return "${" not in repr(a) and NEUTRAL_VALUE not in repr(a)
+    return True
 
 
 def _shell_decided(value: object) -> bool:

@@ -142,3 +142,27 @@ def test_same_value(a, b, same):
 
 def test_shown_writes_values_as_hydra_overrides():
     assert [shown(v) for v in (None, True, (1, "a"), {"k": False}, 0.5)] == ["null", "true", "[1,a]", "{k:false}", "0.5"]
+
+
+def test_plain_assignments_give_what_hydra_applying_every_override_gives():
+    # The flat path writes `key=value` into the base's leaves; Hydra applying each override on the
+    # command's copy must agree, leaf for leaf.
+    from migrator.verdict.effective import _applied_by_hydra, _effective
+    from migrator.verdict.judge import Verdict, compose_groups, sort_overrides
+
+    configs = release_configs("v0.9.0")
+    entry = configs.entry_by_module(PPO)
+    overrides = ("model_engine=megatron", "trainer.total_epochs=3", "actor_rollout_ref.actor.optim.lr=1e-6",
+                 "trainer.logger=[console,wandb]", "data.train_files=/x.parquet", "trainer.val_before_train=False",
+                 f"actor_rollout_ref.rollout.n={PLACEHOLDER}", "actor_rollout_ref.rollout.temperature=null",
+                 "+trainer.extra_setting=7", "+actor_rollout_ref.actor.megatron.override_transformer_config.x=1",
+                 "+actor_rollout_ref.actor.megatron.override_transformer_config.y=2", "trainer.no_such_key=1")
+    flat = _effective(configs, entry.config_path, entry.config_name, overrides)
+    verdict = Verdict("")
+    parsed, groups = sort_overrides(configs, entry.config_path, entry.config_name, list(overrides), verdict)
+    selected = compose_groups(configs, entry.config_path, entry.config_name, groups, verdict)
+    hydra = _applied_by_hydra((configs, entry.config_path, entry.config_name, selected),
+                              [p for p in parsed if p.text != "trainer.no_such_key=1"])
+    assert dict(flat.leaves) == dict(hydra.leaves)
+    assert (flat.set_keys, flat.symbolic) == (hydra.set_keys, hydra.symbolic)
+    assert flat.resolve("actor_rollout_ref.actor.megatron.tensor_model_parallel_size") is not None
