@@ -58,7 +58,7 @@ def main() -> int:
                                                "(default: the commit before migrator/verdict/ appeared)")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    if args.baseline_rev is None:  # main has the verdict now: its merge base with HEAD would too
+    if args.baseline_rev is None:  # a merge base with main has the verdict too: take its first commit's parent
         first = subprocess.run(["git", "-C", str(ROOT), "log", "--format=%H", "--reverse", "--", "migrator/verdict"],
                                check=True, capture_output=True, text=True).stdout.split()[0]
         args.baseline_rev = f"{first}^"

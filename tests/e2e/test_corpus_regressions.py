@@ -1,4 +1,4 @@
-"""Wrong edits found by reviewing the migration of real users' launch scripts, YAML and docs to v0.9.0;
+"""Edits that must not happen when real users' launch scripts, YAML and docs are migrated to v0.9.0;
 each case is a small script in the style those users write."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bugs the property tests and the fuzzer found, pinned as plain examples."""
+"""Edge cases the property tests and the fuzzer generate, pinned as plain examples."""
 
 from __future__ import annotations
 
@@ -59,8 +59,8 @@ SGLANG_NEW = SGLANG_PRESETS + b" bash examples/grpo_trainer/run_qwen2_5_vl_7b_fs
 
 
 @pytest.mark.parametrize("source, expected", [
-    # Found by bench/fuzz_shell.py: tree-sitter-bash parses these two lines as one command, and the
-    # preset went before `A=1` on the line above, where bash would not pass it to the script.
+    # tree-sitter-bash parses these two lines as one command: a preset before `A=1` on the line above
+    # would not reach the script.
     (b"A=1 B=\nbash " + SGLANG + b"\n", b"A=1 B=\n" + SGLANG_NEW + b"\n"),
     # `B=\<newline>bash` is `B=bash`: the script itself is the command, and the preset goes before it.
     (b"A= B=\\\nbash " + SGLANG + b"\n", b"A= B=\\\nbash " + SGLANG_PRESETS + b" " + SGLANG_NEW.split(b" ")[-1] + b"\n"),
@@ -73,8 +73,8 @@ def test_env_presets_land_on_the_command_that_runs_the_script(source, expected):
 
 
 @pytest.mark.parametrize("source", [
-    # Found by bench/fuzz_shell.py: removing a key in command-name or script position promoted the
-    # next word (`key= A=B` became the assignment `A=B`; `nohup key= x.sh` started running x.sh).
+    # Removing a key in command-name or script position would promote the next word (`key= A=B` would
+    # become the assignment `A=B`; `nohup key= x.sh` would start running x.sh).
     b"ASCEND_RT=1\ncritic.kl_ctrl.type= VLLM_ATTENTION_BACKEND=XFORMERS\n",
     b"nohup critic.kl_ctrl.type= " + SGLANG + b" &\n",
 ])
@@ -85,8 +85,8 @@ def test_a_key_in_command_position_is_reported_not_removed(source):
 
 
 @pytest.mark.parametrize("source, expected", [
-    # Found by tests/unit/rewrite/shell/test_property.py after merging main's planned removals: the trailing run
-    # was cut from the last *argument* sibling, deleting an expansion between them.
+    # The trailing run starts at the node right before it, not at the last *argument* sibling, which
+    # would delete an expansion or comment between them.
     (b"python3 -m verl.trainer.main_ppo ${EXTRA:-a.b=4} ~critic.kl_ctrl.type\n", b"python3 -m verl.trainer.main_ppo ${EXTRA:-a.b=4}\n"),
     (b"python3 -m verl.trainer.main_ppo keep=1 critic.kl_ctrl.type=1 ${X} critic.kl_ctrl.type=2\n", b"python3 -m verl.trainer.main_ppo keep=1 ${X}\n"),
     (b"python3 -m verl.trainer.main_ppo \\\n  a.b=1 \\\n  $EXTRA \\\n  critic.kl_ctrl.type=1 \\\n  critic.kl_ctrl.type=2\necho next\n",
@@ -100,15 +100,15 @@ def test_removing_trailing_arguments_keeps_expansions_and_comments_before_them(s
 
 @pytest.mark.parametrize("cookie", [b"# -*- coding: latin-9x -*-\n", b"#!/usr/bin/env python\n# vim: set fileencoding=nope :\n"])
 def test_python_file_with_a_bad_coding_cookie_is_skipped_not_an_internal_error(cookie):
-    # Found by bench/fuzz_shell.py: tokenize's SyntaxError escaped libcst as "internal error".
+    # tokenize's SyntaxError must not escape libcst as an "internal error".
     source = cookie + b"x = 'actor_rollout_ref.rollout.update_weights_bucket_megabytes=1'\n"
     result = process_file("train.py", "train.py", MAPPINGS, data=source)
     assert result.status == "skipped" and result.reason.startswith("not parsable as Python: "), result
 
 
 @pytest.mark.parametrize("source", [
-    # Found by bench/fuzz_shell.py: a command *named* by an override lost its other removed words in
-    # the first run, and its name (now alone) in the second.
+    # A command *named* by an override: deleting its removed words would leave another word as the
+    # command, one per run, so they are reported and nothing is edited.
     b"(~critic.kl_ctrl.type critic.kl_ctrl.type=)\n",
     b"critic.kl_ctrl.type= critic.kl_ctrl.type=\n",
     # A `\\` list that lost a `\\`: the next line is a new command named by an override.
@@ -121,8 +121,8 @@ def test_command_named_by_an_override_is_reported_not_edited(source):
 
 
 @pytest.mark.parametrize("source, expected", [
-    # Found by bench/fuzz_shell.py: two removed array elements sharing a line both claimed the blank
-    # between them; the engine applied one, and a second run removed the other.
+    # Two removed array elements sharing a line both claim the blank between them: one edit removes
+    # both, so one run is enough.
     (b"S=(\ncritic.kl_ctrl.type= critic.kl_ctrl.type=)\n", b"S=(\n)\n"),
     (b"S=(critic.kl_ctrl.type=1 critic.kl_ctrl.type=2)\n", b"S=()\n"),
     (b"S=(a.b=1 critic.kl_ctrl.type=1 critic.kl_ctrl.type=2 c.d=1)\n", b"S=(a.b=1 c.d=1)\n"),

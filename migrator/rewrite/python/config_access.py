@@ -1,4 +1,4 @@
-"""Config keys spelt in Python code, renamed all or none per key (issue 19's precision rule).
+"""Config keys spelt in Python code, renamed all or none per key, and only on verl's config.
 
 An access spells a key as attributes, strings or both: `cfg.a.b`, `cfg.a.get("b")`, `cfg["a"]["b"]`,
 `getattr(cfg.a, "b")`, `"b" in cfg.a`, `OmegaConf.select(cfg, "a.b")`, `OmegaConf.update(cfg, "a.b", v)`.

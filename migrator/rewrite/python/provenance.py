@@ -1,4 +1,4 @@
-"""Which names of a Python file provably hold verl's config, and which node of it (issue 19).
+"""Which names of a Python file provably hold verl's config, and which node of it.
 
 A config key spelt in code (`config.reward_model.enable`, `cfg.get("x")`) is renamed only where the
 object is verl's config; a program that reads its own old-layout YAML breaks when its keys are moved.

@@ -1,5 +1,5 @@
 """Config keys in Python code: renamed only on an object that provably is verl's config, all or none per
-key (issue 19). Fixtures are written in the style of verl's entry points; keys from the built-in tables
+key. Fixtures are written in the style of verl's entry points; keys from the built-in tables
 (v0.9.0): ray_init.* -> ray_kwargs.*, reward_model.enable -> reward.reward_model.enable,
 trainer.profile_steps -> global_profiler.steps, algorithm.rollout_is_threshold -> algorithm.rollout_correction.*.
 """

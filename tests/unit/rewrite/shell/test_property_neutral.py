@@ -342,8 +342,8 @@ EXAMPLES_TABLE = [
     ("test-operator", b"[[ $a -eq 1 ]]\n", [("eq", "f", 0, 0, None)], False),
     ("subscript", b"a[x]=1\n", [("x", "y", 0, 0, None)], False),
     ("redirect-target-rename", b"echo x 2>&1 >log\n", [("log", "log2", 0, 0, None)], True),
-    # Counterexamples: the first version of the proof said True, and `bash -n` changed its verdict
-    # (found by the property test, and by reading bash's parse.y for the token kinds a word's spelling picks).
+    # Counterexamples: a looser proof says True, and `bash -n` changes its verdict (from the property
+    # test, and from bash's parse.y: the token kinds a word's spelling picks).
     ("continuation-joins-while", b"w\\\nhile a; do :; done\n", [("w", "x", 0, 0, None)], False),
     ("continuation-joins-if", b"i\\\nf true; then :; fi\n", [("f", "g", 0, 0, None)], False),
     ("continuation-in-override", b"python3 -m verl.trainer.main_ppo trainer.n_gpus\\\n_per_node=8\n",
@@ -619,7 +619,7 @@ REMOVAL_TABLE = [
     ("line-joins-subshell", b"cmd \\\nkey=1\n(x)\n", b"key=1\n", 0, False),
     ("line-joins-array", b"cmd \\\n  a.b=1 \\\n  key=1\nx=(a)\n", b"  a.b=1 \\\n  key=1\n", 0, False),
     ("line-joins-function", b"cmd \\\nkey=1\nf() { :; }\n", b"key=1\n", 0, False),
-    # Found by the 30,000-example run: the word before the removal is itself split by a continuation.
+    # The word before the removal is itself split by a continuation.
     ("previous-word-split-into-if", b"i\\\r\nf train_etp; then train_etp=2; fi\r\n", b" train_etp", 0, False),
     ("next-word-split-by-continuation", b"cmd a key=1 x\\\ny\n", b" key=1", 0, False),
     ("escaped-blank-before-removal", b"python3 -m x \\\r\n    a\\ \\\r\n    a.b=1\r\n\tx=(a)\r\n",

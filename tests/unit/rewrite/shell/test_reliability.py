@@ -1,4 +1,4 @@
-"""Reliability round two, shell: each test pins a defect found by review, failing before its fix."""
+"""Hostile inputs, shell (docs/robustness.md, "Hostile use"): each test fails without the guard it pins."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reliability round two, YAML: each test pins a defect found by review, failing before its fix."""
+"""Hostile inputs, YAML (docs/robustness.md, "Hostile use"): each test fails without the guard it pins."""
 
 from __future__ import annotations
 
