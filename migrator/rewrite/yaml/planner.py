@@ -25,6 +25,7 @@ from migrator.rewrite.yaml.document import (
     has_anchors,
     is_block_mapping,
     is_empty_null,
+    is_flow_mapping,
     node_last_line,
     package_prefix,
 )
@@ -59,6 +60,10 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
 
 def plan_keys(planner: "Planner", source: bytes, documents: list, has_anchors: bool) -> None:
     prefix = package_prefix(source)
+    if prefix is not None:  # `{actor_rollout_ref: {...}}` (JSON-style YAML): no lines to move keys by
+        for document in documents:
+            if is_flow_mapping(document):
+                planner.flow_mapping_findings(document, prefix)
     roots = [d for d in documents if is_block_mapping(d)]
     if prefix is None or not roots:
         return
@@ -265,7 +270,11 @@ class Planner:
         return True
 
     def _flow_mapping(self, key: Key) -> None:
-        stack = [(key.value, key.path)]
+        self.flow_mapping_findings(key.value, key.path)
+
+    def flow_mapping_findings(self, node: yaml.MappingNode, path: tuple[str, ...]) -> None:
+        """A manual step for each changed key inside a flow mapping (`{a: {b: 1}}`) at `path`."""
+        stack = [(node, path)]
         while stack:
             node, path = stack.pop()
             for k, v in node.value:
