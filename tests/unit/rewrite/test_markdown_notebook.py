@@ -94,3 +94,40 @@ def test_string_tokens_follow_json_paths():
     src = b'{"a": [1, "x\\"y", {"b": "\\u00e9"}], "c": true}'
     tokens = nb_rewriter.string_tokens(src)
     assert {path: src[s:e] for path, (s, e) in tokens.items()} == {("a", 1): b'"x\\"y"', ("a", 2, "b"): b'"\\u00e9"'}
+
+
+# -- notebooks that loaded but were internal errors ------------------------------------------------------
+def _raw_notebook(cells: list[str], metadata: str = "") -> str:
+    code = [f'{{"cell_type": "code", "metadata": {{}}, "outputs": [], "source": [{",".join(lines)}]}}'
+            for lines in cells]
+    return f'{{"cells": [{", ".join(code)}], "metadata": {{{metadata}}}, "nbformat": 4, "nbformat_minor": 5}}'
+
+
+BANG = json.dumps(f"!python3 -m verl.trainer.main_ppo {BUCKET}=1\n")
+
+
+def test_a_notebook_whose_source_holds_a_number_is_a_clear_skip():
+    result = run(_raw_notebook([["5", BANG]]), "n.ipynb")
+    assert result.status == "skipped" and result.code == "VM203"
+    assert result.reason == "not a notebook: the source of cell 1 holds something that is not text"
+
+
+def test_lone_surrogate_escapes_are_kept_and_edits_after_them_land_where_they_belong():
+    source = _raw_notebook([['"x = \'\\ud800\\u0041\'\\n"', BANG, '"y = \'\\udc00\'\\n"'],
+                        [f'"s = \'\\ud800\\u0041\\u00e9 +{BUCKET}=1\'\\n"', '"\\ud83d\\ude00\\n"']])
+    result = run(source, "n.ipynb")
+    assert result.status == "changed", (result.status, result.reason)
+    assert result.after.decode() == source.replace(BUCKET, NEW_BUCKET)
+
+
+def test_a_notebook_nested_deeper_than_the_json_decoder_goes_is_a_clear_skip():
+    result = run(_raw_notebook([[BANG]], '"x": ' + "[" * 100_000 + "]" * 100_000), "n.ipynb")
+    assert result.status == "skipped", (result.status, result.reason)
+    assert result.reason == "not a parsable notebook: its JSON is nested too deeply"
+
+
+def test_a_number_longer_than_python_converts_is_kept_and_the_notebook_migrated():
+    source = _raw_notebook([[BANG]], '"seed": ' + "7" * 5_001)
+    result = run(source, "n.ipynb")
+    assert result.status == "changed", (result.status, result.reason)
+    assert result.after.decode() == source.replace(BUCKET, NEW_BUCKET)
