@@ -121,7 +121,12 @@ def inventory() -> list[Pattern]:
         if module.endswith("__main__"):
             continue
         loaded = importlib.import_module(module)
+        own = {target.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+               for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+               if isinstance(target, ast.Name)}  # defined here, not imported
         for name, value in vars(loaded).items():
+            if name not in own:
+                continue
             if isinstance(value, re.Pattern):
                 compiled.setdefault(f"{module}:{name}", (name, value))
             elif isinstance(value, (dict, tuple, list)):
@@ -129,11 +134,7 @@ def inventory() -> list[Pattern]:
                 for key, item in items:
                     if isinstance(item, re.Pattern):
                         compiled.setdefault(f"{module}:{name}[{key!r}]", (name, item))
-    seen: set[int] = set()
     for key, (name, pattern) in sorted(compiled.items()):
-        if id(pattern) in seen:  # imported into another module under the same name: listed once, where defined
-            continue
-        seen.add(id(pattern))
         found.append(Pattern(key, pattern.pattern, pattern.flags & ~(re.UNICODE), frozenset(uses.get(name, ()))))
     counts: dict[str, int] = {}
     unique = []
