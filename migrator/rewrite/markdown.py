@@ -9,6 +9,8 @@ text scan: overrides at word starts, `-m module`, script paths, and dotted keys 
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import re
 
 from migrator.edits import Edit, Finding, LocateResult
@@ -74,15 +76,77 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
 
 def code_block_edits(src: bytes, start: int, end: int, lang: bytes, maps: MappingSet, edits: list,
                      findings: list) -> None:
-    """A code block through its language's rewriter (`LANGUAGES`), else the text scan (`embedded`)."""
+    """A code block through its language's rewriter (`LANGUAGES`), else the text scan (`embedded`). Code
+    whose indentation means something (`INDENTED`) is read without the blanks all its lines share (a
+    fence in a list item, an rst directive's body), and the edits are mapped back (`_Dedented`)."""
     module_name = LANGUAGES.get(lang)
     if module_name is None:
         embedded.text_edits(src, start, end, maps, edits, findings)
         return
     import importlib
 
-    embedded.block_edits(importlib.import_module(module_name), f"block.{lang.decode()}", src, start, end, maps,
-                         edits, findings)
+    rewriter, label = importlib.import_module(module_name), f"block.{lang.decode()}"
+    block = _Dedented(src, start, end) if module_name in INDENTED else None
+    if block is None or not block.indent:
+        embedded.block_edits(rewriter, label, src, start, end, maps, edits, findings)
+        return
+    inner_edits: list[Edit] = []
+    inner_findings: list[Finding] = []
+    embedded.block_edits(rewriter, label, block.text, 0, len(block.text), maps, inner_edits, inner_findings)
+    edits.extend(block.edit(e) for e in inner_edits)
+    findings.extend(dataclasses.replace(f, offset=block.offset(f.offset)) for f in inner_findings)
+
+
+INDENTED = frozenset({"migrator.rewrite.python", "migrator.rewrite.yaml"})
+
+
+class _Dedented:
+    """src[start:end] without the leading blanks every non-blank line has (`indent`; blank lines stay as
+    they are), and the way back: a position at a line's start maps to after its indent, and text a
+    replacement puts at the start of a line gets the indent."""
+
+    def __init__(self, src: bytes, start: int, end: int):
+        lines = src[start:end].splitlines(keepends=True)
+        leads = [line[:len(line) - len(line.lstrip(b" \t"))] for line in lines if line.strip()]
+        indent = leads[0] if leads else b""
+        for lead in leads[1:]:
+            while not lead.startswith(indent):
+                indent = indent[:-1]
+        self.indent, self.end = indent, end
+        self.starts, self.origins, self.cuts = [], [], []
+        pieces, at, origin = [], 0, start
+        for line in lines:
+            cut = len(indent) if line.strip() else 0  # a blank line keeps its blanks
+            self.starts.append(at)
+            self.origins.append(origin)
+            self.cuts.append(cut)
+            pieces.append(line[cut:])
+            at += len(line) - cut
+            origin += len(line)
+        self.text = b"".join(pieces)
+        self._line_starts = {at: i for i, at in enumerate(self.starts)}
+
+    def offset(self, position: int) -> int:
+        i = bisect.bisect_right(self.starts, position) - 1
+        if i < 0:
+            return self.origins[0] if self.origins else self.end
+        return self.origins[i] + self.cuts[i] + position - self.starts[i]
+
+    def edit(self, edit: Edit) -> Edit:
+        start, end = self.offset(edit.start), self.offset(edit.end)
+        lines = edit.replacement.split(b"\n")
+        out = lines[0]
+        if out and edit.start == len(self.text) and self.text.endswith((b"\n", b"\r")):
+            out = self.indent + out  # a line after the block's last one
+        elif out.strip(b"\r\n") and edit.start in self._line_starts:  # text at the start of a blank line
+            out = self.indent[self.cuts[self._line_starts[edit.start]]:] + out
+        elif not out and len(lines) > 1 and edit.start in self._line_starts:
+            start -= self.cuts[self._line_starts[edit.start]]  # new lines first: the line's indent goes after them
+        for i, line in enumerate(lines[1:], 1):
+            last = i == len(lines) - 1
+            needs = line.strip(b"\r") or (last and end != self.end)
+            out += b"\n" + (self.indent if needs and not line.startswith(b"\r") else b"") + line
+        return dataclasses.replace(edit, start=start, end=end, replacement=out)
 
 
 def _fence_lines(source: bytes) -> list[bytes]:
