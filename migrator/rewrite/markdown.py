@@ -133,19 +133,25 @@ class _Dedented:
         return self.origins[i] + self.cuts[i] + position - self.starts[i]
 
     def edit(self, edit: Edit) -> Edit:
+        """The edit of the dedented block as an edit of the file: the result reads, dedented, as the
+        dedented block with the edit; each line it leaves with text starts with the indent."""
+        text, indent = self.text, self.indent
         start, end = self.offset(edit.start), self.offset(edit.end)
-        lines = edit.replacement.split(b"\n")
-        out = lines[0]
-        if out and edit.start == len(self.text) and self.text.endswith((b"\n", b"\r")):
-            out = self.indent + out  # a line after the block's last one
-        elif out.strip(b"\r\n") and edit.start in self._line_starts:  # text at the start of a blank line
-            out = self.indent[self.cuts[self._line_starts[edit.start]]:] + out
-        elif not out and len(lines) > 1 and edit.start in self._line_starts:
-            start -= self.cuts[self._line_starts[edit.start]]  # new lines first: the line's indent goes after them
-        for i, line in enumerate(lines[1:], 1):
-            last = i == len(lines) - 1
-            needs = line.strip(b"\r") or (last and end != self.end)
-            out += b"\n" + (self.indent if needs and not line.startswith(b"\r") else b"") + line
+        pieces = edit.replacement.split(b"\n")
+        line_end = text.find(b"\n", edit.end)
+        rest_of_line = text[edit.end:len(text) if line_end == -1 else line_end]  # after the edit, on its line
+        at_line_start = edit.start in self._line_starts or (edit.start == len(text) and text.endswith(b"\n"))
+        if at_line_start:  # what the file has of the indent before the edit
+            present = self.cuts[self._line_starts[edit.start]] if edit.start in self._line_starts else 0
+            first = pieces[0] + (rest_of_line if len(pieces) == 1 else b"")
+            if first.strip():
+                pieces[0] = indent[present:] + pieces[0]
+            elif len(pieces) > 1:
+                start -= present  # the line is left blank: no indent on it
+        out = pieces[0]
+        for i, piece in enumerate(pieces[1:], 1):
+            line = piece + (rest_of_line if i == len(pieces) - 1 else b"")
+            out += b"\n" + (indent if line.strip() else b"") + piece
         return dataclasses.replace(edit, start=start, end=end, replacement=out)
 
 
