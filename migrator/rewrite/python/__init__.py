@@ -23,7 +23,13 @@ from migrator.rewrite.python.api import locate_api
 from migrator.rewrite.python.ast_front import locate_ast as _locate_ast
 from migrator.rewrite.python.callbacks import callback_findings
 from migrator.rewrite.python.config_access import locate_config_keys, might_spell_keys
-from migrator.rewrite.python.nesting import MAX_NESTING, MAX_NESTING_FOR_LIBCST, nesting_depth
+from migrator.rewrite.python.nesting import (
+    MAX_FSTRING_NESTING,
+    MAX_NESTING,
+    MAX_NESTING_FOR_LIBCST,
+    UNBOUNDED,
+    nesting_depth,
+)
 from migrator.rewrite.python.parsed import parsed_already
 from migrator.rewrite.python.resolution import unresolved_imports
 from migrator.rewrite.python.statements import might_change
@@ -46,7 +52,8 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
 
 
 def _too_deep(depth: int, bound: int, why: str = "") -> str:
-    return f"nested too deeply to parse safely{why} (about {depth} levels; at most {bound})"
+    levels = f"about {depth} levels" if depth != UNBOUNDED else f"f-strings more than {MAX_FSTRING_NESTING} deep"
+    return f"nested too deeply to parse safely{why} ({levels}; at most {bound})"
 
 
 def _locate_table(source: bytes, mappings: MappingSet, depth: int) -> LocateResult:

@@ -19,6 +19,7 @@ f-string 3.10 and 3.11 accept).
 from __future__ import annotations
 
 import re
+import sys
 
 # The bounds, in units of the estimate, with Python's default recursion limit (docs/robustness.md,
 # bench/parse_limits.py): `ast.parse` and `compile` fail at ~3,000 (Python refuses 200 brackets or 100
@@ -27,6 +28,9 @@ import re
 MAX_NESTING = 1000  # for any parse
 MAX_NESTING_FOR_LIBCST = 250  # for the libcst front-end, which takes the files the `ast` one declines
 BRACKET_LEVEL = 3
+# f-strings nested deeper than CPython 3.12 reads (its MAXFSTRINGLEVEL); the scan recurses per level.
+MAX_FSTRING_NESTING = 150
+UNBOUNDED = sys.maxsize  # the estimate of a source nested past MAX_FSTRING_NESTING
 
 # One token of code after optional blanks. Every alternative starts with a different byte class and
 # none can fail after consuming a run, so matching is linear in the token.
@@ -101,10 +105,15 @@ class _Statements:
 _FIRST_WORD = re.compile(rb"[A-Za-z_]+")
 
 
+class _TooDeep(Exception):
+    pass
+
+
 class _Scan:
     def __init__(self, source: bytes):
         self.src = source
         self.stop = ""  # why the last field scan stopped: "}", ":" (a format spec), "!" (a conversion), ""
+        self.fstrings = 0  # f-strings open around the scan
 
     def code(self, pos: int, in_field: bool) -> tuple[int, int]:
         """(where the scan stopped, the deepest element seen). Outside a field it reads to the end;
@@ -183,7 +192,13 @@ class _Scan:
         quote = opening.lstrip(b"rRbBuUfF")
         if b"f" not in opening.lower():
             return _STRING_REST[quote].match(self.src, pos).end(), 0
-        return self._fstring(quote, pos)
+        self.fstrings += 1
+        if self.fstrings > MAX_FSTRING_NESTING:
+            raise _TooDeep
+        try:
+            return self._fstring(quote, pos)
+        finally:
+            self.fstrings -= 1
 
     def _fstring(self, quote: bytes, pos: int) -> tuple[int, int]:
         src, end = self.src, len(self.src)
@@ -220,5 +235,9 @@ class _Scan:
 
 
 def nesting_depth(source: bytes) -> int:
-    """The estimate (see the module's docstring); linear in the size of `source`."""
-    return _Scan(source).code(0, in_field=False)[1]
+    """The estimate (see the module's docstring), UNBOUNDED past MAX_FSTRING_NESTING; linear in the size
+    of `source`."""
+    try:
+        return _Scan(source).code(0, in_field=False)[1]
+    except _TooDeep:
+        return UNBOUNDED

@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 
 from migrator.edits import SourceNotParsed
 from migrator.rewrite import python as py_rewriter
-from migrator.rewrite.python.nesting import MAX_NESTING, MAX_NESTING_FOR_LIBCST, nesting_depth
+from migrator.rewrite.python.nesting import (
+    MAX_FSTRING_NESTING,
+    MAX_NESTING,
+    MAX_NESTING_FOR_LIBCST,
+    UNBOUNDED,
+    nesting_depth,
+)
 from tests.helpers import REPO
 from tests.helpers.rewrite import mappings, run
 
@@ -119,6 +125,16 @@ def test_strings_comments_and_siblings_do_not_count_as_nesting(source):
 ])
 def test_code_in_f_strings_continuations_and_elif_chains_counts(source, at_least):
     assert nesting_depth(source) >= at_least
+
+
+def test_f_strings_nested_past_what_python_reads_are_too_deep_not_a_recursion_error():
+    source = b"x = " + b'f"{' * 2_000 + b"a" + b'}"' * 2_000 + b"\n"  # same quotes nest in Python 3.12
+    assert nesting_depth(source) == UNBOUNDED
+    result = run(OLD_IMPORT + source.decode(), "deep.py")
+    assert result.status == "skipped"
+    assert result.reason == ("nested too deeply to parse safely (f-strings more than "
+                             f"{MAX_FSTRING_NESTING} deep; at most {MAX_NESTING})")
+    assert nesting_depth(b"x = " + b'f"{' * 100 + b"a" + b'}"' * 100 + b"\n") < UNBOUNDED
 
 
 def test_every_parser_survives_every_shape_at_the_bounds():
