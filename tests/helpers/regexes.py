@@ -220,8 +220,15 @@ class _Analysis:
 
     def first(self, seq) -> tuple[frozenset[int], bool]:
         """(the characters a match of `seq` can start with, whether it can match nothing)."""
+        return self._edge(list(seq), backwards=False)
+
+    def ends(self, seq) -> tuple[frozenset[int], bool]:
+        """(the characters a match of `seq` can end with, whether it can match nothing)."""
+        return self._edge(list(seq), backwards=True)
+
+    def _edge(self, seq: list, backwards: bool) -> tuple[frozenset[int], bool]:
         out: set[int] = set()
-        for op, av in seq:
+        for op, av in reversed(seq) if backwards else seq:
             chars = self.chars(op, av)
             if chars is not None:
                 return frozenset(out | chars), False
@@ -230,11 +237,11 @@ class _Analysis:
             if op is C.BRANCH:
                 inner, nullable = set(), False
                 for alternative in av[1]:
-                    heads, empty = self.first(alternative)
-                    inner |= heads
+                    edge, empty = self._edge(list(alternative), backwards)
+                    inner |= edge
                     nullable = nullable or empty
             else:
-                inner, nullable = self.first(self.children(op, av))
+                inner, nullable = self._edge(self.children(op, av), backwards)
                 nullable = nullable or (op in REPEATS and av[0] == 0)
             out |= inner
             if not nullable:
@@ -254,29 +261,6 @@ class _Analysis:
             elif op not in ZERO_WIDTH:
                 out |= self.takes(self.children(op, av))
         return frozenset(out)
-
-    def ends(self, seq) -> tuple[frozenset[int], bool]:
-        """(the characters a match of `seq` can end with, whether it can match nothing): `first` backwards."""
-        out: set[int] = set()
-        for op, av in reversed(list(seq)):
-            chars = self.chars(op, av)
-            if chars is not None:
-                return frozenset(out | chars), False
-            if op in ZERO_WIDTH:
-                continue
-            if op is C.BRANCH:
-                inner, nullable = set(), False
-                for alternative in av[1]:
-                    tails, empty = self.ends(alternative)
-                    inner |= tails
-                    nullable = nullable or empty
-            else:
-                inner, nullable = self.ends(self.children(op, av))
-                nullable = nullable or (op in REPEATS and av[0] == 0)
-            out |= inner
-            if not nullable:
-                return frozenset(out), False
-        return frozenset(out), True
 
     def required(self, seq) -> list[frozenset[int]]:
         """The one-character parts every match of `seq` passes through (at its top level)."""
