@@ -92,4 +92,5 @@ TOKENS = [b"\\\n", b"\\", b"\n", b"\r\n", b"\r", b"'", b'"', b"$'", b"`", b"$(",
 HOSTILE = [b"x = " + b"-" * 50_000 + b"a\n", b"x = a" + b"+a" * 3_500 + b"\n", b"(" * 2_000 + b")" * 2_000,
            b"[" * 200 + b"]" * 200, b"1" * 5_001, b"2001-13-45", b"a" * 32_000, b"verl/" * 4_000,
            b"x=(\n" * 2_000, b"\n" * 5_000, b" " * 20_000 + b"x", b"\\ud800", b"!!set\n? a\n",
-           b"{actor_rollout_ref: {rollout: {update_weights_bucket_megabytes: 1}}}", b"[" * 100_000]
+           b"{actor_rollout_ref: {rollout: {update_weights_bucket_megabytes: 1}}}", b"[" * 100_000,
+           b"[" * 600 + b"]" * 600, b"".join(b" " * i + b"k:\n" for i in range(600))]

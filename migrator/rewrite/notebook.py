@@ -226,6 +226,9 @@ def validate(before: bytes, after: bytes) -> str | None:
                     cell["source"] = None
         return nb
 
-    if without_code_sources(old) != without_code_sources(new):
-        return "the edit would change more than code cell sources"
+    try:
+        if without_code_sources(old) != without_code_sources(new):
+            return "the edit would change more than code cell sources"
+    except RecursionError:  # the comparison recurses per level, here deeper in the stack than the decoder was
+        raise SourceNotParsed("not a parsable notebook: its JSON is nested too deeply") from None
     return None

@@ -49,6 +49,8 @@ HOSTILE: dict[bytes, tuple[bytes, str, str]] = {
                      "changed", ""),
     b"baddate.yaml": (f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 512\n    day: 2001-13-45\n".encode(),
                       "changed", ""),
+    b"deep.yaml": ((f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 512\nx: " + "[" * 500 + "]" * 500 + "\n").encode(),
+                   "skipped", "nested too deeply to check safely"),
     b"set.yaml": (f"!!set\n? a\nactor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\n".encode(), "unchanged", ""),
     b"flow.yaml": (f"{{actor_rollout_ref: {{rollout: {{{BUCKET}: 512}}}}}}\n".encode(), "unchanged", ""),
     b"intsource.ipynb": (_notebook(f"5, {BANG}").encode(), "skipped", "not a notebook: the source of cell 1"),

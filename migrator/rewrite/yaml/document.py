@@ -160,6 +160,27 @@ def _mark_at(index: int, line_starts: list[int]) -> yaml.Mark:
     return yaml.Mark("<unicode string>", index, line, index - line_starts[line], None, None)
 
 
+# The deepest nesting the passes over a file's data take (copies, comparisons and rewrites recurse
+# once per level; libyaml refuses 1,000 levels itself): bench/parse_limits.py, docs/robustness.md.
+MAX_NESTING = 200
+
+
+def nesting_depth(documents: list) -> int:
+    """How many collections deep the documents' nodes go (an alias counts where its anchor is)."""
+    deepest, stack, seen = 0, [(d, 1) for d in documents if d is not None], set()
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        deepest = max(deepest, depth)
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((child, depth + 1) for pair in node.value for child in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, depth + 1) for item in node.value)
+    return deepest
+
+
 def duplicate_key(documents: list) -> str | None:
     """`duplicate key a.b at line N` for the first key a mapping repeats: PyYAML keeps the last value
     silently (Hydra refuses the file), so no key path of such a file means one thing."""

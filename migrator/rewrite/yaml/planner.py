@@ -16,6 +16,7 @@ from migrator.rewrite.yaml import relative
 from migrator.rewrite.yaml.context import in_file_context
 from migrator.rewrite.yaml.defaults import plan_defaults
 from migrator.rewrite.yaml.document import (
+    MAX_NESTING,
     STR_TAG,
     BlockMapping,
     Key,
@@ -26,6 +27,7 @@ from migrator.rewrite.yaml.document import (
     is_block_mapping,
     is_empty_null,
     is_flow_mapping,
+    nesting_depth,
     node_last_line,
     package_prefix,
 )
@@ -45,6 +47,11 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
         anchors = has_anchors(text)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SourceNotParsed(f"not parsable as YAML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:  # the pure-Python composer recurses per level (libyaml stops at 1,000 itself)
+        raise SourceNotParsed("nested too deeply to check safely") from None
+    depth = nesting_depth(documents)
+    if depth > MAX_NESTING:
+        raise SourceNotParsed(f"nested too deeply to check safely ({depth} levels; at most {MAX_NESTING})")
     duplicate = duplicate_key(documents)
     if duplicate is not None:
         raise SourceNotParsed(duplicate)

@@ -158,3 +158,20 @@ def test_a_flow_mapping_at_the_root_is_reported_like_a_nested_one(source, line):
                         "edit it by hand")]
     nested = run(f"actor_rollout_ref: {{rollout: {{{BUCKET}: 512}}}}\n", "c.yaml")
     assert [f.code for f in nested.findings] == ["VM113"]
+
+
+@pytest.mark.parametrize("shape", ["flow", "block"])
+def test_a_file_nested_past_what_the_data_check_survives_is_a_clear_skip(shape):
+    """500 levels: copying and comparing the loaded data recursed per level (an internal RecursionError);
+    libyaml itself refuses 1,000."""
+    def source(n: int) -> str:
+        deep = ("x: " + "[" * n + "]" * n + "\n") if shape == "flow" else \
+            "".join(" " * i + "k:\n" for i in range(n)) + " " * n + "k: 1\n"
+        return f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\n" + deep
+
+    assert run(source(150), "c.yaml").status == "changed"
+    for n in (500, 990):
+        result = run(source(n), "c.yaml")
+        assert result.status == "skipped", (n, result.status, result.reason)
+        assert result.reason.startswith("nested too deeply to check safely (") and result.reason.endswith(
+            "levels; at most 200)")
