@@ -103,7 +103,7 @@ def probe(parser: str, shape: str, n: int) -> str:
                 pass
         elif parser == "json.loads":
             json.loads(text)
-        elif parser.startswith("yaml "):
+        elif parser in ("yaml CSafeLoader", "yaml SafeLoader"):
             import yaml
 
             yaml.load(text, Loader=getattr(yaml, parser.split()[1]))
