@@ -41,3 +41,30 @@ def test_a_python_file_nested_past_the_parsers_is_skipped_and_the_run_goes_on(tm
     assert (tmp_path / name).read_text() == body
     assert (tmp_path / "ordinary.sh").read_text() == SCRIPT.replace(OLD_KEY, NEW_KEY)
     assert leftovers(tmp_path) == []
+
+
+BUCKET = OLD_KEY.rsplit(".", 1)[1]
+BANG = '"!python3 -m verl.trainer.main_ppo ' + OLD_KEY + '=1\\n"'
+
+
+@pytest.mark.parametrize("name, body, outcome", [
+    ("digits.yaml", f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\n    seed: {'1' * 5_001}\n", "changed"),
+    ("deep.yaml", f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\nx: " + "[" * 600 + "]" * 600 + "\n",
+     "VM203 skipped {path}: nested too deeply to check safely (601 levels; at most 200)"),
+    ("deep.ipynb", '{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": [' + BANG + ']}], '
+                   '"metadata": {"x": ' + "[" * 100_000 + "]" * 100_000 + '}, "nbformat": 4, "nbformat_minor": 5}',
+     "VM203 skipped {path}: not a parsable notebook: its JSON is nested too deeply"),
+])
+def test_data_past_python_s_limits_is_migrated_or_skipped_and_the_run_goes_on(tmp_path, name, body, outcome):
+    """Python's int-string limit (4,300 digits), the data check's recursion, the JSON decoder's."""
+    (tmp_path / name).write_text(body)
+    proc = migrate(tmp_path, "-v")
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    if outcome == "changed":
+        assert (tmp_path / name).read_text() != body and f"changed {tmp_path / name}" in proc.stderr
+    else:
+        assert outcome.format(path=tmp_path / name) in proc.stderr
+        assert (tmp_path / name).read_text() == body
+    assert (tmp_path / "ordinary.sh").read_text() == SCRIPT.replace(OLD_KEY, NEW_KEY)
+    assert leftovers(tmp_path) == []
