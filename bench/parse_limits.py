@@ -5,8 +5,8 @@
 
 For each shape (`x = ----a`, `x = a+a+a`, `((((a))))`, a notebook nested in JSON arrays, ...) and each
 parser (`ast.parse`, `compile`, `libcst.parse_module`, `json.loads`, PyYAML's loaders, and verl-migrate's
-own rewriter of that kind through `fileprocess.process_file`, for Python and YAML also without its
-nesting guard), it searches the smallest nesting N at which
+own rewriter of that kind through `fileprocess.process_file`, for Python and YAML also with its first
+nesting bound lifted: "unguarded"), it searches the smallest nesting N at which
 the parser fails: doubling N, then bisecting to 2% (--precision). Every probe runs in a fresh interpreter, so a
 segmentation fault (libcst's native parser) costs only the probe; a probe that takes longer than
 --timeout seconds counts as failing ("timeout"). The table gives N, how it failed (the exception, or the
@@ -112,7 +112,7 @@ def probe(parser: str, shape: str, n: int) -> str:
             from migrator.fileprocess import process_file
             from migrator.tablecache import composed
 
-            if parser.endswith("(unguarded)"):  # where the rewriter's own passes give up, without the guard
+            if parser.endswith("(unguarded)"):  # where the rewriter's own passes give up: the first bound lifted
                 import migrator.rewrite.yaml.planner as yaml_planner
 
                 python_rewriter.MAX_NESTING = yaml_planner.MAX_NESTING = sys.maxsize
