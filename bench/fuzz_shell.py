@@ -3,11 +3,15 @@
     python bench/fuzz_shell.py --seconds 60                 # grammar-ish random mutations (no deps)
     python bench/fuzz_shell.py --seconds 60 --atheris       # coverage-guided (pip install atheris)
 
-Inputs start from verl-style seed scripts carrying old keys, paths and env exports from the built-in
-tables and are mutated (byte flips, shell tokens, splices, line-ending swaps, truncation). Each input
-runs through every registered rewriter kind (by its first extension). Invariants:
+Inputs start from verl-style seeds of every kind (launch scripts, Python, YAML configs, notebooks,
+Markdown; bench/fuzz_seeds.py) carrying old keys, modules, paths and env exports from the built-in
+tables, and are mutated (byte flips, shell, Python, YAML and JSON tokens, splices, line-ending swaps,
+truncation, and now and then a whole hostile shape: 50,000 unary minuses, a 3,500-term sum, brackets
+2,000 deep, a 5,001-digit number, a lone surrogate escape, a `!!set`, a root flow mapping, a 32,000-letter
+run). Each input runs through every registered rewriter kind (by its first extension). Invariants:
 
-1. no exception escapes `process_file` (an "internal error" result counts as one);
+1. no exception escapes `process_file` (an "internal error" result counts as one), and the process
+   survives (a crash ends the run);
 2. a changed file passes `bash -n`, and running again on it changes nothing (idempotence).
 
 An input that passes `bash -n` but whose edits would break it is refused by the engine's validate
@@ -31,33 +35,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SEEDS = [
-    b"#!/bin/bash\nset -x\nexport ASCEND_RT_VISIBLE_DEVICES=0\nexport VLLM_ATTENTION_BACKEND=XFORMERS\n"
-    b"python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.rollout.update_weights_bucket_megabytes=512 \\\n"
-    b"    actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel=True \\\n"
-    b"    data.val_batch_size=16 \\\n    trainer.n_gpus_per_node=8 $@\n",
-    b"ARGS=(\n  data.val_batch_size=1\n  \"actor_rollout_ref.rollout.update_weights_bucket_megabytes=$B\"\n)\n"
-    b"case $1 in\n  a) bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh ;;\n  *) echo no ;;\nesac\n",
-    b"run() {\n\tlocal x=$(echo ~data.val_batch_size)\n\tpython3 -m verl.trainer.main_ppo ${ARGS[@]} \"$@\"\n}\n"
-    b"cat <<'EOF'\nactor_rollout_ref.rollout.update_weights_bucket_megabytes=1\nEOF\n"
-    b"if [ -n \"$X\" ]; then nohup bash examples/grpo_trainer/run_qwen2_5_vl-7b-sglang.sh & fi\n",
-    b"# see examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh and actor_rollout_ref.rollout."
-    b"update_weights_bucket_megabytes\r\npython3 -m x 'data.val_batch_size=2' \\\r\n  a.b=$'c\\n'\r\n",
-]
-TOKENS = [b"\\\n", b"\\", b"\n", b"\r\n", b"\r", b"'", b'"', b"$'", b"`", b"$(", b")", b"${", b"}", b"((", b"))",
-          b"<<EOF\n", b"\nEOF\n", b"<<-'X'\n", b"#", b" ", b"\t", b";", b"&&", b"|", b"=", b"~", b"+", b"++",
-          b"case x in\n", b";;", b"esac\n", b"if true; then\n", b"fi\n", b"(", b"[", b"]", b"\x00", b"\xff",
-          b"\xef\xbb\xbf", "名".encode(), b"actor_rollout_ref.rollout.update_weights_bucket_megabytes=1",
-          b"data.val_batch_size=2", b"~data.val_batch_size", b"examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh",
-          b"bash ", b"export VLLM_ATTENTION_BACKEND=XFORMERS\n", b"ASCEND_X=1 ",
-          b"actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel=1", b"-m verl.trainer.main_ppo"]
+from fuzz_seeds import HOSTILE, SEEDS, TOKENS  # noqa: E402 - beside this script
 
 
 def mutate(rng: random.Random, data: bytes) -> bytes:
     for _ in range(rng.randint(1, 6)):
-        op = rng.randrange(7)
+        op = rng.randrange(8)
         at = rng.randint(0, len(data))
-        if op == 0 and data:
+        if op == 7:
+            if rng.random() < 0.1:  # one in ~80 mutations: a hostile shape, whole
+                data = data[:at] + rng.choice(HOSTILE) + data[at:]
+        elif op == 0 and data:
             i = rng.randrange(len(data))
             data = data[:i] + bytes([rng.randrange(256)]) + data[i + 1:]
         elif op in (1, 2):
@@ -91,6 +79,7 @@ class Checker:
         self.crashes = crashes
         self.failures = 0
         self.stats = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0, "refused": 0}
+        self.kinds = {"internal error": 0, "broken output": 0, "not idempotent": 0}
 
     def bash_ok(self, data: bytes) -> bool:
         if self.bash is None:
@@ -107,6 +96,7 @@ class Checker:
             problem = None
             if result.status == "failed" and (result.reason or "").startswith("internal error"):
                 problem = result.reason
+                self.kinds["internal error"] += 1
             elif result.status == "failed" and result.reason.startswith("left untouched"):
                 self.stats["refused"] += 1
                 self.record(name, data, f"refused by the validate gate: {result.reason}", "refused")
@@ -115,9 +105,11 @@ class Checker:
                 # stays); what must never happen is a script that passed `bash -n` and no longer does.
                 if name.endswith(".sh") and not self.bash_ok(result.after) and self.bash_ok(data):
                     problem = "changed output fails bash -n, the input passed"
+                    self.kinds["broken output"] += 1
                 again = process_file(name, name, self.mappings, data=result.after)
                 if again.status != "unchanged":
                     problem = problem or f"not idempotent: second run is {again.status} ({again.reason})"
+                    self.kinds["not idempotent"] += 1
             if problem:
                 self.record(name, data, problem)
 
@@ -171,7 +163,8 @@ def main() -> int:
     runs = run_random(checker, args.seconds, args.seed)
     elapsed = time.monotonic() - started
     print(f"{runs} inputs x {len(checker.names)} rewriter(s) in {elapsed:.0f} s ({runs / elapsed:.0f}/s): "
-          + ", ".join(f"{k} {v}" for k, v in checker.stats.items()) + f"; failures {checker.failures}")
+          + ", ".join(f"{k} {v}" for k, v in checker.stats.items()) + f"; failures {checker.failures} ("
+          + ", ".join(f"{k} {v}" for k, v in checker.kinds.items()) + ")")
     return 1 if checker.failures else 0
 
 

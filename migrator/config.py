@@ -24,6 +24,7 @@ OUTPUT_FORMATS = ("text", "json", "github")
 COLOR_CHOICES = ("auto", "always", "never")
 SECTION_HEADER = re.compile(r"""\s*\[\s*tool\s*\.\s*(?:verl-migrate|"verl-migrate"|'verl-migrate')\s*\]\s*(?:#.*)?$""")
 KEY_LINE = re.compile(r"""\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*=""")
+TOOL_LINE = re.compile(r"""[ \t]*(?:tool|"tool"|'tool')[ \t]*=""")
 
 
 class ConfigError(Exception):
@@ -61,7 +62,11 @@ def load_config(pyproject: Path | None) -> dict:
         data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError([f"{pyproject}: cannot read [tool.verl-migrate]: {exc}"]) from None
-    section = data.get("tool", {}).get("verl-migrate", {})
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):  # `tool = "x"`: there is no table to hold ours
+        raise ConfigError([f"{pyproject}{_tool_line(text)}: `tool` must be a table ([tool.verl-migrate] "
+                           f"lives in it), not {type(tool).__name__} {tool!r}"[:300]])
+    section = tool.get("verl-migrate", {})
     if not isinstance(section, dict):
         raise ConfigError([f"{pyproject}: [tool.verl-migrate] must be a table"])
     lines = key_lines(text)
@@ -120,7 +125,31 @@ def _value_problem(key: str, value, base: Path) -> str | None:
         missing = [t for t in value if not (base / t).is_file()]
         if missing:
             return f"no such table file: {', '.join(missing)} (relative to {base})"
+    elif key == "exclude":
+        return "; ".join(exclude_problems(value)) or None
     return None
+
+
+def exclude_problems(patterns) -> list[str]:
+    """Why each `--exclude` glob cannot be used (`[z-a]`, `[!]`: no character set), one line per bad glob."""
+    from migrator.discover import glob_regex
+
+    problems = []
+    for pattern in patterns:
+        try:
+            glob_regex(pattern.rstrip("/") or pattern)
+        except re.error as exc:  # `[z-a]`, or `[!]` / `[^]`, which hold no character
+            why = exc.msg if "range" in exc.msg else "a `[...]` in it holds no character"
+            problems.append(f"{pattern!r} is not a glob verl-migrate can read: {why}")
+    return problems
+
+
+def _tool_line(text: str) -> str:
+    """`:LINE` of the line that sets `tool`, or ""."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if TOOL_LINE.match(line):
+            return f":{number}"
+    return ""
 
 
 def known_releases() -> list[str]:

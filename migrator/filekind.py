@@ -142,6 +142,10 @@ def build_prefilter(mappings) -> KindPrefilter:
     modules = module_groups(mappings.old_modules())
     extra = {spec.kind: key_lasts if "keys" in spec.split_names else set() for spec in REWRITERS if spec.split_names}
     groups = {spec.kind: modules for spec in REWRITERS if "modules" in spec.split_names}
+    key_parts = {tuple(name.split(".")) for name in mappings.old_keys() if name in tokens and "." in name}
+    for spec in REWRITERS:
+        if "key-parts" in spec.split_names:
+            groups[spec.kind] = groups.get(spec.kind, set()) | key_parts
     apis = api_groups(mappings.entries())
     # Every import of a package the module facts cover is checked at the target (python.resolution), and
     # every function of a shape verl calls (python.callbacks).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -120,4 +121,16 @@ def json_report(results: list[FileResult], summary: RunSummary, from_release: st
     }
     if written_for is not None:
         document["written_for"] = written_for
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return json_text(document)
+
+
+# What `os.fsdecode` makes of a byte of a file name that is not UTF-8 (surrogateescape: U+DC80..U+DCFF),
+# and any other lone surrogate: none can be written as UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(document) -> str:
+    """JSON that is valid UTF-8: text as it is (`ensure_ascii=False`), but each lone surrogate escaped as
+    `\\udcXX`, so `json.load` gives back the name `os.fsdecode` made and `os.fsencode` turns it into the
+    file's bytes (docs/codes.md)."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(document, indent=2, ensure_ascii=False))

@@ -10,8 +10,17 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 MEMORY_TMP = Path("/dev/shm")
+
+# Property tests run the same examples on every run and every machine: no per-example deadline and no
+# "too slow" health check (both read a clock, and failed on a loaded machine), no examples carried
+# over from an earlier run (the database), a seed derived from each test (derandomize). Finding new
+# inputs is the fuzzer's job (bench/fuzz_shell.py).
+settings.register_profile("suite", deadline=None, derandomize=True, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 _OWN_BASETEMP = pytest.StashKey[str]()
 _OWN_CACHE = pytest.StashKey[str]()
 

@@ -58,9 +58,16 @@ def project_config(paths) -> dict:
 
 def with_config(config: dict, to_release, from_release, tables, exclude=()):
     """Flags first, then `[tool.verl-migrate]`: (to, from, tables, exclude); list options add up.
-    `--exclude` patterns also match relative to the current directory (pyproject's: to its directory)."""
+    `--exclude` patterns also match relative to the current directory (pyproject's: to its directory);
+    a glob that cannot be read exits 2."""
+    from migrator.config import exclude_problems
     from migrator.discover import anchor_patterns
 
+    problems = exclude_problems(exclude)
+    for problem in problems:
+        click.echo(f"error: --exclude {problem}", err=True)
+    if problems:
+        sys.exit(EXIT_USAGE)
     return (to_release or config.get("to"), from_release or config.get("from"),
             tuple(tables) + tuple(config.get("table", ())),
             anchor_patterns(exclude, os.getcwd()) + tuple(config.get("exclude", ())))

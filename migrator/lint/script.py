@@ -19,11 +19,32 @@ PPO_SCRIPT = "verl/trainer/main_ppo.py"
 CONFIG_NAMES = {"ppo_trainer": "ppo_trainer", "ppo_megatron_trainer": "ppo_megatron_trainer"}
 MODEL_ENGINES = {"dp": "ppo_trainer", "fsdp": "ppo_trainer", "megatron": "ppo_megatron_trainer",
                  "veomni": "ppo_veomni_trainer", "torchtitan": "ppo_torchtitan_trainer"}
-# A python entry point: `-m module` or a `.py` script among a command's words.
-_PY_SCRIPT = re.compile(r"(?:^|/)((?:verl|recipe|examples)/[\w/.-]+\.py)$")
+# A python entry point: `-m module` or a `.py` script among a command's words (`script_entry_point`).
+_SCRIPT_DIRS = ("verl/", "recipe/", "examples/")
+_NOT_IN_SCRIPT_PATH = re.compile(r"[^\w/.-]")
 _GROUP_PACKAGE = re.compile(rb"(?<![\w.@-])[A-Za-z_][\w]*@([A-Za-z_][\w.]*)=")
 _OVERRIDE_WORD = re.compile(r"(?:\+\+|\+|~)?[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
 _CONFIG_NAME = re.compile(r"--config-name(?:=|$)")
+
+
+def script_entry_point(word: str) -> str | None:
+    """The `verl/.../x.py` (or `recipe/`, `examples/`) that ends `word`, at its start or after a `/`: what
+    `(?:^|/)((?:verl|recipe|examples)/[\w/.-]+\.py)$` finds, in one pass over the word (the regex read the
+    rest of the word again from each `/`)."""
+    text = word[:-1] if word.endswith("\n") else word  # `$` matched before a final newline too
+    if not text.endswith(".py"):
+        return None
+    start = max((m.end() for m in _NOT_IN_SCRIPT_PATH.finditer(text)), default=0)  # all after is path
+    if start and text[start - 1] != "/":  # the script's path starts the word or follows a `/`
+        start = text.find("/", start) + 1
+        if not start:
+            return None
+    while True:
+        if any(text.startswith(d, start) and len(text) - start - len(d) >= len("x.py") for d in _SCRIPT_DIRS):
+            return text[start:]
+        start = text.find("/", start) + 1
+        if not start:
+            return None
 
 
 @dataclass(frozen=True)
@@ -67,9 +88,9 @@ class Script:
                     if module.split(".")[0] in ("verl", "recipe", "examples"):
                         found.append((module, words))
                     break
-                m = _PY_SCRIPT.search(word)
-                if m and i > 0:
-                    found.append((m.group(1), words))
+                script = script_entry_point(word)
+                if script and i > 0:
+                    found.append((script, words))
                     break
         return found
 

@@ -302,6 +302,8 @@ def _duplicate_name(entry: Entry) -> str:
 
 # How long a table that is a FIFO may wait for its writer (`--table <(cmd)` has one at once).
 FIFO_WAIT_SECONDS = 30.0
+# The most bytes a table may have (the largest built-in one has ~60 KB): `--table /dev/zero` must end.
+MAX_TABLE_BYTES = 16 << 20
 
 
 def read_table(path: Path, display: str | None = None) -> bytes:
@@ -326,12 +328,15 @@ def read_table(path: Path, display: str | None = None) -> bytes:
                 raise TableError(file, None, f"cannot read table: a pipe or FIFO that nothing wrote to in "
                                              f"{FIFO_WAIT_SECONDS:g} s")
         os.set_blocking(fd, True)
-        chunks = []
+        chunks, size = [], 0
         while True:
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(fd, min(1 << 20, MAX_TABLE_BYTES + 1 - size))
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_TABLE_BYTES:
+                raise TableError(file, None, f"cannot read table: larger than {MAX_TABLE_BYTES >> 20} MiB")
     except OSError as exc:
         raise TableError(file, None, f"cannot read table: {exc.strerror or exc}") from None
     finally:

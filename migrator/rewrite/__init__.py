@@ -17,8 +17,9 @@ class RewriterSpec:
     extensions: tuple[str, ...]
     shebang_interpreters: tuple[str, ...] = ()
     # Names this kind may spell only in part, so the prefilter also looks for their last component:
-    # "keys" (YAML nests them), "modules" (`from recipe import fully_async_policy`); and "declared-keys":
-    # its launch commands may write `+key=` on a key the target declares, which Hydra refuses.
+    # "keys" (YAML nests them), "modules" (`from recipe import fully_async_policy`), "key-parts" (a
+    # YAML code block nests keys: every component must occur); and "declared-keys": its launch commands
+    # may write `+key=` on a key the target declares, which Hydra refuses.
     split_names: frozenset[str] = frozenset()
     # "module:function" that takes a second look at the applied edits of a changed file:
     # review(before, after, applied, mappings) -> edits.Review (edits to back out or add, findings).
@@ -31,7 +32,7 @@ REWRITERS: tuple[RewriterSpec, ...] = (
     RewriterSpec("python", "migrator.rewrite.python", (".py",), ("python", "python3"), frozenset({"modules"})),
     RewriterSpec("yaml", "migrator.rewrite.yaml", (".yaml", ".yml"), (), frozenset({"keys", "modules"})),
     RewriterSpec("markdown", "migrator.rewrite.markdown", (".md", ".markdown", ".rst", ".txt"),
-                 split_names=frozenset({"declared-keys"})),
+                 split_names=frozenset({"declared-keys", "key-parts", "modules"})),
     RewriterSpec("notebook", "migrator.rewrite.notebook", (".ipynb",), (), frozenset({"modules"})),
 )
 

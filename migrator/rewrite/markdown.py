@@ -9,6 +9,8 @@ text scan: overrides at word starts, `-m module`, script paths, and dotted keys 
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import re
 
 from migrator.edits import Edit, Finding, LocateResult
@@ -74,15 +76,83 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
 
 def code_block_edits(src: bytes, start: int, end: int, lang: bytes, maps: MappingSet, edits: list,
                      findings: list) -> None:
-    """A code block through its language's rewriter (`LANGUAGES`), else the text scan (`embedded`)."""
+    """A code block through its language's rewriter (`LANGUAGES`), else the text scan (`embedded`). Code
+    whose indentation means something (`INDENTED`) is read without the blanks all its lines share (a
+    fence in a list item, an rst directive's body), and the edits are mapped back (`_Dedented`)."""
     module_name = LANGUAGES.get(lang)
     if module_name is None:
         embedded.text_edits(src, start, end, maps, edits, findings)
         return
     import importlib
 
-    embedded.block_edits(importlib.import_module(module_name), f"block.{lang.decode()}", src, start, end, maps,
-                         edits, findings)
+    rewriter, label = importlib.import_module(module_name), f"block.{lang.decode()}"
+    block = _Dedented(src, start, end) if module_name in INDENTED else None
+    if block is None or not block.indent:
+        embedded.block_edits(rewriter, label, src, start, end, maps, edits, findings)
+        return
+    inner_edits: list[Edit] = []
+    inner_findings: list[Finding] = []
+    embedded.block_edits(rewriter, label, block.text, 0, len(block.text), maps, inner_edits, inner_findings)
+    edits.extend(block.edit(e) for e in inner_edits)
+    findings.extend(dataclasses.replace(f, offset=block.offset(f.offset)) for f in inner_findings)
+
+
+INDENTED = frozenset({"migrator.rewrite.python", "migrator.rewrite.yaml"})
+
+
+class _Dedented:
+    """src[start:end] without the leading blanks every non-blank line has (`indent`; blank lines stay as
+    they are), and the way back: a position at a line's start maps to after its indent, and text a
+    replacement puts at the start of a line gets the indent."""
+
+    def __init__(self, src: bytes, start: int, end: int):
+        lines = src[start:end].splitlines(keepends=True)
+        leads = [line[:len(line) - len(line.lstrip(b" \t"))] for line in lines if line.strip()]
+        indent = leads[0] if leads else b""
+        for lead in leads[1:]:
+            while not lead.startswith(indent):
+                indent = indent[:-1]
+        self.indent, self.end = indent, end
+        self.starts, self.origins, self.cuts = [], [], []
+        pieces, at, origin = [], 0, start
+        for line in lines:
+            cut = len(indent) if line.strip() else 0  # a blank line keeps its blanks
+            self.starts.append(at)
+            self.origins.append(origin)
+            self.cuts.append(cut)
+            pieces.append(line[cut:])
+            at += len(line) - cut
+            origin += len(line)
+        self.text = b"".join(pieces)
+        self._line_starts = {at: i for i, at in enumerate(self.starts)}
+
+    def offset(self, position: int) -> int:
+        i = bisect.bisect_right(self.starts, position) - 1
+        if i < 0:
+            return self.origins[0] if self.origins else self.end
+        return self.origins[i] + self.cuts[i] + position - self.starts[i]
+
+    def edit(self, edit: Edit) -> Edit:
+        """The edit of the dedented block as an edit of the file: the result reads, dedented, as the
+        dedented block with the edit; each line it leaves with text starts with the indent."""
+        text, indent = self.text, self.indent
+        start, end = self.offset(edit.start), self.offset(edit.end)
+        pieces = edit.replacement.split(b"\n")
+        line_end = text.find(b"\n", edit.end)
+        rest_of_line = text[edit.end:len(text) if line_end == -1 else line_end]  # after the edit, on its line
+        at_line_start = edit.start in self._line_starts or (edit.start == len(text) and text.endswith(b"\n"))
+        if at_line_start:  # what the file has of the indent before the edit
+            present = self.cuts[self._line_starts[edit.start]] if edit.start in self._line_starts else 0
+            first = pieces[0] + (rest_of_line if len(pieces) == 1 else b"")
+            if first.strip():
+                pieces[0] = indent[present:] + pieces[0]
+            elif len(pieces) > 1:
+                start -= present  # the line is left blank: no indent on it
+        out = pieces[0]
+        for i, piece in enumerate(pieces[1:], 1):
+            line = piece + (rest_of_line if i == len(pieces) - 1 else b"")
+            out += b"\n" + (indent if line.strip() else b"") + piece
+        return dataclasses.replace(edit, start=start, end=end, replacement=out)
 
 
 def _fence_lines(source: bytes) -> list[bytes]:

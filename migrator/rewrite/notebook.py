@@ -85,7 +85,9 @@ def _char_offsets(token: bytes) -> list[int]:
             if token[i + 1:i + 2] == b"u":
                 code = int(token[i + 2:i + 6], 16)
                 i += 6
-                if 0xD800 <= code < 0xDC00 and token[i:i + 2] == b"\\u":
+                # a high surrogate and a low one are one character; either alone is one by itself
+                if 0xD800 <= code < 0xDC00 and token[i:i + 2] == b"\\u" and \
+                        0xDC00 <= int(token[i + 2:i + 6], 16) < 0xE000:
                     i += 6
             else:
                 i += 2
@@ -96,12 +98,27 @@ def _char_offsets(token: bytes) -> list[int]:
     return offsets
 
 
+def _parse(source: bytes):
+    """The notebook's data; a number too long for Python's int (4,300 digits) stays its text, so the
+    data check compares it as such."""
+    return json.loads(source, parse_int=_int_or_text)
+
+
+def _int_or_text(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     try:
-        notebook = json.loads(source)
+        notebook = _parse(source)
         tokens = string_tokens(source)
     except (ValueError, UnicodeDecodeError) as exc:
         raise SourceNotParsed(f"not a parsable notebook: {exc}") from None
+    except RecursionError:  # the decoder recurses per level of arrays and objects
+        raise SourceNotParsed("not a parsable notebook: its JSON is nested too deeply") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list):
         raise SourceNotParsed("not a notebook: no 'cells' list")
@@ -113,22 +130,29 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
         raw_source = cell.get("source")
         if isinstance(raw_source, str):
             spans = [tokens[("cells", index, "source")]]
-        elif isinstance(raw_source, list):
+        elif isinstance(raw_source, list) and all(isinstance(line, str) for line in raw_source):
             spans = [tokens[("cells", index, "source", j)] for j in range(len(raw_source))]
+        elif isinstance(raw_source, list):
+            raise SourceNotParsed(f"not a notebook: the source of cell {index + 1} holds something that is not text")
         else:
             continue
         _cell(source, spans, mappings, edits, findings)
     return LocateResult(tuple(edits), tuple(findings))
 
 
+# A JSON string may hold a lone surrogate (`"\ud800"`): it stays one character, as three bytes, both ways.
+_TEXT = "surrogatepass"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _cell(src: bytes, spans: list[tuple[int, int]], maps: MappingSet, edits: list, findings: list) -> None:
     pieces = [json.loads(src[s:e]) for s, e in spans]
-    text = "".join(pieces).encode("utf-8")
+    text = "".join(pieces).encode("utf-8", _TEXT)
     # Where each token's decoded text starts in the cell bytes.
     starts, cursor = [], 0
     for piece in pieces:
         starts.append(cursor)
-        cursor += len(piece.encode("utf-8"))
+        cursor += len(piece.encode("utf-8", _TEXT))
     lines = text.splitlines(keepends=True)
     cell_edits: list[Edit] = []
     cell_findings: list[Finding] = []
@@ -167,16 +191,17 @@ def _cell(src: bytes, spans: list[tuple[int, int]], maps: MappingSet, edits: lis
 
 def _map_edit(src: bytes, spans, pieces, starts, text: bytes, edit: Edit) -> Edit | None:
     for j, (token_start, token_end) in enumerate(spans):
-        lo, hi = starts[j], starts[j] + len(pieces[j].encode("utf-8"))
+        lo, hi = starts[j], starts[j] + len(pieces[j].encode("utf-8", _TEXT))
         inside = lo <= edit.start and edit.end <= hi and (edit.start < hi or edit.start == edit.end == hi == lo)
         if not inside:
             continue
         token = src[token_start:token_end]
         offsets = _char_offsets(token)
         piece = text[lo:hi]
-        c_start = len(piece[:edit.start - lo].decode("utf-8"))
-        c_end = len(piece[:edit.end - lo].decode("utf-8"))
-        replacement = json.dumps(edit.replacement.decode("utf-8"), ensure_ascii=False)[1:-1].encode("utf-8")
+        c_start = len(piece[:edit.start - lo].decode("utf-8", _TEXT))
+        c_end = len(piece[:edit.end - lo].decode("utf-8", _TEXT))
+        replacement = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(
+            edit.replacement.decode("utf-8", _TEXT), ensure_ascii=False)[1:-1]).encode("utf-8")
         return Edit(token_start + offsets[c_start], token_start + offsets[c_end], replacement, edit.kind,
                     edit.message, edit.prs, edit.in_comment)
     return None
@@ -185,12 +210,12 @@ def _map_edit(src: bytes, spans, pieces, starts, text: bytes, edit: Edit) -> Edi
 def validate(before: bytes, after: bytes) -> str | None:
     """The result still parses as JSON and only code cells' `source` changed."""
     try:
-        old = json.loads(before)
-    except ValueError:
+        old = _parse(before)
+    except (ValueError, RecursionError):
         raise SourceNotParsed("the notebook is not valid JSON before any edit") from None
     try:
-        new = json.loads(after)
-    except ValueError as exc:
+        new = _parse(after)
+    except (ValueError, RecursionError) as exc:
         return f"the edited notebook would not be valid JSON: {exc}"
 
     def without_code_sources(nb):
@@ -201,6 +226,9 @@ def validate(before: bytes, after: bytes) -> str | None:
                     cell["source"] = None
         return nb
 
-    if without_code_sources(old) != without_code_sources(new):
-        return "the edit would change more than code cell sources"
+    try:
+        if without_code_sources(old) != without_code_sources(new):
+            return "the edit would change more than code cell sources"
+    except RecursionError:  # the comparison recurses per level, here deeper in the stack than the decoder was
+        raise SourceNotParsed("not a parsable notebook: its JSON is nested too deeply") from None
     return None

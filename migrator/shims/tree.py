@@ -99,7 +99,8 @@ def nested_repositories(root: Path) -> list[str]:
         text = (root / ".gitmodules").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return []
-    return [m.group(1).strip().strip("/") for m in re.finditer(r"^\s*path\s*=\s*(.+?)\s*$", text, re.M)]
+    # Blanks within the line only (`[^\S\n]`): `\s*` ran over blank lines from every line start.
+    return [m.group(1).strip().strip("/") for m in re.finditer(r"^[^\S\n]*path[^\S\n]*=[^\S\n]*(.+)$", text, re.M)]
 
 
 def _in_nested_repository(root: Path, relpath: str, submodules: list[str]) -> str | None:

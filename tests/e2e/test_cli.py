@@ -97,6 +97,20 @@ def test_json_output(scripts):
     assert proc.stderr == ""
 
 
+def test_json_output_is_utf_8_with_a_name_that_is_not(scripts):
+    """A name whose bytes are not UTF-8 (`bad\\xff.sh`) is escaped as os.fsdecode decodes it (`\\udcff`)."""
+    raw = os.path.join(os.fsencode(scripts), b"bad\xff.sh")
+    shutil.copy(scripts / "paths.sh", raw)
+    proc = run_cli(*CORE, "--check", "--output-format", "json", scripts, text=False)
+    assert proc.returncode == 1, proc.stderr
+    assert b"\\udcff" in proc.stdout
+    report = json.loads(proc.stdout.decode("utf-8"))  # strict: every byte is UTF-8
+    paths = {f["path"] for f in report["files"]}
+    assert os.fsdecode(raw) in paths and os.fsencode(os.fsdecode(raw)) == raw
+    assert {f["path"] for f in next(f for f in report["files"] if f["path"] == os.fsdecode(raw))["findings"]} == \
+        {os.fsdecode(raw)}
+
+
 def test_findings_are_grouped_under_their_rule_with_hint_and_pr_url(scripts):
     proc = run_cli(*CORE, "--check", scripts / "paths.sh")
     lines = proc.stderr.splitlines()

@@ -149,3 +149,36 @@ def test_config_sets_from_auto_output_format_colour_and_code_selection(tmp_path)
     assert "\x1b[" not in proc.stdout + proc.stderr
     annotations = [line for line in proc.stdout.splitlines() if line.startswith("::")]
     assert not [line for line in annotations if "title=VM1" in line]
+
+
+# -- clear errors, never tracebacks -------------------------------------------------------------
+
+@pytest.mark.parametrize("tool, shown", [('"x"', "str 'x'"), ("1", "int 1"), ("[1]", "list [1]")])
+def test_a_tool_key_that_is_no_table_is_a_clear_error(tmp_path, tool, shown):
+    (tmp_path / "pyproject.toml").write_text(f"tool = {tool}\n")
+    (tmp_path / "run.sh").write_bytes(OLD_SCRIPT.read_bytes())
+    for command in ([], ["--check"], ["lint"]):
+        proc = run_cli(*command, tmp_path / "run.sh", cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert proc.stderr.splitlines()[0] == (f"error: {tmp_path / 'pyproject.toml'}:1: `tool` must be a table "
+                                               f"([tool.verl-migrate] lives in it), not {shown}")
+    assert (tmp_path / "run.sh").read_bytes() == OLD_SCRIPT.read_bytes()
+
+
+@pytest.mark.parametrize("glob, why", [("[!]", "a `[...]` in it holds no character"),
+                                       ("[^]", "a `[...]` in it holds no character"),
+                                       ("[z-a]x", "bad character range z-a")])
+def test_an_exclude_glob_that_is_no_glob_is_a_clear_error(tmp_path, glob, why):
+    (tmp_path / "run.sh").write_bytes(OLD_SCRIPT.read_bytes())
+    for command in ([], ["lint"]):
+        proc = run_cli(*command, "--exclude", glob, tmp_path, cwd=tmp_path)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert f"error: --exclude {glob!r} is not a glob verl-migrate can read: {why}" in proc.stderr
+    (tmp_path / "pyproject.toml").write_text(f"[tool.verl-migrate]\nexclude = [{glob!r}]\n")
+    for command in ([], ["lint"]):
+        proc = run_cli(*command, tmp_path, cwd=tmp_path)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert (f"error: {tmp_path / 'pyproject.toml'}:2: [tool.verl-migrate] exclude: {glob!r} is not a glob "
+                f"verl-migrate can read: {why}") in proc.stderr
+    assert (tmp_path / "run.sh").read_bytes() == OLD_SCRIPT.read_bytes()

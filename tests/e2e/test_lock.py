@@ -45,7 +45,7 @@ def holder(tmp_path):
             from migrator.lock import run_lock
             with run_lock([{str(directory)!r}]):
                 print("held", flush=True)
-                time.sleep(60)
+                time.sleep(3600)  # until the test kills it: a run that waited for the lock would never end
         """)
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
         procs.append(proc)
@@ -74,9 +74,7 @@ def write_lock(directory: Path, pid: int, host: str | None = None) -> Path:
 def test_second_run_fails_fast_and_writes_nothing(tmp_path, holder):
     root = tree(tmp_path)
     proc = holder(root)
-    started = time.monotonic()
-    out = cli(root)
-    assert time.monotonic() - started < 10
+    out = cli(root)  # returns at all only if it does not wait: the holder keeps the lock until the end
     assert out.returncode == 2, out.stderr
     assert f"error: another verl-migrate run (pid {proc.pid}) is working on {root} since " in out.stderr
     assert "Traceback" not in out.stderr
@@ -261,3 +259,106 @@ def test_a_killed_runs_lock_temp_file_is_removed_by_the_next_run(tmp_path):
     assert out.returncode == 0, out.stderr
     assert not part.exists() and "temp file left by an interrupted run" in out.stderr
     assert (root / "run.sh").read_bytes() == NEW
+
+
+# -- what counts as a lock ----------------------------------------------------------------------
+
+ANOTHER_UID = 54321
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="planting a file as another user needs root (chown)")
+
+
+def test_a_fifo_named_like_the_lock_in_the_root_is_refused_without_blocking(tmp_path):
+    root = tree(tmp_path)
+    os.mkfifo(root / LOCK_NAME)
+    out = cli(root)  # cli() times out (a test failure) if the run opens the FIFO and waits for a writer
+    assert out.returncode == 2, out.stderr
+    assert f"error: {root / LOCK_NAME} is a FIFO, not a lock file; remove it" in out.stderr
+    assert (root / "run.sh").read_bytes() == OLD
+    assert "Traceback" not in out.stderr
+
+
+def test_a_fifo_named_like_the_lock_in_a_parent_directory_stops_nothing(tmp_path):
+    root = tree(tmp_path)
+    os.mkfifo(tmp_path / LOCK_NAME)
+    out = cli(root / "sub")
+    assert out.returncode == 0, out.stderr
+    assert (root / "sub" / "deep.sh").read_bytes() == NEW
+    assert not (root / "sub" / LOCK_NAME).exists()
+
+
+@needs_root
+def test_a_lock_planted_by_another_user_in_a_shared_parent_stops_no_run(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    root = tree(shared)
+    planted = write_lock(shared, 1)  # pid 1 is alive, and root's: only the owner gives it away
+    os.chown(planted, ANOTHER_UID, ANOTHER_UID)
+    out = cli(root)
+    assert out.returncode == 0, out.stderr
+    assert (root / "run.sh").read_bytes() == NEW
+    assert planted.exists()
+
+
+@needs_root
+def test_a_lock_of_another_user_in_the_root_is_not_honoured(tmp_path):
+    root = tree(tmp_path)
+    planted = write_lock(root, 1)
+    os.chown(planted, ANOTHER_UID, ANOTHER_UID)
+    out = cli(root)
+    assert out.returncode == 0, out.stderr
+    assert f"note: ignoring {planted}: owned by uid {ANOTHER_UID}, not a lock of yours" in out.stderr
+    assert (root / "run.sh").read_bytes() == NEW
+    assert not planted.exists()
+
+
+def test_a_lock_in_a_parent_is_honoured_only_when_it_is_a_live_run_of_ours(tmp_path, holder):
+    root = tree(tmp_path)
+    write_lock(tmp_path, dead_pid())  # a dead run's lock above the root: not in the way
+    out = cli(root / "sub")
+    assert out.returncode == 0, out.stderr
+    assert (root / "sub" / "deep.sh").read_bytes() == NEW
+
+
+def test_a_stale_lock_whose_pid_now_belongs_to_a_newer_process_is_taken_over(tmp_path):
+    root = tree(tmp_path)
+    newer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        write_lock(root, newer.pid)  # written "an hour ago", by a run that had this pid then
+        out = cli(root)
+    finally:
+        newer.kill()
+        newer.wait()
+    assert out.returncode == 0, out.stderr
+    assert f"taking over the lock of a verl-migrate run that died (pid {newer.pid}" in out.stderr
+    assert (root / "run.sh").read_bytes() == NEW
+
+
+def test_a_live_process_that_started_before_the_lock_still_holds_it(tmp_path):
+    root = tree(tmp_path)
+    info = LockInfo(os.getpid(), socket.gethostname(), "now", time.time())  # this test process, alive since before
+    (root / LOCK_NAME).write_bytes(info.dumps())
+    out = cli(root)
+    assert out.returncode == 2, out.stderr
+    assert f"another verl-migrate run (pid {os.getpid()}) is working on {root}" in out.stderr
+    assert (root / "run.sh").read_bytes() == OLD
+
+
+@pytest.mark.parametrize("pid", ["1" + "0" * 30, "1e400", "-5", "true", "\"12\"", "1.5", "[1]"])
+def test_a_lock_with_a_field_out_of_range_is_an_unreadable_lock_not_a_traceback(tmp_path, pid):
+    root = tree(tmp_path)
+    lock = root / LOCK_NAME
+    lock.write_text(f'{{"pid": {pid}, "host": "{socket.gethostname()}", "started": "x", "started_epoch": 1}}')
+    os.utime(lock, (time.time() - 60, time.time() - 60))
+    out = cli(root)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    assert f"note: removing unreadable stale lock {lock}" in out.stderr
+    assert (root / "run.sh").read_bytes() == NEW
+
+
+@pytest.mark.parametrize("epoch", ["1e400", "-1e400", "NaN", "\"1\"", "1e300"])
+def test_a_lock_with_a_start_time_out_of_range_is_unreadable(epoch):
+    data = f'{{"pid": 5, "host": "h", "started": "x", "started_epoch": {epoch}}}'.encode()
+    assert LockInfo.loads(data) is None
+    assert LockInfo.loads(b'{"pid": 5, "host": "h", "started": "x", "started_epoch": 1.5}') == LockInfo(5, "h", "x", 1.5)

@@ -167,3 +167,13 @@ def test_shared_when_condition_through_an_alias_still_loads(tmp_path):
                         "  - {kind: env-removal, old: B, when: *npu, pr: 1}\n")
     table = load_table(path)
     assert [e.when.patterns for e in table.entries] == [("ASCEND_",), ("ASCEND_",)]
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_table_that_never_ends_is_refused_at_a_bound(tmp_path, device):
+    """`--table /dev/zero` read until memory ran out (a MemoryError traceback)."""
+    (tmp_path / "run.sh").write_bytes(SCRIPT)
+    proc = _cli("--check", "--table", device, str(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    assert f"error: {device}: cannot read table: larger than 16 MiB".encode() in proc.stderr

@@ -56,10 +56,8 @@ def test_a_fifo_without_a_writer_fails_instead_of_hanging(tmp_path, monkeypatch,
     fifo = tmp_path / "t.fifo"
     os.mkfifo(fifo)
     monkeypatch.setattr(table_load, "FIFO_WAIT_SECONDS", 0.5, raising=False)
-    started = time.monotonic()
     with pytest.raises(TableError, match="a pipe or FIFO that nothing wrote to in 0.5 s"):
-        load_table(fifo)
-    assert time.monotonic() - started < 5
+        load_table(fifo)  # nothing ever writes: only the wait's own limit ends it (`deadline` fails a hang)
 
 
 def test_a_directory_is_not_a_table(tmp_path):

@@ -50,9 +50,30 @@ def test_a_dead_worker_gives_its_queued_chunks_to_another(tmp_path, core_mapping
 
     def chunk_or_die(batch):
         if any(c.path.endswith("die.sh") for c in batch):
-            time.sleep(0.5)  # the main process has queued this worker's next chunk by then
+            # Die once the parent has queued this worker's next chunk, which it says in a file: a fixed
+            # sleep lost that race on a loaded machine, and the test then tested nothing.
+            while not (tmp_path / f"queued-{os.getpid()}").exists():
+                time.sleep(0.01)
             os.kill(os.getpid(), signal.SIGKILL)
         return real_chunk(batch)
+
+    class Announced(deque):
+        """The parent's record of a worker's chunks: a file appears when one waits behind another."""
+
+        def __init__(self, pid: int):
+            super().__init__()
+            self.pid = pid
+
+        def append(self, task):
+            super().append(task)
+            if len(self) >= 2:
+                (tmp_path / f"queued-{self.pid}").touch()
+
+    real_init = parallel._Worker.__init__
+
+    def announcing_init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        self.tasks = Announced(self.process.pid)
 
     queued_at_death = []
     real_death = parallel._Worker.death
@@ -63,6 +84,7 @@ def test_a_dead_worker_gives_its_queued_chunks_to_another(tmp_path, core_mapping
 
     monkeypatch.setattr(parallel, "_process_chunk", chunk_or_die)
     monkeypatch.setattr(parallel._Worker, "death", death)
+    monkeypatch.setattr(parallel._Worker, "__init__", announcing_init)
     out = list(parallel.process_candidates(candidates, core_mappings, None, jobs=2))
     assert queued_at_death and queued_at_death[0] >= 1, "the dying worker held no queued chunk: nothing tested"
     assert [c for c, _ in out] == candidates

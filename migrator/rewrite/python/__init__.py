@@ -23,6 +23,13 @@ from migrator.rewrite.python.api import locate_api
 from migrator.rewrite.python.ast_front import locate_ast as _locate_ast
 from migrator.rewrite.python.callbacks import callback_findings
 from migrator.rewrite.python.config_access import locate_config_keys, might_spell_keys
+from migrator.rewrite.python.nesting import (
+    MAX_FSTRING_NESTING,
+    MAX_NESTING,
+    MAX_NESTING_FOR_LIBCST,
+    UNBOUNDED,
+    nesting_depth,
+)
 from migrator.rewrite.python.parsed import parsed_already
 from migrator.rewrite.python.resolution import unresolved_imports
 from migrator.rewrite.python.statements import might_change
@@ -34,14 +41,22 @@ EXAMPLE_LABEL = "block."
 
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
-    result = _locate_table(source, mappings)
+    depth = nesting_depth(source)
+    if depth > MAX_NESTING:  # the parsers would exhaust the recursion limit, or libcst the C stack
+        raise SourceNotParsed(_too_deep(depth, MAX_NESTING))
+    result = _locate_table(source, mappings, depth)
     if path.startswith(EXAMPLE_LABEL):
         return result
     more = unresolved_imports(source, mappings, result.edits, result.findings) + callback_findings(source, mappings)
     return LocateResult(result.edits, result.findings + tuple(more)) if more else result
 
 
-def _locate_table(source: bytes, mappings: MappingSet) -> LocateResult:
+def _too_deep(depth: int, bound: int, why: str = "") -> str:
+    levels = f"about {depth} levels" if depth != UNBOUNDED else f"f-strings more than {MAX_FSTRING_NESTING} deep"
+    return f"nested too deeply to parse safely{why} ({levels}; at most {bound})"
+
+
+def _locate_table(source: bytes, mappings: MappingSet, depth: int) -> LocateResult:
     # The API pass has its own quick check (a module's last name: `from verl.utils import torch_functional`).
     edits, findings = locate_api(source, mappings)
     if not might_change(source, mappings):
@@ -52,6 +67,8 @@ def _locate_table(source: bytes, mappings: MappingSet) -> LocateResult:
             edits, findings = edits + config_edits, findings + config_findings
         return LocateResult(tuple(edits), tuple(findings))
     result = _locate_ast(source, mappings)
+    if result is None and depth > MAX_NESTING_FOR_LIBCST:
+        raise SourceNotParsed(_too_deep(depth, MAX_NESTING_FOR_LIBCST, " with libcst, which this file needs"))
     if result is None:
         result = _locate_statements(source, mappings)
     if result is None:

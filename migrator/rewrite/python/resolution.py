@@ -110,7 +110,7 @@ _ALIASES = _DOTTED + rb"(?:[ \t]+as[ \t]+" + _NAME + rb")?(?:[ \t]*,[ \t]*" + _D
     + _NAME + rb")?)*"
 _PLAIN_IMPORT = re.compile(
     rb"^[ \t]*(?:import[ \t]+(?P<modules>" + _ALIASES + rb")|from[ \t]+(?P<module>" + _DOTTED + rb")[ \t]+import"
-    rb"[ \t]*(?:(?P<names>" + _ALIASES + rb")|\((?P<grouped>[\w \t\r\n,]*)\)))[ \t]*,?[ \t]*(?:#[^\n]*)?\r?$",
+    rb"[ \t]*(?:(?P<names>" + _ALIASES + rb")|\((?P<grouped>[\w \t\r\n,]*)\)))[ \t]*(?:,[ \t]*)?(?:#[^\n]*)?\r?$",
     re.MULTILINE)
 _IMPORT_WORD = re.compile(rb"\bimport\b")
 
@@ -156,7 +156,7 @@ def _resolves(match, judge: "_Judge", roots: set[str]) -> bool:
         return re.sub(rb"\s+", b"", text).decode("ascii", "replace")
 
     def aliases(text: bytes) -> list[str]:
-        return [dotted(part.split(b" as ")[0]) for part in re.split(rb"\s*,\s*", text.strip()) if part.strip()]
+        return [dotted(part.strip().split(b" as ")[0]) for part in text.strip().split(b",") if part.strip()]
 
     if match.group("modules") is not None:
         return all(m.split(".")[0] not in roots or judge.module_exists(m, judge.target)

@@ -169,13 +169,16 @@ _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def walk_statements(body):
-    """Every statement, nested ones included (functions, classes, blocks), without entering expressions."""
-    for node in body:
+    """Every statement, nested ones included (functions, classes, blocks), without entering expressions,
+    in source order. Without recursion: an `elif` chain nests each `If` in the one before."""
+    pending = [iter(body)]
+    while pending:
+        node = next(pending[-1], None)
+        if node is None:
+            pending.pop()
+            continue
         yield node
-        for name in _BLOCKS:
-            inner = getattr(node, name, None)
-            if inner:
-                yield from walk_statements(inner)
+        pending.extend(iter(inner) for inner in reversed([getattr(node, name, None) for name in _BLOCKS]) if inner)
 
 
 def _moved(mappings: MappingSet, module: str) -> bool:

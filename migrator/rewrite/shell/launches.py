@@ -28,10 +28,10 @@ PASS_THROUGH = frozenset({b'"$@"', b"$@", b'"${@}"', b"${@}", b"$*", b'"$*"'})
 # `--config-path` values that mean verl's own configs: relative ones resolve next to the entry module.
 VERL_CONFIG_DIR = b"verl/trainer/config"
 RELATIVE_OWN_DIRS = frozenset({b"config", b"./config"})
-# `NAME=value` / `NAME=(a b)` at a line start (after `export`/`local`/`declare -a`): the value up to the
-# line's end, or the array's closing parenthesis.
+# `NAME=` at a line start (after `export`/`local`/`declare -a`); its value runs to the line's end, or to
+# the array's closing parenthesis (`_assignments`).
 ASSIGNMENT = re.compile(rb"(?m)^[ \t]*(?:(?:export|local|readonly|declare(?:[ \t]+-\w+)*)[ \t]+)?"
-                        rb"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\([^)]*\)|[^\n]*)")
+                        rb"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
 # A pinned value that bash would glob or split is written in single quotes.
 NEEDS_QUOTES = re.compile(rb"[\[\]?*]")
 
@@ -253,11 +253,32 @@ def _override_keys(words: list[bytes]) -> tuple[str, ...]:
     return tuple(keys)
 
 
+def _assignments(src: bytes):
+    """(name, value) of each `ASSIGNMENT`: `(...)` up to the first `)` when there is one, else the rest of
+    the line; a line inside an array's parentheses is not one. The `)` is looked for once per array and
+    never again once there is none (a regex alternative re-read the rest of the file at each `X=(`)."""
+    after_value, close = 0, 0
+    for m in ASSIGNMENT.finditer(src):
+        if m.start() < after_value:
+            continue
+        at = m.end()
+        if src[at:at + 1] == b"(" and close != -1:
+            if close <= at:
+                close = src.find(b")", at)
+            if close != -1:
+                after_value = close + 1
+                yield m.group("name"), src[at:after_value]
+                continue
+        line_end = src.find(b"\n", at)
+        after_value = len(src) if line_end == -1 else line_end
+        yield m.group("name"), src[at:after_value]
+
+
 def _literal_names(src: bytes) -> set[bytes]:
     """Variables and arrays the script assigns only literal text (their overrides are the script's own keys)."""
     values: dict[bytes, list[bytes]] = {}
-    for m in ASSIGNMENT.finditer(src):
-        values.setdefault(m.group("name"), []).append(m.group("value"))
+    for name, value in _assignments(src):
+        values.setdefault(name, []).append(value)
     return {name for name, texts in values.items() if not any(b"$" in t or b"`" in t for t in texts)}
 
 

@@ -30,6 +30,19 @@ from migrator.rewrite.shell.syntax import (
 )
 from migrator.rewrite.shell.variables import VariableEdits
 
+# The words of running text: the runs between WORD_BOUNDARY bytes.
+_TEXT_WORD = re.compile(rb"[^" + re.escape(WORD_BOUNDARY) + rb"]+")
+
+
+def _overrides_at_word_starts(src: bytes, start: int, end: int):
+    """`OVERRIDE_IN_TEXT` tried at each word start of src[start:end] (and at `start`): the only places the
+    scan keeps a match. Trying it at every byte (`finditer`) re-read a run of letters from each of its
+    bytes, quadratic in the run's length."""
+    for word in _TEXT_WORD.finditer(src, start, end):
+        m = scan.OVERRIDE_IN_TEXT.match(src, word.start(), end)
+        if m is not None:
+            yield m
+
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     tree = parse(source)
@@ -153,7 +166,7 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits, DefaultEdit
     def scan_text(self, piece, start_handled: bool, path_context=None) -> None:
         """Keys at word starts, paths, and `-m module` inside one literal piece."""
         start, end = _literal_span(piece, self.src)
-        for m in scan.OVERRIDE_IN_TEXT.finditer(self.src, start, end):
+        for m in _overrides_at_word_starts(self.src, start, end):
             if not scan.is_override(m):
                 continue
             if m.start() == start:

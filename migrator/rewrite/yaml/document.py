@@ -11,6 +11,7 @@ import yaml
 
 _PACKAGE = re.compile(rb"\A(?:[ \t]*(?:#[^\n]*)?\r?\n)*?[ \t]*#[ \t]*@package[ \t]+(?P<package>[^\s]+)")
 STR_TAG = "tag:yaml.org,2002:str"
+MAP_TAG = "tag:yaml.org,2002:map"
 
 
 # -- reading the file -------------------------------------------------------------------------------
@@ -77,7 +78,12 @@ def node_last_line(node) -> int:
 
 
 def is_block_mapping(node) -> bool:
-    return isinstance(node, yaml.MappingNode) and not node.flow_style
+    """A block mapping of keys: `!!set` (a mapping of members to nulls) and other tags are no config."""
+    return isinstance(node, yaml.MappingNode) and not node.flow_style and node.tag == MAP_TAG
+
+
+def is_flow_mapping(node) -> bool:
+    return isinstance(node, yaml.MappingNode) and bool(node.flow_style) and node.tag == MAP_TAG
 
 
 def is_empty_null(node) -> bool:
@@ -154,6 +160,27 @@ def _mark_at(index: int, line_starts: list[int]) -> yaml.Mark:
     return yaml.Mark("<unicode string>", index, line, index - line_starts[line], None, None)
 
 
+# The deepest nesting the passes over a file's data take (copies, comparisons and rewrites recurse
+# once per level; libyaml refuses 1,000 levels itself): bench/parse_limits.py, docs/robustness.md.
+MAX_NESTING = 200
+
+
+def nesting_depth(documents: list) -> int:
+    """How many collections deep the documents' nodes go (an alias counts where its anchor is)."""
+    deepest, stack, seen = 0, [(d, 1) for d in documents if d is not None], set()
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        deepest = max(deepest, depth)
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((child, depth + 1) for pair in node.value for child in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, depth + 1) for item in node.value)
+    return deepest
+
+
 def duplicate_key(documents: list) -> str | None:
     """`duplicate key a.b at line N` for the first key a mapping repeats: PyYAML keeps the last value
     silently (Hydra refuses the file), so no key path of such a file means one thing."""
@@ -184,6 +211,27 @@ def has_anchors(text: str) -> bool:
     return any(isinstance(ev, yaml.AliasEvent) or getattr(ev, "anchor", None) for ev in events)
 
 
+class _DataLoader(_FAST_LOADER or yaml.SafeLoader):
+    """The safe loader, but a value Python cannot make stays its text (an integer longer than Python
+    converts, 4,300 digits by default; a date like 2001-13-45): the data check compares the files' data,
+    and such a value is the same text in both."""
+
+
+def _or_text(construct):
+    def constructor(loader, node):
+        try:
+            return construct(loader, node)
+        except ValueError:
+            return node.value
+
+    return constructor
+
+
+_DataLoader.add_constructor("tag:yaml.org,2002:int", _or_text(yaml.constructor.SafeConstructor.construct_yaml_int))
+_DataLoader.add_constructor("tag:yaml.org,2002:timestamp",
+                            _or_text(yaml.constructor.SafeConstructor.construct_yaml_timestamp))
+
+
 def load_all(text: str) -> list:
-    return list(yaml.load_all(text, Loader=_FAST_LOADER) if _FAST_LOADER is not None else yaml.safe_load_all(text))
+    return list(yaml.load_all(text, Loader=_DataLoader))
 

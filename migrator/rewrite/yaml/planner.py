@@ -16,6 +16,7 @@ from migrator.rewrite.yaml import relative
 from migrator.rewrite.yaml.context import in_file_context
 from migrator.rewrite.yaml.defaults import plan_defaults
 from migrator.rewrite.yaml.document import (
+    MAX_NESTING,
     STR_TAG,
     BlockMapping,
     Key,
@@ -25,6 +26,8 @@ from migrator.rewrite.yaml.document import (
     has_anchors,
     is_block_mapping,
     is_empty_null,
+    is_flow_mapping,
+    nesting_depth,
     node_last_line,
     package_prefix,
 )
@@ -44,6 +47,11 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
         anchors = has_anchors(text)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SourceNotParsed(f"not parsable as YAML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:  # the pure-Python composer recurses per level (libyaml stops at 1,000 itself)
+        raise SourceNotParsed("nested too deeply to check safely") from None
+    depth = nesting_depth(documents)
+    if depth > MAX_NESTING:
+        raise SourceNotParsed(f"nested too deeply to check safely ({depth} levels; at most {MAX_NESTING})")
     duplicate = duplicate_key(documents)
     if duplicate is not None:
         raise SourceNotParsed(duplicate)
@@ -59,6 +67,10 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
 
 def plan_keys(planner: "Planner", source: bytes, documents: list, has_anchors: bool) -> None:
     prefix = package_prefix(source)
+    if prefix is not None:  # `{actor_rollout_ref: {...}}` (JSON-style YAML): no lines to move keys by
+        for document in documents:
+            if is_flow_mapping(document):
+                planner.flow_mapping_findings(document, prefix)
     roots = [d for d in documents if is_block_mapping(d)]
     if prefix is None or not roots:
         return
@@ -265,7 +277,11 @@ class Planner:
         return True
 
     def _flow_mapping(self, key: Key) -> None:
-        stack = [(key.value, key.path)]
+        self.flow_mapping_findings(key.value, key.path)
+
+    def flow_mapping_findings(self, node: yaml.MappingNode, path: tuple[str, ...]) -> None:
+        """A manual step for each changed key inside a flow mapping (`{a: {b: 1}}`) at `path`."""
+        stack = [(node, path)]
         while stack:
             node, path = stack.pop()
             for k, v in node.value:

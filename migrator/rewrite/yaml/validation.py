@@ -21,12 +21,12 @@ def validate(before: bytes, after: bytes, mappings: MappingSet | None = None) ->
     """None when `after` loads to `before`'s data with exactly the table's changes applied."""
     try:
         old_docs = load_all(before.decode("utf-8-sig"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise SourceNotParsed(f"not loadable as YAML: {str(exc).splitlines()[0]}") from None
+    except (UnicodeDecodeError, yaml.YAMLError, ValueError) as exc:
+        raise SourceNotParsed(f"not loadable as YAML: {_first_line(exc)}") from None
     try:
         new_docs = load_all(after.decode("utf-8-sig"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        return f"the edited file would not load as YAML: {str(exc).splitlines()[0]}"
+    except (UnicodeDecodeError, yaml.YAMLError, ValueError) as exc:
+        return f"the edited file would not load as YAML: {_first_line(exc)}"
     if mappings is None:
         return None if len(old_docs) == len(new_docs) else "the number of YAML documents would change"
     try:
@@ -41,6 +41,12 @@ def validate(before: bytes, after: bytes, mappings: MappingSet | None = None) ->
         if expected != new_docs:
             return "the edited file's data would differ from the table's changes"
     return None
+
+
+def _first_line(exc: Exception) -> str:
+    """The reason, in one line. ValueError: an integer longer than Python converts (4,300 digits)."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text.split("; use sys.set_int_max_str_digits", 1)[0]
 
 
 def expected_data(before: bytes, docs: list, maps: MappingSet, defaults: bool = False) -> list:

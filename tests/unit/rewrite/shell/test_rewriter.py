@@ -204,20 +204,24 @@ def test_removal_of_every_array_element(core_mappings):
     check_transformed(f"A=(\n  {old}=1\n  {old}=2\n)\nB=({old}=1)\n", "A=(\n)\nB=()\n", core_mappings)
 
 
-def test_a_hung_bash_n_is_killed_and_reported(tmp_path, monkeypatch):
-    # A stand-in for bash that never finishes and keeps a child holding stderr open.
-    import time
+def test_a_hung_bash_n_is_killed_and_reported(tmp_path, monkeypatch, deadline):
+    # A stand-in for bash that never finishes and keeps a child holding stderr open: only the kill
+    # returns the message, and waiting for either sleep would outlive the `deadline` fixture.
+    import os
+    import signal
 
     from migrator.rewrite import shell
     from migrator.rewrite.shell import validity
 
-    fake = tmp_path / "bash"
-    fake.write_text("#!/bin/sh\nsleep 5 &\nsleep 30\n")
+    fake, child = tmp_path / "bash", tmp_path / "child.pid"
+    fake.write_text(f"#!/bin/sh\nsleep 3600 &\necho $! > {child}\nexec sleep 3600\n")
     fake.chmod(0o755)
     monkeypatch.setattr(validity, "BASH_N_TIMEOUT", 0.5)
-    started = time.monotonic()
-    assert shell._bash_n(str(fake), b"echo hi\n") == "`bash -n` did not finish within 0.5 s"
-    assert time.monotonic() - started < 10
+    try:
+        assert shell._bash_n(str(fake), b"echo hi\n") == "`bash -n` did not finish within 0.5 s"
+    finally:
+        if child.exists():  # the background sleep outlives the killed stand-in: ours to end, by its pid
+            os.kill(int(child.read_text()), signal.SIGKILL)
 
 
 def test_bash_n_reports_the_first_error_line_without_the_temp_file_name():

@@ -122,3 +122,56 @@ def test_relative_reference_is_the_shortest_path_up_then_down():
     assert relative_reference(("a", "b"), ("a", "x", "y")) == "..x.y"
     assert relative_reference(("a", "b"), ("a", "b")) == "..b"
     assert relative_reference((), ("a",)) == ".a"
+
+
+# -- round three: loadable inputs that were internal errors, and flow mappings at the root -------------------
+@pytest.mark.parametrize("value", ["1" * 5_001, "2001-13-45"])
+def test_a_value_python_cannot_make_is_kept_as_it_is_and_the_file_migrated(value):
+    """PyYAML's int() past Python's int-string limit (4,300 digits), and its date(), raised ValueError."""
+    result = run(f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 512\n    seed: {value}\n", "c.yaml")
+    assert result.status == "changed", (result.status, result.reason)
+    assert result.after.decode() == (f"actor_rollout_ref:\n  rollout:\n    seed: {value}\n    checkpoint_engine:\n"
+                                     f"      {BUCKET}: 512\n")
+
+
+@pytest.mark.parametrize("source", [
+    f"!!set\n? a\nactor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\n",
+    f"--- !!set\n? actor_rollout_ref.rollout.{BUCKET}\n? b\n",
+    f"actor_rollout_ref: !!set\n  ? rollout\n  ? {BUCKET}\n",
+])
+def test_a_set_is_no_mapping_of_config_keys(source):
+    """A `!!set` loads as a Python set: planning moves in it was an internal TypeError."""
+    result = run(source, "c.yaml")
+    assert result.status == "unchanged", (result.status, result.reason)
+
+
+@pytest.mark.parametrize("source, line", [
+    (f"{{actor_rollout_ref: {{rollout: {{{BUCKET}: 512}}}}}}\n", 1),
+    (f'{{"actor_rollout_ref": {{"rollout": {{"{BUCKET}": 512}}}}}}\n', 1),
+    (f"{{\n  actor_rollout_ref: {{\n    rollout: {{{BUCKET}: 512}}\n  }}\n}}\n", 3),
+])
+def test_a_flow_mapping_at_the_root_is_reported_like_a_nested_one(source, line):
+    result = run(source, "c.yaml")
+    assert result.status == "unchanged", (result.status, result.reason)
+    assert [(f.line, f.code, f.message) for f in result.findings] == [
+        (line, "VM113", f"actor_rollout_ref.rollout.{BUCKET} changes, but it is inside a flow mapping ({{...}}); "
+                        "edit it by hand")]
+    nested = run(f"actor_rollout_ref: {{rollout: {{{BUCKET}: 512}}}}\n", "c.yaml")
+    assert [f.code for f in nested.findings] == ["VM113"]
+
+
+@pytest.mark.parametrize("shape", ["flow", "block"])
+def test_a_file_nested_past_what_the_data_check_survives_is_a_clear_skip(shape):
+    """500 levels: copying and comparing the loaded data recursed per level (an internal RecursionError);
+    libyaml itself refuses 1,000."""
+    def source(n: int) -> str:
+        deep = ("x: " + "[" * n + "]" * n + "\n") if shape == "flow" else \
+            "".join(" " * i + "k:\n" for i in range(n)) + " " * n + "k: 1\n"
+        return f"actor_rollout_ref:\n  rollout:\n    {BUCKET}: 1\n" + deep
+
+    assert run(source(150), "c.yaml").status == "changed"
+    for n in (500, 990):
+        result = run(source(n), "c.yaml")
+        assert result.status == "skipped", (n, result.status, result.reason)
+        assert result.reason.startswith("nested too deeply to check safely (") and result.reason.endswith(
+            "levels; at most 200)")
