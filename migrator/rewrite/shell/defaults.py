@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from migrator.edits import Edit, Finding
-from migrator.mapping import MappingSet
+from migrator.rewrite.shell.plan import ScriptPlan
 
 MAIN_PPO = re.compile(rb"(?:^|[\s/])(?:verl\.trainer\.main_ppo|verl/trainer/main_ppo\.py)$")
 CONFIG_OPTIONS = (b"--config-name", b"--config-path", b"-cn", b"-cp", b"--config-dir", b"-cd")
@@ -30,12 +30,13 @@ def runs_main_ppo(words: list[bytes]) -> bool:
 
 
 class DefaultEdits:
-    """Value defaults in a `_ShellLocator`, which walks the tree and provides these attributes."""
+    """The old defaults of keys that became mandatory, appended to the launch commands of main_ppo."""
 
-    src: bytes
-    maps: MappingSet
-    edits: list[Edit]
-    findings: list[Finding]
+    def __init__(self, plan: ScriptPlan):
+        self.src = plan.src
+        self.maps = plan.maps
+        self.edits = plan.edits
+        self.findings = plan.findings
 
     def value_defaults(self, command, args: list, words: list[bytes]) -> None:
         defaults = self.maps.value_defaults() if self.maps.from_release_given else ()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.rewrite.shell.syntax import _is_override_word, _script_position
+from migrator.rewrite.shell.syntax import is_override_word, script_position
 
 _PYTHON = re.compile(rb"python(?:[0-9][0-9.]*)?")
 # Commands that run the rest of their words as a command line (`nohup python3 -m verl...`,
@@ -62,7 +62,7 @@ def verl_entry_index(words: list[bytes]) -> int | None:
         return _python_entry(words, 1)
     if _basename(words[0]) not in _LAUNCHERS and not _PYTHON.fullmatch(_basename(words[0])):
         return None
-    script = _script_position(words)
+    script = script_position(words)
     if script and is_verl_shell_script(words[script]):
         return script
     for i, word in enumerate(words):
@@ -106,4 +106,4 @@ def expanded_names(word: bytes) -> set[bytes]:
 
 def is_override_list(elements: list[bytes]) -> bool:
     """An array in verl's style: every element an override (`a.b=c`, `+a.b=c`, `~a.b`)."""
-    return bool(elements) and all(_is_override_word(e) for e in elements)
+    return bool(elements) and all(is_override_word(e) for e in elements)

@@ -208,7 +208,6 @@ def test_a_hung_bash_n_is_killed_and_reported(tmp_path, monkeypatch):
     # A stand-in for bash that never finishes and keeps a child holding stderr open.
     import time
 
-    from migrator.rewrite import shell
     from migrator.rewrite.shell import validity
 
     fake = tmp_path / "bash"
@@ -216,20 +215,20 @@ def test_a_hung_bash_n_is_killed_and_reported(tmp_path, monkeypatch):
     fake.chmod(0o755)
     monkeypatch.setattr(validity, "BASH_N_TIMEOUT", 0.5)
     started = time.monotonic()
-    assert shell._bash_n(str(fake), b"echo hi\n") == "`bash -n` did not finish within 0.5 s"
+    assert validity._bash_n(str(fake), b"echo hi\n") == "`bash -n` did not finish within 0.5 s"
     assert time.monotonic() - started < 10
 
 
 def test_bash_n_reports_the_first_error_line_without_the_temp_file_name():
     import shutil
 
-    from migrator.rewrite import shell
+    from migrator.rewrite.shell import validity
 
     bash = shutil.which("bash")
     if bash is None:
         pytest.skip("no bash")
-    assert shell._bash_n(bash, b"echo ok\n") is None
-    assert shell._bash_n(bash, b"if then\n") == "line 1: syntax error near unexpected token `then'"
+    assert validity._bash_n(bash, b"echo ok\n") is None
+    assert validity._bash_n(bash, b"if then\n") == "line 1: syntax error near unexpected token `then'"
 
 
 def test_bash_n_leaves_no_named_copy_of_the_script(tmp_path, monkeypatch):
@@ -238,7 +237,7 @@ def test_bash_n_leaves_no_named_copy_of_the_script(tmp_path, monkeypatch):
     import os
     import tempfile
 
-    from migrator.rewrite import shell
+    from migrator.rewrite.shell import validity
 
     if not os.path.isdir("/dev/fd"):
         pytest.skip("no /dev/fd")
@@ -249,5 +248,5 @@ def test_bash_n_leaves_no_named_copy_of_the_script(tmp_path, monkeypatch):
     fake = tmp_path / "bash"
     fake.write_text(f"#!/bin/sh\nls -A '{temp_dir}' > '{seen}'\ncat \"$2\" >> '{seen}'\n")
     fake.chmod(0o755)
-    assert shell._bash_n(str(fake), b"echo secret-script\n") is None
+    assert validity._bash_n(str(fake), b"echo secret-script\n") is None
     assert seen.read_text() == "echo secret-script\n"  # bash got the script, and `ls` listed nothing
