@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from migrator.layout import verl_layout
 from migrator.rewrite.shell.syntax import is_override_word, script_position
 
 _PYTHON = re.compile(rb"python(?:[0-9][0-9.]*)?")
@@ -34,7 +35,8 @@ def _basename(word: bytes) -> bytes:
 
 
 def is_verl_module(name: bytes) -> bool:
-    return name in (b"verl", b"recipe") or name.startswith((b"verl.", b"recipe."))
+    layout = verl_layout()
+    return name in layout.package_bytes or name.startswith(layout.package_prefixes_bytes)
 
 
 def _components(path: bytes) -> list[bytes]:
@@ -44,13 +46,15 @@ def _components(path: bytes) -> list[bytes]:
 def is_verl_python_script(word: bytes) -> bool:
     """`verl/trainer/main_ppo.py`, `/src/verl/verl/trainer/x.py`, `recipe/dapo/main_dapo.py`."""
     parts = _components(word)
-    return parts[-1].endswith(b".py") and any(p in (b"verl", b"recipe") for p in parts[:-1])
+    packages = verl_layout().package_bytes
+    return parts[-1].endswith(b".py") and any(p in packages for p in parts[:-1])
 
 
 def is_verl_shell_script(word: bytes) -> bool:
     """verl's launch scripts, which hand their arguments to the trainer (`examples/.../run_x.sh "$@"`)."""
     parts = _components(word)
-    return parts[-1].endswith(b".sh") and any(p in (b"examples", b"recipe", b"verl") for p in parts[:-1])
+    roots = verl_layout().root_bytes
+    return parts[-1].endswith(b".sh") and any(p in roots for p in parts[:-1])
 
 
 def verl_entry_index(words: list[bytes]) -> int | None:

@@ -8,6 +8,7 @@ import bisect
 import re
 
 from migrator.edits import Edit, Finding
+from migrator.layout import verl_layout
 from migrator.rewrite import scan
 from migrator.rewrite.shell.defaults import HYDRA_FLAGS
 from migrator.rewrite.shell.entry_points import expanded_names
@@ -26,9 +27,6 @@ from migrator.rewrite.shell.syntax import ARGUMENT_TYPES
 CONFIG_FLAGS = (CONFIG_NAME_FLAG, CONFIG_PATH_FLAG, *SHORT_FLAGS.values())
 # Arguments that pass the caller's own overrides on: pinned values go before them, so the caller's win.
 PASS_THROUGH = frozenset({b'"$@"', b"$@", b'"${@}"', b"${@}", b"$*", b'"$*"'})
-# `--config-path` values that mean verl's own configs: relative ones resolve next to the entry module.
-VERL_CONFIG_DIR = b"verl/trainer/config"
-RELATIVE_OWN_DIRS = frozenset({b"config", b"./config"})
 # `NAME=value` / `NAME=(a b)` at a line start (after `export`/`local`/`declare -a`): the value up to the
 # line's end, or the array's closing parenthesis.
 ASSIGNMENT = re.compile(rb"(?m)^[ \t]*(?:(?:export|local|readonly|declare(?:[ \t]+-\w+)*)[ \t]+)?"
@@ -76,9 +74,10 @@ class Launches:
                     contexts.append(context)
             stack.extend(node.children)
         # Modules named in strings (`CMD="torchrun -m verl.trainer.x"`) count for the file's context too.
+        verl_modules = verl_layout().module_prefixes
         for m in scan.MODULE_AFTER_DASH_M.finditer(self.src):
             module = m.group("module").decode("ascii")
-            if module.startswith(("verl.", "recipe.", "examples.")):
+            if module.startswith(verl_modules):
                 contexts.append(self.maps.context(module))
         distinct = set(contexts)
         self.file_context = distinct.pop() if len(distinct) == 1 else None
@@ -239,8 +238,10 @@ class Launches:
 
 
 def _is_verl_config_dir(value: bytes) -> bool:
+    """A `--config-path` that means verl's own configs: relative ones resolve next to the entry module."""
     value = value.rstrip(b"/")
-    return value in RELATIVE_OWN_DIRS or value.endswith(VERL_CONFIG_DIR)
+    layout = verl_layout()
+    return value in layout.relative_config_dirs or value.endswith(layout.config_dir_bytes)
 
 
 def _quoted(item: str) -> bytes:
