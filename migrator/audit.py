@@ -18,11 +18,10 @@ import yaml
 
 from migrator import history
 from migrator.derive import Derivation, derive
+from migrator.layout import verl_layout
 from migrator.mapping.entries import Entry
 from migrator.mapping.load import family_match, load_builtin, load_table
 
-# Where a change matters to the audit (uncommitted edits there make an audit of HEAD misleading).
-AUDITED_PREFIXES = ("examples/", "recipe/", "verl/")
 PR_PLACEHOLDER = "PR_NUMBER"
 
 
@@ -49,12 +48,14 @@ class AuditResult:
 
 
 def audited_head(repo) -> str:
-    """HEAD, when nothing under AUDITED_PREFIXES has uncommitted changes (an audit reads commits)."""
-    dirty = history.dirty_paths(repo, AUDITED_PREFIXES)
+    """HEAD, when nothing under verl's roots (where a change matters to the audit) has uncommitted changes:
+    an audit reads commits."""
+    audited = verl_layout().directories(tuple(sorted(verl_layout().roots)))
+    dirty = history.dirty_paths(repo, audited)
     if dirty:
         shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
         raise history.HistoryError(
-            f"uncommitted changes under {', '.join(AUDITED_PREFIXES)} ({shown}); audit reads commits: "
+            f"uncommitted changes under {', '.join(audited)} ({shown}); audit reads commits: "
             f"commit or stash them, or name the revision with --head")
     return "HEAD"
 

@@ -30,7 +30,8 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from migrator.derive.pysource import PACKAGE_ROOTS, bound_names, module_bindings, module_name  # noqa: E402,F401
+from migrator.derive.pysource import bound_names, module_bindings, module_name  # noqa: E402,F401
+from migrator.layout import verl_layout  # noqa: E402
 from migrator.mapping.modulefacts import release_runs  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +46,7 @@ def git(repo, *args, input_bytes=None):
 
 def python_blobs(repo, rev):
     """{module: (blob sha, is package)} for the .py files of `rev` under the package roots."""
-    out = git(repo, "ls-tree", "-r", rev, "--", *PACKAGE_ROOTS).decode()
+    out = git(repo, "ls-tree", "-r", rev, "--", *verl_layout().packages).decode()
     blobs = {}
     for line in out.splitlines():
         meta, path = line.split("\t", 1)

@@ -5,22 +5,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
+from migrator.layout import verl_layout
 from migrator.lint.facts import Facts, KeySchema
 from migrator.mapping import MappingSet
 from migrator.rewrite import shell
 from migrator.rewrite.shell import hydra_launches as launches
 
-# verl's PPO entry point, the only one whose configs ship as key lists.
-PPO_MODULE = "verl.trainer.main_ppo"
-PPO_SCRIPT = "verl/trainer/main_ppo.py"
-# --config-name -> shipped config; a Hydra `model_engine=` choice picks the engine's generated config.
-CONFIG_NAMES = {"ppo_trainer": "ppo_trainer", "ppo_megatron_trainer": "ppo_megatron_trainer"}
-MODEL_ENGINES = {"dp": "ppo_trainer", "fsdp": "ppo_trainer", "megatron": "ppo_megatron_trainer",
-                 "veomni": "ppo_veomni_trainer", "torchtitan": "ppo_torchtitan_trainer"}
-# A python entry point: `-m module` or a `.py` script among a command's words.
-_PY_SCRIPT = re.compile(r"(?:^|/)((?:verl|recipe|examples)/[\w/.-]+\.py)$")
 _GROUP_PACKAGE = re.compile(rb"(?<![\w.@-])[A-Za-z_][\w]*@([A-Za-z_][\w.]*)=")
 _OVERRIDE_WORD = re.compile(r"(?:\+\+|\+|~)?[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
 _CONFIG_NAME = re.compile(r"--config-name(?:=|$)")
@@ -58,16 +50,19 @@ class Script:
 
     @cached_property
     def entry_points(self) -> list[tuple[str, list[str]]]:
-        """(module or script path, the command's words) for each python entry point the script runs."""
+        """(module or script path, the command's words) for each python entry point the script runs:
+        `-m module` or a `.py` script under one of verl's roots among a command's words."""
         found = []
+        roots = verl_layout().roots
+        py_script = _py_script(roots)
         for _node, words in self.commands:
             for i, word in enumerate(words):
                 if word == "-m" and i + 1 < len(words):
                     module = words[i + 1]
-                    if module.split(".")[0] in ("verl", "recipe", "examples"):
+                    if module.split(".")[0] in roots:
                         found.append((module, words))
                     break
-                m = _PY_SCRIPT.search(word)
+                m = py_script.search(word)
                 if m and i > 0:
                     found.append((m.group(1), words))
                     break
@@ -81,10 +76,11 @@ class Script:
             self.notes.append("keys not checked: the script runs no verl entry point")
             return None
         configs = set()
+        ppo = _ppo_entries()  # verl's PPO trainer, the only entry point whose configs ship as key lists
         for entry, words in entries:
-            if entry not in (PPO_MODULE, PPO_SCRIPT) and not _takes_overrides(words):
+            if entry not in ppo and not _takes_overrides(words):
                 continue  # `python3 examples/data_preprocess/gsm8k.py --local_dir ...` next to the trainer
-            if entry not in (PPO_MODULE, PPO_SCRIPT):
+            if entry not in ppo:
                 return self._entry_schema(entry, len(entries))
             config, why = self._config_of(words)
             if config is None:
@@ -106,8 +102,9 @@ class Script:
     @cached_property
     def context(self):
         """The entry point whose config the script's keys belong to (for scoped table entries), or None."""
+        ppo = _ppo_entries()
         modules = {_module_name(entry) for entry, words in self.entry_points
-                   if entry in (PPO_MODULE, PPO_SCRIPT) or _takes_overrides(words)}
+                   if entry in ppo or _takes_overrides(words)}
         if len(modules) != 1:
             return None
         return self.mappings.context(modules.pop())
@@ -122,14 +119,16 @@ class Script:
         return schema
 
     def _config_of(self, words: list[str]) -> tuple[str | None, str]:
-        """(the shipped config a main_ppo command runs, or None; what selected it)."""
-        name = "ppo_trainer"
+        """(the shipped config a PPO trainer command runs, or None; what selected it): its --config-name
+        when that config ships as a key list, or a Hydra `model_engine=` choice's config."""
+        layout = verl_layout()
+        name = layout.ppo_config
         for i, word in enumerate(words):
             if _CONFIG_NAME.match(word):
                 raw = word.split("=", 1)[1] if "=" in word else (words[i + 1] if i + 1 < len(words) else "")
                 value = self.resolve(_unquote(raw))
-                name = CONFIG_NAMES.get(value.removesuffix(".yaml")) if value is not None else None
-                if name is None:
+                name = value.removesuffix(".yaml") if value is not None else None
+                if name not in layout.ppo_config_names:
                     return None, f"--config-name={raw}"
         engines = set()
         for o in self.overrides:
@@ -141,7 +140,7 @@ class Script:
             return None, "more than one model_engine= choice"
         if engines:
             engine, raw = engines.pop()
-            return MODEL_ENGINES.get(engine or ""), f"model_engine={raw}"
+            return layout.ppo_engines.get(engine or ""), f"model_engine={raw}"
         return name, ""
 
     @cached_property
@@ -170,6 +169,16 @@ class Script:
         while node is not None:
             yield node
             node = node.parent
+
+
+@lru_cache(maxsize=1)
+def _py_script(roots: tuple[str, ...]) -> re.Pattern:
+    return re.compile(r"(?:^|/)((?:" + "|".join(map(re.escape, roots)) + r")/[\w/.-]+\.py)$")
+
+
+def _ppo_entries() -> tuple[str, str]:
+    layout = verl_layout()
+    return layout.ppo_module, layout.ppo_script
 
 
 def _takes_overrides(words: list[str]) -> bool:
