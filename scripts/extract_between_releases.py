@@ -11,7 +11,6 @@ written against that release (migrator/written_for.py).
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from facts_header import FACTS, VERL_TABLES, all_releases, commit_of, header, releases  # noqa: E402
+from facts_header import FACTS, VERL_TABLES, all_releases, commit_of, header, releases, writer_arguments  # noqa: E402
 
 DESCRIPTION = ("# Scripts that existed only between two releases (added after one, gone before the next).\n"
                "# Tables may name them as `old`; `added`/`removed` are the verl commits that created and removed them.\n")
@@ -54,10 +53,7 @@ def between(repo: str) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repo", required=True, help="verl's git directory (bare or .git)")
-    parser.add_argument("--out", default=str(FACTS / "between-releases.yaml"), type=Path)
-    args = parser.parse_args(argv)
+    args = writer_arguments(__doc__, FACTS / "between-releases.yaml", argv)
     rows = between(args.repo)
     text = header(__file__, all_releases(), commit_of(args.repo, releases()[-1])) + DESCRIPTION + \
         yaml.safe_dump({"paths": rows}, sort_keys=False, width=120)

@@ -13,7 +13,6 @@ composition's liveness rules and `--from auto` read them.
 
 from __future__ import annotations
 
-import argparse
 import io
 import posixpath
 import subprocess
@@ -24,7 +23,7 @@ from omegaconf import OmegaConf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from extract_entry_config_keys import flatten  # noqa: E402
-from facts_header import FACTS, commit_of, header, releases  # noqa: E402
+from facts_header import FACTS, commit_of, header, releases, writer_arguments  # noqa: E402
 
 from migrator.layout import verl_layout  # noqa: E402
 
@@ -50,10 +49,7 @@ def key_lines(data: bytes) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repo", required=True, help="verl's git directory (bare or .git)")
-    parser.add_argument("--out", default=str(FACTS / "config-keys"), type=Path)
-    args = parser.parse_args(argv)
+    args = writer_arguments(__doc__, FACTS / "config-keys", argv)
     args.out.mkdir(parents=True, exist_ok=True)
     for release in releases():
         commit = commit_of(args.repo, release)

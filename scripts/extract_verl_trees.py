@@ -10,13 +10,12 @@ read them.
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from facts_header import FACTS, commit_of, header, releases  # noqa: E402
+from facts_header import FACTS, commit_of, header, releases, writer_arguments  # noqa: E402
 
 from migrator.layout import verl_layout  # noqa: E402
 
@@ -32,10 +31,7 @@ def tree_paths(repo: str, commit: str) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repo", required=True, help="verl's git directory (bare or .git)")
-    parser.add_argument("--out", default=str(FACTS / "trees"), type=Path)
-    args = parser.parse_args(argv)
+    args = writer_arguments(__doc__, FACTS / "trees", argv)
     args.out.mkdir(parents=True, exist_ok=True)
     for release in releases():
         commit = commit_of(args.repo, release)

@@ -14,6 +14,7 @@ comments (the pickled compositions) carries the same text, without `# GENERATED 
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 from pathlib import Path
@@ -64,6 +65,14 @@ def all_releases() -> str:
     """How a header names a file read from every release: `v0.1..main`."""
     names = releases()
     return f"{names[0]}..{names[-1]}"
+
+
+def writer_arguments(doc: str, default_out: Path, argv=None) -> argparse.Namespace:
+    """`--repo` (verl's git directory) and `--out` (default: the shipped file or directory) of a writer."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--repo", required=True, help="verl's git directory (bare or .git)")
+    parser.add_argument("--out", default=str(default_out), type=Path)
+    return parser.parse_args(argv)
 
 
 def data_lines(path: Path) -> list[str]:
