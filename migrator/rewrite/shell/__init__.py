@@ -5,11 +5,11 @@ fails, and keeps parse errors local. The tree is only used to *classify* bytes (
 comment, heredoc, assignment); every edit is a byte span of the original source.
 
 Modules, each importing only those above it: `syntax` (parser, byte classes), `removal_spans`, `plan`
-(one script's bytes, mappings, edits and findings), the planners, each an object with its own state handed
-the plan and the planners it needs: `removals` (removed arguments per command), `launches` (entry points
-and the config of each key), `keys`, `moves`, `variables`, `defaults`; `locator` (the one walker, which
-builds them), `validity` (the proof that skips `bash -n`, and `bash -n`), `overrides` (read-only view for
-the lint).
+(one script's bytes, mappings, edits and findings), then the planners, each an object with its own state
+handed the plan and the planners it needs: `removals` (removed arguments per command), `defaults` (old
+defaults of keys made mandatory), `launches` (entry points, and the config each key belongs to), `keys`,
+`moves`, `variables`; `locator` (the one walker, which builds them), `validity` (the proof that skips
+`bash -n`, and `bash -n`), `overrides` (read-only view for the lint).
 """
 
 from __future__ import annotations
