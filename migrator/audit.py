@@ -18,11 +18,10 @@ import yaml
 
 from migrator import history
 from migrator.derive import Derivation, derive
+from migrator.layout import verl_layout
 from migrator.mapping.entries import Entry
-from migrator.mapping.load import _family_match, load_builtin, load_table
+from migrator.mapping.load import family_match, load_builtin, load_table
 
-# Where a change matters to the audit (uncommitted edits there make an audit of HEAD misleading).
-AUDITED_PREFIXES = ("examples/", "recipe/", "verl/")
 PR_PLACEHOLDER = "PR_NUMBER"
 
 
@@ -49,12 +48,14 @@ class AuditResult:
 
 
 def audited_head(repo) -> str:
-    """HEAD, when nothing under AUDITED_PREFIXES has uncommitted changes (an audit reads commits)."""
-    dirty = history.dirty_paths(repo, AUDITED_PREFIXES)
+    """HEAD, when nothing under verl's roots (where a change matters to the audit) has uncommitted changes:
+    an audit reads commits."""
+    audited = verl_layout().directories(tuple(sorted(verl_layout().roots)))
+    dirty = history.dirty_paths(repo, audited)
     if dirty:
         shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
         raise history.HistoryError(
-            f"uncommitted changes under {', '.join(AUDITED_PREFIXES)} ({shown}); audit reads commits: "
+            f"uncommitted changes under {', '.join(audited)} ({shown}); audit reads commits: "
             f"commit or stash them, or name the revision with --head")
     return "HEAD"
 
@@ -68,7 +69,7 @@ def table_entries(extra_tables: list[str]) -> list[Entry]:
 
 
 def is_covered(name: str, family: str, entries: list[Entry]) -> bool:
-    return any(e.FAMILY == family and _family_match(e.old, name, family) for e in entries)
+    return any(e.FAMILY == family and family_match(e.old, name, family) for e in entries)
 
 
 def symbol_covered(ref: str, entries: list[Entry]) -> bool:
@@ -87,7 +88,7 @@ def hydra_entry_points(repo, rev: str) -> set[str]:
 def entry_point_covered(module: str, entries: list[Entry]) -> bool:
     """An entry-point move or removal names it, or a module entry names it or its package."""
     return any((e.FAMILY == "entry-point" and e.old == module)  # type: ignore[attr-defined]
-               or (e.FAMILY == "module" and _family_match(e.old, module, "module"))  # type: ignore[attr-defined]
+               or (e.FAMILY == "module" and family_match(e.old, module, "module"))  # type: ignore[attr-defined]
                for e in entries)
 
 

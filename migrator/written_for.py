@@ -12,17 +12,24 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from migrator.codes import FROM_TOO_NEW_CODE
 from migrator.fileprocess import ReportedFinding, line_col
+from migrator.layout import verl_layout
 from migrator.mapping.facts import OPEN_TYPES
 from migrator.memoize import memoized_method
 
-# `key.sub=value` (not `+key=`, which adds a key, nor `$x.y=`); paths the verl repository has.
+# `key.sub=value` (not `+key=`, which adds a key, nor `$x.y=`).
 OVERRIDE_RE = re.compile(rb"(?<![\w.$/+-])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)=")
-PATH_RE = re.compile(rb"(?<![\w./-])((?:examples|recipe|verl|scripts)/[A-Za-z0-9_./+-]+\.(?:sh|py|yaml))\b")
+
+
+@lru_cache(maxsize=1)
+def path_pattern() -> re.Pattern:
+    """A path under one of verl's roots (the only paths its shipped trees list)."""
+    roots = b"|".join(re.escape(root) for root in verl_layout().root_bytes)
+    return re.compile(rb"(?<![\w./-])((?:" + roots + rb")/[A-Za-z0-9_./+-]+\.(?:sh|py|yaml))\b")
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,7 @@ class ReleaseHistory:
         """The releases this text fits; None when it names nothing the facts know."""
         evidence: dict[str, frozenset[int]] = {}
         first: dict[str, int] = {}
-        for pattern, live in ((OVERRIDE_RE, self.key_live), (PATH_RE, self.path_live)):
+        for pattern, live in ((OVERRIDE_RE, self.key_live), (path_pattern(), self.path_live)):
             for m in pattern.finditer(data):
                 name = m.group(1).decode("ascii")
                 if name not in evidence:

@@ -26,6 +26,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # facts_header, also when the tests load this file
+from facts_header import data_lines, revision  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = ROOT / "mappings" / "verl"
 FACTS = TABLES / "facts"
@@ -52,7 +55,7 @@ def entry_config_keys(release: str, config: str) -> dict[str, str] | None:
     path = FACTS / "entry-config-keys" / f"{release}.{config}.keys"
     if not path.is_file():
         return None
-    return dict(line.split("\t", 1) for line in path.read_text(encoding="utf-8").splitlines() if line)
+    return dict(line.split("\t", 1) for line in data_lines(path))
 
 
 def entry_configs() -> list[str]:
@@ -163,7 +166,7 @@ def config_keys(release: str, config: str) -> dict[str, str]:
     path = FACTS / "config-keys" / f"{release}.{config}.keys"
     if not path.is_file():
         return {}
-    return dict(line.split("\t", 1) for line in path.read_text(encoding="utf-8").splitlines() if line)
+    return dict(line.split("\t", 1) for line in data_lines(path))
 
 
 def names_key(keys: dict[str, str], pattern: str) -> bool:
@@ -209,7 +212,7 @@ def entry_modules(release: str) -> dict[str, dict]:
 @lru_cache(maxsize=None)
 def tree(release: str) -> frozenset[str]:
     path = FACTS / "trees" / f"{release}.paths"
-    return frozenset(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else frozenset()
+    return frozenset(data_lines(path)) if path.is_file() else frozenset()
 
 
 def has_module_or_dir(release: str, name: str) -> bool:
@@ -282,7 +285,7 @@ def commit_problems(repo: str, recipe_repo: str | None = None) -> list[str]:
         if "commit" not in entry:
             continue
         release, commit, pr = entry["release"], entry["commit"], entry["pr"]
-        rev = "1dda039b9" if release == "main" else release
+        rev = revision(release)
         before = order[order.index(release) - 1]
         gitdir = repo
         if entry.get("repo") == "verl-recipe":

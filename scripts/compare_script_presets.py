@@ -18,10 +18,10 @@ import subprocess
 from pathlib import Path
 
 import yaml
+from facts_header import revision
 
 ROOT = Path(__file__).resolve().parent.parent
 VERL = ROOT / "mappings" / "verl"
-MAIN_TIP = "1dda039b9"
 DEFAULT_READ = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]([^}]*)\}")
 VAR_REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
@@ -105,7 +105,7 @@ def later_values(text: str, var: str) -> list[str]:
 
 
 def compare(repo: str, previous: str, release: str, entry: dict) -> list[str]:
-    rev = MAIN_TIP if release == "main" else release
+    rev = revision(release)
     new = git(repo, "show", f"{rev}:{entry['new']}")
     old = old_text(repo, f"{previous}..{rev}", entry["old"])
     defaults = {}

@@ -28,10 +28,10 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_script_presets import DEFAULT_READ, assignments, env_sources, git  # noqa: E402
+from facts_header import revision  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 VERL = ROOT / "mappings" / "verl"
-MAIN_TIP = "1dda039b9"
 STUBS = ("python3", "python", "torchrun", "ray", "nvidia-smi", "npu-smi", "hf", "huggingface-cli", "wget",
          "pip", "pip3", "sleep", "curl", "hostname", "ip")
 STUB = """#!/bin/sh
@@ -133,7 +133,7 @@ def outer_variable(raw: str, env: dict[str, str], depth: int = 0) -> str | None:
 
 
 def compare(repo: str, previous: str, release: str, entry: dict, scratch: Path) -> list[str]:
-    rev = MAIN_TIP if release == "main" else release
+    rev = revision(release)
     last = git(repo, "rev-list", "-1", f"{previous}..{rev}", "--", entry["old"]).strip()
     if not last:
         return [f"{entry['old']}: no commit moved it in {previous}..{rev}"]

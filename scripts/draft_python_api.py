@@ -22,7 +22,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from check_python_api_draft import load_module_facts, release_order  # noqa: E402
-from extract_verl_modules import MAIN_REV, module_name  # noqa: E402
+from extract_verl_modules import module_name  # noqa: E402
+from facts_header import revision  # noqa: E402
 
 PR_SUFFIX = re.compile(r"\(#(\d+)\)\s*$")
 MOVE_SHARE = 0.5
@@ -33,7 +34,7 @@ def git(repo, *args):
 
 
 def rev(release):
-    return MAIN_REV if release == "main" else release
+    return revision(release)
 
 
 def module_path(repo, release, module):

@@ -3,7 +3,7 @@
 
     python scripts/extract_entry_config_keys.py --repo GITDIR [--recipe-repo GITDIR] [--out mappings/verl/facts]
 
-For every release in mappings/verl/releases.yaml (`main` = verl commit 1dda039b9) it materializes the
+For every release in mappings/verl/releases.yaml (`main`: the commit that file names) it materializes the
 release's config directories (`git archive REV DIRS | tar -x`), composes each config below with
 hydra-core exactly as the entry point's `@hydra.main` would, and flattens the composed tree (unresolved)
 to `dotted.key<TAB>type` lines in `entry-config-keys/<release>.<config>.keys`, the format of
@@ -24,11 +24,11 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from facts_header import all_releases, commit_of, header, main_commit, revision
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
-MAIN_COMMIT = "1dda039b9"
 TRAINER_CONFIG = "verl/trainer/config"
 
 # name written to the facts -> (config name, candidate config directories, subtree or None).
@@ -80,10 +80,6 @@ LAUNCHER_CONTEXT = 40
 
 def git(repo: str, *args: str) -> bytes:
     return subprocess.run(["git", "--git-dir", repo, *args], check=True, capture_output=True).stdout
-
-
-def rev_of(release: str) -> str:
-    return MAIN_COMMIT if release == "main" else release
 
 
 def tree_paths(repo: str, rev: str) -> set[str]:
@@ -229,20 +225,21 @@ def main() -> int:
     keys_dir.mkdir(parents=True, exist_ok=True)
     points = {}
     for release in releases:
-        rev = rev_of(release)
+        rev = revision(release)
         paths = tree_paths(args.repo, rev)
         with tempfile.TemporaryDirectory() as tmp:
             materialize(args.repo, rev, paths, Path(tmp))
             configs = release_config_keys(Path(tmp), paths)
         for name, keys in configs.items():
             lines = "".join(f"{k}\t{t}\n" for k, t in sorted(keys.items()))
-            (keys_dir / f"{release}.{name}.keys").write_text(lines, encoding="utf-8")
+            text = header(__file__, release, commit_of(args.repo, release)) + lines
+            (keys_dir / f"{release}.{name}.keys").write_text(text, encoding="utf-8")
         points[release] = entry_points(args.repo, rev, args.recipe_repo)
         print(f"{release}: {', '.join(f'{n} {len(k)}' for n, k in configs.items())}", file=sys.stderr)
-    header = (
+    description = (
         "# verl entry points with @hydra.main per release (tests/ excluded), from\n"
         "# `git grep -n hydra.main REV -- '*.py'`; written by scripts/extract_entry_config_keys.py.\n"
-        "# config_dir is relative to verl's repository root. `main` is verl commit 1dda039b9.\n"
+        f"# config_dir is relative to verl's repository root. `main` is verl commit {main_commit()}.\n"
         "# launched_by: how verl's own shell scripts of that release start the module, per `-m MODULE`: torchrun\n"
         "# (or torch.distributed.run), python, or other (the command is assembled in a variable).\n"
         "# From v0.7.1 recipe/ is the verl-recipe submodule: its entry points (at the commit the release pins)\n"
@@ -250,7 +247,8 @@ def main() -> int:
     )
     body = {"releases": points, "without_hydra": WITHOUT_HYDRA}
     text = yaml.safe_dump(body, sort_keys=False, width=120)
-    (args.out / "entry-points.yaml").write_text(header + text, encoding="utf-8")
+    provenance = header(__file__, all_releases(), commit_of(args.repo, "main"))
+    (args.out / "entry-points.yaml").write_text(provenance + description + text, encoding="utf-8")
     return 0
 
 

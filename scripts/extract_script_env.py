@@ -16,9 +16,9 @@ import subprocess
 from pathlib import Path
 
 import yaml
+from facts_header import VERL_TABLES as VERL
+from facts_header import all_releases, commit_of, header, revision
 
-VERL = Path(__file__).resolve().parent.parent / "mappings" / "verl"
-MAIN_TIP = "1dda039b9"
 READ = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 DEFAULT_READ = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]")
 ASSIGN = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=", re.M)
@@ -42,13 +42,14 @@ def main() -> None:
         for entry in yaml.safe_load((VERL / f"{rel}.yaml").read_text())["entries"]:
             if entry["kind"] != "path-move" or not entry.get("env"):
                 continue
-            rev = MAIN_TIP if rel == "main" else rel
+            rev = revision(rel)
             text = subprocess.run(["git", f"--git-dir={args.repo}", "show", f"{rev}:{entry['new']}"],
                                   capture_output=True, text=True).stdout
             names = settable(text)
             rows.add(f"{rel}\t{entry['new']}\t{';'.join(names)}")
-    header = sorted(r for r in rows if r.startswith("#"))
-    Path(args.out).write_text("\n".join(header + sorted(r for r in rows if not r.startswith("#"))) + "\n")
+    columns = sorted(r for r in rows if r.startswith("#"))
+    Path(args.out).write_text(header(__file__, all_releases(), commit_of(args.repo, "main"))
+                              + "\n".join(columns + sorted(r for r in rows if not r.startswith("#"))) + "\n")
     print(f"{len(rows) - 1} scripts written to {args.out}")
 
 

@@ -2,7 +2,7 @@
 
     python scripts/extract_verl_modules.py --repo GITDIR [--out FILE] [--check]
 
-For each release in mappings/verl/releases.yaml (`main` is verl commit MAIN_REV) it reads every `.py`
+For each release in mappings/verl/releases.yaml (`main`: the commit that file names) it reads every `.py`
 blob under verl/ and recipe/ with `git cat-file` and parses it with `ast`; verl's code is never
 imported or run. It writes one file, `verl.modules`, one line per distinct module content:
 
@@ -30,12 +30,14 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from migrator.derive.pysource import PACKAGE_ROOTS, bound_names, module_bindings, module_name  # noqa: E402,F401
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # facts_header, also when the tests load this file
+from facts_header import ROOT, all_releases, commit_of, header, revision  # noqa: E402
+
+from migrator.derive.pysource import bound_names, module_bindings, module_name  # noqa: E402,F401
+from migrator.layout import verl_layout  # noqa: E402
 from migrator.mapping.modulefacts import release_runs  # noqa: E402,F401
 
-ROOT = Path(__file__).resolve().parent.parent
 RELEASES_YAML = ROOT / "mappings" / "verl" / "releases.yaml"
-MAIN_REV = "1dda039b9"
 
 
 def git(repo, *args, input_bytes=None):
@@ -45,7 +47,7 @@ def git(repo, *args, input_bytes=None):
 
 def python_blobs(repo, rev):
     """{module: (blob sha, is package)} for the .py files of `rev` under the package roots."""
-    out = git(repo, "ls-tree", "-r", rev, "--", *PACKAGE_ROOTS).decode()
+    out = git(repo, "ls-tree", "-r", rev, "--", *verl_layout().packages).decode()
     blobs = {}
     for line in out.splitlines():
         meta, path = line.split("\t", 1)
@@ -74,7 +76,7 @@ def read_blobs(repo, shas):
 
 def release_revs():
     releases = yaml.safe_load(RELEASES_YAML.read_text())["releases"]
-    return [(r, MAIN_REV if r == "main" else r) for r in releases]
+    return [(r, revision(r)) for r in releases]
 
 
 def main(argv=None):
@@ -94,13 +96,14 @@ def main(argv=None):
                 parsed[module, sha] = module_bindings(sources[sha], module, is_package)
             line = tuple([module] + [" ".join(names) for names in parsed[module, sha]])
             seen_at.setdefault(line, []).append(index)
-    header = ("# Python modules of each verl release and the names they bind; written by\n"
-              "# scripts/extract_verl_modules.py (see its docstring). Columns, tab-separated:\n"
-              "# module, releases, defined names (functions and classes with their parameters), re-exported names,\n"
-              "# private names (defined, or imported from verl)\n")
+    description = ("# Python modules of each verl release and the names they bind; written by\n"
+                   "# scripts/extract_verl_modules.py (see its docstring). Columns, tab-separated:\n"
+                   "# module, releases, defined names (functions and classes with their parameters), re-exported "
+                   "names,\n# private names (defined, or imported from verl)\n")
     body = [f"{line[0]}\t{release_runs(seen_at[line], releases)}\t" + "\t".join(line[1:]) + "\n"
             for line in sorted(seen_at, key=lambda line: (line[0], seen_at[line][0]))]
-    out, text = Path(args.out), header + "".join(body)
+    out = Path(args.out)
+    text = header(__file__, all_releases(), commit_of(args.repo, "main")) + description + "".join(body)
     if args.check:
         current = out.read_text() if out.exists() else ""
         print(f"{out}: {'up to date' if current == text else 'out of date'}", file=sys.stderr)

@@ -19,10 +19,9 @@ import subprocess
 from pathlib import Path
 
 import yaml
+from facts_header import ROOT, all_releases, commit_of, header, revision
 
-ROOT = Path(__file__).resolve().parent.parent
 VERL = ROOT / "mappings" / "verl"
-MAIN_TIP = "1dda039b9"  # the commit releases.yaml calls `main`
 SUBJECT_PR = re.compile(r"\(#(\d+)\)\s*$")
 MERGE_PR = re.compile(r"^Merge pull request #(\d+) ")
 CONFIG_FILE = re.compile(r"^(verl|recipe)/(.*/)?config/.*\.(yaml|py)$|^verl/trainer/config/.*$")
@@ -132,8 +131,7 @@ def release_sets(repo: str) -> list[tuple[str, set[str]]]:
     releases = yaml.safe_load((VERL / "releases.yaml").read_text())["releases"]
     out = []
     for rel in releases:
-        rev = MAIN_TIP if rel == "main" else rel
-        out.append((rel, set(git(repo, "rev-list", rev).split())))
+        out.append((rel, set(git(repo, "rev-list", revision(rel)).split())))
     return out
 
 
@@ -170,7 +168,7 @@ def main() -> None:
         files = sorted({f for s in shas for f in touched(args.repo, s)})
         found = sorted({n for s in shas for n in changed_names(args.repo, s, names[pr])})
         rows.append(f"{pr}\t{main_line[0][:9]}\t{first}\t{';'.join(relevant(files, wanted[pr]))}\t{';'.join(found)}")
-    Path(args.out).write_text("\n".join(rows) + "\n")
+    Path(args.out).write_text(header(__file__, all_releases(), commit_of(args.repo, "main")) + "\n".join(rows) + "\n")
     print(f"{len(rows) - 1} PRs written to {args.out}")
 
 

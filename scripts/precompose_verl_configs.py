@@ -7,7 +7,8 @@ For each release under mappings/verl/facts/configs/releases/: every entry point'
 selection, and every group selection verl's own example scripts of that release make (found by running
 `lint --to <release>` over `examples/` at the commit the release's index names). Each is composed by
 migrator/verdict/compose.py's own function, i.e. by Hydra, and stored under compose's disk key (tree content,
-config, selections, Hydra's and OmegaConf's versions) in `composed/<release>.pickle.xz`: a lint with an
+config, selections, Hydra's and OmegaConf's versions) in `composed/<release>.pickle.xz`, with the versions
+(`versions`) and what wrote it from which verl commit (`generated_via`, scripts/facts_header.py): a lint with an
 empty cache reads these instead of composing (~0.1-0.5 s each); a changed tree or another Hydra or
 OmegaConf version never matches a key, so those compose as before. tests/tables/test_shipped_compositions.py composes
 samples again with Hydra and compares.
@@ -29,6 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from facts_header import provenance  # noqa: E402
+
 # A fixed cache directory: the composed configs name it (hydra.runtime.config_sources), so the bytes
 # stay the same from one generation to the next.
 CACHE = Path(tempfile.gettempdir()) / "verl-migrate-precompose"
@@ -86,8 +89,8 @@ def main() -> int:
     for release in releases:
         configs = release_configs(release)
         wanted = {(e.config_path, e.config_name, ()) for e in configs.entry_points.values()}
+        index = yaml.safe_load((configs_dir() / "releases" / f"{release}.yaml").read_text(encoding="utf-8"))
         if args.repo:
-            index = yaml.safe_load((configs_dir() / "releases" / f"{release}.yaml").read_text(encoding="utf-8"))
             wanted |= example_selections(args.repo, release, index.get("commit") or release)
         table = {}
         for config_dir, config_name, groups in sorted(wanted):
@@ -96,10 +99,11 @@ def main() -> int:
         from importlib.metadata import version
 
         table["versions"] = (version("hydra-core"), version("omegaconf"))  # what the keys were made with
+        table["generated_via"] = provenance(__file__, release, index["commit"])
         path = out_dir / f"{release}.pickle.xz"
         path.write_bytes(lzma.compress(pickle.dumps(table, protocol=4), preset=9 | lzma.PRESET_EXTREME))
-        failed = sum(1 for key, value in table.items() if key != "versions" and value[1])
-        print(f"{release}: {len(table) - 1} compositions ({failed} Hydra refuses), {path.stat().st_size // 1024} KB")
+        failed = sum(1 for key, value in table.items() if key not in ("versions", "generated_via") and value[1])
+        print(f"{release}: {len(table) - 2} compositions ({failed} Hydra refuses), {path.stat().st_size // 1024} KB")
     return 0
 
 

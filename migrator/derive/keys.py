@@ -7,7 +7,6 @@ and default; subtree moves fold into one `a.*` -> `b.*` entry.
 from __future__ import annotations
 
 import difflib
-import re
 from collections import Counter, defaultdict
 
 import yaml
@@ -15,12 +14,9 @@ import yaml
 from migrator import history
 from migrator.derive.draft import Derivation, Draft
 from migrator.derive.prs import lower_confidence
+from migrator.layout import verl_layout
 from migrator.mapping.entries import KEY_RE
 
-CONFIG_DIR = "verl/trainer/config/"
-GENERATED_RE = re.compile(r"verl/trainer/config/_generated_[A-Za-z0-9_]+\.yaml\Z")
-# Before v0.5.0 the trainer configs were flat files; these are their stand-ins for the generated ones.
-FLAT_CONFIGS = ("verl/trainer/config/ppo_trainer.yaml", "verl/trainer/config/ppo_megatron_trainer.yaml")
 # Hydra bookkeeping, not user keys.
 IGNORED_TOP_KEYS = {"defaults", "hydra"}
 # Leaf names too common to pair on their own.
@@ -45,11 +41,13 @@ def flatten(data: object, prefix: str = "") -> dict[str, object]:
 
 
 def config_blobs(repo, rev: str) -> dict[str, str]:
-    files = history.tree_files(repo, rev, (CONFIG_DIR,))
-    generated = {p: s for p, s in files.items() if GENERATED_RE.match(p)}
+    """The generated trainer configs at `rev`; before v0.5.0, the flat configs that stand in for them."""
+    layout = verl_layout()
+    files = history.tree_files(repo, rev, (layout.config_dir + "/",))
+    generated = {p: s for p, s in files.items() if layout.generated_config.match(p)}
     if generated:
         return generated
-    return {p: files[p] for p in FLAT_CONFIGS if p in files}
+    return {p: files[p] for p in layout.flat_config_paths if p in files}
 
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster on 1000-line configs
@@ -215,7 +213,8 @@ def _fold_removals(keys: list[str], before: dict[str, object]) -> list[tuple[str
 
 
 def _config_commits(repo, log: list[history.Commit]) -> list[history.Commit]:
-    return [c for c in log if any(GENERATED_RE.match(p) or p in FLAT_CONFIGS for p in c.paths)]
+    layout = verl_layout()
+    return [c for c in log if any(layout.generated_config.match(p) or p in layout.flat_config_paths for p in c.paths)]
 
 
 def _key_commits(repo, keys: ConfigKeys, log: list[history.Commit]) -> tuple[dict, dict]:

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from functools import lru_cache
 
 from migrator import history
 from migrator.derive.draft import Derivation, Draft
 from migrator.derive.prs import PathCommits, with_pr
+from migrator.layout import verl_layout
 from migrator.mapping.entries import MODULE_RE
 
-MODULE_ROOTS = ("verl/", "recipe/")
+
+@lru_cache(maxsize=1)
+def _package_dirs() -> tuple[str, ...]:
+    """`verl/`, `recipe/`: where verl's modules live."""
+    layout = verl_layout()
+    return layout.directories(layout.packages)
 
 
 def module_name(path: str) -> str | None:
-    if not path.endswith(".py") or not path.startswith(MODULE_ROOTS):
+    if not path.endswith(".py") or not path.startswith(_package_dirs()):
         return None
     dotted = path[:-3].replace("/", ".")
     if dotted.endswith(".__init__"):
@@ -34,8 +41,8 @@ def derive_modules(repo, from_sha, to_sha, result: Derivation, path_commits: Pat
             if r[0] == "R" and module_name(r[1]) and module_name(r[2] or "")]
     if not rows:
         return
-    before = history.tree_files(repo, from_sha, MODULE_ROOTS)
-    after = history.tree_files(repo, to_sha, MODULE_ROOTS)
+    before = history.tree_files(repo, from_sha, _package_dirs())
+    after = history.tree_files(repo, to_sha, _package_dirs())
     blobs = history.read_blobs(repo, [before[r[1]] for r in rows if r[1] in before])
     still_there = {module_name(p) for p in after} - {None}
     moves: dict[str, tuple[str, str, int]] = {}

@@ -13,7 +13,8 @@ from __future__ import annotations
 from migrator import history
 from migrator.derive.draft import Derivation, Draft
 from migrator.derive.prs import PathCommits, with_pr
-from migrator.derive.pysource import PACKAGE_ROOTS, bound_names, module_name
+from migrator.derive.pysource import bound_names, module_name
+from migrator.layout import verl_layout
 from migrator.mapping.modulefacts import ModuleNames, parse_token
 
 HINT_PLACEHOLDER = "TODO: say what replaces it"
@@ -21,7 +22,8 @@ HINT_PLACEHOLDER = "TODO: say what replaces it"
 
 def read_modules(repo, sha: str) -> tuple[dict[str, ModuleNames], dict[str, str]]:
     """({module: ModuleNames}, {module: path}) of the Python modules under verl/ and recipe/ at `sha`."""
-    files = history.tree_files(repo, sha, tuple(f"{root}/" for root in PACKAGE_ROOTS))
+    layout = verl_layout()
+    files = history.tree_files(repo, sha, layout.directories(layout.packages))
     paths = {}
     for path in files:
         name = module_name(path) if path.endswith(".py") else None

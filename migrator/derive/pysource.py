@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 import keyword
 
-PACKAGE_ROOTS = ("verl", "recipe")
+from migrator.layout import verl_layout
+
 # verl's own test folders are not API (`verl/.../tests/`, `recipe/.../tests/`)
 EXCLUDED_DIRS = {"tests", "test"}
 
@@ -43,7 +44,7 @@ def signature(args, drop_self):
 def is_verl_import(node):
     if node.level:
         return True
-    return (node.module or "").split(".")[0] in PACKAGE_ROOTS
+    return (node.module or "").split(".")[0] in verl_layout().packages
 
 
 def absolute_module(node, module, is_package):
@@ -124,7 +125,7 @@ def module_bindings(source, module, is_package):
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
-                internal = alias.name.split(".")[0] in PACKAGE_ROOTS
+                internal = alias.name.split(".")[0] in verl_layout().packages
                 (imported_internal if internal else imported_other).add(bound)
         elif isinstance(node, ast.ImportFrom):
             internal = is_verl_import(node)

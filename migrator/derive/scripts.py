@@ -10,10 +10,12 @@ import difflib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from migrator import history
 from migrator.derive.draft import Derivation, Draft
 from migrator.derive.prs import PathCommits, lower_confidence, with_pr
+from migrator.layout import verl_layout
 from migrator.mapping.entries import PATH_RE
 
 # Variant suffixes that script consolidations drop or add (`run_qwen3-8b.sh` ~ `run_qwen3_8b_fsdp.sh`).
@@ -22,7 +24,14 @@ VARIANT_SUFFIXES = ("fsdp2", "fsdp", "megatron", "mcore", "npu", "gpu", "cuda", 
 
 
 def is_script(path: str) -> bool:
-    return path.endswith(".sh") and (path.startswith("examples/") or path.startswith("recipe/"))
+    return path.endswith(".sh") and path.startswith(_script_dirs())
+
+
+@lru_cache(maxsize=1)
+def _script_dirs() -> tuple[str, ...]:
+    """`examples/`, `recipe/`: where verl's launch scripts live."""
+    layout = verl_layout()
+    return layout.directories(layout.script_roots)
 
 
 def normalised_name(path: str) -> str:
@@ -170,8 +179,8 @@ def _name_ratio(a: str, b: str) -> float:
 
 
 def derive_scripts(repo, from_sha, to_sha, result: Derivation, path_commits: PathCommits, fallback):
-    before = {p: s for p, s in history.tree_files(repo, from_sha, ("examples/", "recipe/")).items() if is_script(p)}
-    after = {p: s for p, s in history.tree_files(repo, to_sha, ("examples/", "recipe/")).items() if is_script(p)}
+    before = {p: s for p, s in history.tree_files(repo, from_sha, _script_dirs()).items() if is_script(p)}
+    after = {p: s for p, s in history.tree_files(repo, to_sha, _script_dirs()).items() if is_script(p)}
     old_only = {p: s for p, s in before.items() if p not in after}
     new_only = {p: s for p, s in after.items() if p not in before}
     existing = {p: s for p, s in after.items() if p in before}

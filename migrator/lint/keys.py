@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import difflib
 
+from migrator.layout import verl_layout
 from migrator.lint.hydra_overrides import verdicts
 from migrator.lint.registry import Problem, check
-from migrator.lint.script import MODEL_ENGINES
 from migrator.pulls import pr_label
 from migrator.verdict.judge import SPELLING_CUTOFF
 
@@ -67,7 +67,7 @@ def _other_config(script, schema, unknown):
             continue
         hits = [o for o in unknown if o.key in other_schema.leaves and o.prefix not in ("+", "++")]
         if hits:
-            engine = next((e for e, c in MODEL_ENGINES.items() if c == other), None)
+            engine = next((e for e, c in verl_layout().ppo_engines.items() if c == other), None)
             choice = f"model_engine={engine}" if engine else f"--config-name={other}"
             script.notes.append(f"keys not judged one by one: they fit {other}, not {schema.config}")
             return Problem(hits[0].start, f"`{hits[0].key}` and {len(hits) - 1} more keys belong to {other}, "

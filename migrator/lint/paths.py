@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 
+from migrator.layout import verl_layout
 from migrator.lint.facts import extension
 from migrator.lint.registry import Problem, check
 from migrator.pulls import pr_name
 
-TOPS = ("examples", "verl", "recipe")
 _TOKEN = re.compile(rb"[A-Za-z0-9_.+/:~-]+")
 # What may stand before `examples/...` in a token and still mean verl's checkout: nothing, `./`, `../`,
 # `~/`, `/`, and at most one directory (the clone, `$HOME/verl/examples/...`). Deeper paths are someone else's.
@@ -38,21 +38,23 @@ def missing_paths(script):
             yield from _paths_in(script, tree, node.start_byte, node.end_byte)
             continue
         stack.extend(node.children)
+    roots = verl_layout().roots
     for _node, words in script.commands:
         for i, word in enumerate(words[:-1]):
-            if word == "-m" and re.fullmatch(r"(?:verl|recipe|examples)(?:\.\w+)+", words[i + 1]):
+            if word == "-m" and words[i + 1].split(".")[0] in roots and re.fullmatch(r"\w+(?:\.\w+)+", words[i + 1]):
                 yield from _module(script, tree, _node, words[i + 1])
 
 
 def _paths_in(script, tree, start: int, end: int):
     src = script.src
+    roots = verl_layout().roots
     for m in _TOKEN.finditer(src, start, end):
         token = m.group().decode("ascii")
         if "://" in token or src[m.end():m.end() + 1] in (b"$", b"*", b"{", b"?", b"["):
             continue
         token = token.rstrip(".:")
         candidates = [(i, token[i:]) for i in range(len(token)) if (i == 0 or token[i - 1] == "/")
-                      and token[i:].split("/", 1)[0] in TOPS and "/" in token[i:]
+                      and token[i:].split("/", 1)[0] in roots and "/" in token[i:]
                       and _CHECKOUT_PREFIX.fullmatch(token[:i])]
         if not candidates:
             continue
@@ -83,7 +85,7 @@ def _judgeable(tree, path: str) -> bool:
         return False  # that part of verl is not in the tree (e.g. recipe/ as a submodule)
     ext = extension(path)
     if not ext:
-        return top == "examples"  # directories: only where the tree lists every file
+        return top in verl_layout().lint_judges_directories_under  # a directory: only under these
     return ext in tree.extensions[top]
 
 

@@ -7,30 +7,24 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from migrator.layout import verl_layout
 from migrator.lint.facts import Facts, KeySchema
 from migrator.mapping import MappingSet
 from migrator.rewrite import shell
 from migrator.rewrite.shell import hydra_launches as launches
 
-# verl's PPO entry point, the only one whose configs ship as key lists.
-PPO_MODULE = "verl.trainer.main_ppo"
-PPO_SCRIPT = "verl/trainer/main_ppo.py"
-# --config-name -> shipped config; a Hydra `model_engine=` choice picks the engine's generated config.
-CONFIG_NAMES = {"ppo_trainer": "ppo_trainer", "ppo_megatron_trainer": "ppo_megatron_trainer"}
-MODEL_ENGINES = {"dp": "ppo_trainer", "fsdp": "ppo_trainer", "megatron": "ppo_megatron_trainer",
-                 "veomni": "ppo_veomni_trainer", "torchtitan": "ppo_torchtitan_trainer"}
-# A python entry point: `-m module` or a `.py` script among a command's words (`script_entry_point`).
-_SCRIPT_DIRS = ("verl/", "recipe/", "examples/")
+# What may stand between a script path and the word's start (`script_entry_point`).
 _NOT_IN_SCRIPT_PATH = re.compile(r"[^\w/.-]")
 _GROUP_PACKAGE = re.compile(rb"(?<![\w.@-])[A-Za-z_][\w]*@([A-Za-z_][\w.]*)=")
 _OVERRIDE_WORD = re.compile(r"(?:\+\+|\+|~)?[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
 _CONFIG_NAME = re.compile(r"--config-name(?:=|$)")
 
 
-def script_entry_point(word: str) -> str | None:
-    """The `verl/.../x.py` (or `recipe/`, `examples/`) that ends `word`, at its start or after a `/`: what
-    `(?:^|/)((?:verl|recipe|examples)/[\w/.-]+\.py)$` finds, in one pass over the word (the regex read the
-    rest of the word again from each `/`)."""
+def script_entry_point(word: str, roots: tuple[str, ...] | None = None) -> str | None:
+    r"""The `<root>/.../x.py` under one of verl's roots (`verl/`, `recipe/`, `examples/`) that ends `word`, at
+    its start or after a `/`: what `(?:^|/)((?:verl|recipe|examples)/[\w/.-]+\.py)$` finds, in one pass over
+    the word (the regex read the rest of the word again from each `/`)."""
+    dirs = tuple(f"{root}/" for root in (verl_layout().roots if roots is None else roots))
     text = word[:-1] if word.endswith("\n") else word  # `$` matched before a final newline too
     if not text.endswith(".py"):
         return None
@@ -40,7 +34,7 @@ def script_entry_point(word: str) -> str | None:
         if not start:
             return None
     while True:
-        if any(text.startswith(d, start) and len(text) - start - len(d) >= len("x.py") for d in _SCRIPT_DIRS):
+        if any(text.startswith(d, start) and len(text) - start - len(d) >= len("x.py") for d in dirs):
             return text[start:]
         start = text.find("/", start) + 1
         if not start:
@@ -79,16 +73,18 @@ class Script:
 
     @cached_property
     def entry_points(self) -> list[tuple[str, list[str]]]:
-        """(module or script path, the command's words) for each python entry point the script runs."""
+        """(module or script path, the command's words) for each python entry point the script runs:
+        `-m module` or a `.py` script under one of verl's roots among a command's words."""
         found = []
+        roots = verl_layout().roots
         for _node, words in self.commands:
             for i, word in enumerate(words):
                 if word == "-m" and i + 1 < len(words):
                     module = words[i + 1]
-                    if module.split(".")[0] in ("verl", "recipe", "examples"):
+                    if module.split(".")[0] in roots:
                         found.append((module, words))
                     break
-                script = script_entry_point(word)
+                script = script_entry_point(word, roots)
                 if script and i > 0:
                     found.append((script, words))
                     break
@@ -102,10 +98,11 @@ class Script:
             self.notes.append("keys not checked: the script runs no verl entry point")
             return None
         configs = set()
+        ppo = _ppo_entries()  # verl's PPO trainer, the only entry point whose configs ship as key lists
         for entry, words in entries:
-            if entry not in (PPO_MODULE, PPO_SCRIPT) and not _takes_overrides(words):
+            if entry not in ppo and not _takes_overrides(words):
                 continue  # `python3 examples/data_preprocess/gsm8k.py --local_dir ...` next to the trainer
-            if entry not in (PPO_MODULE, PPO_SCRIPT):
+            if entry not in ppo:
                 return self._entry_schema(entry, len(entries))
             config, why = self._config_of(words)
             if config is None:
@@ -127,8 +124,9 @@ class Script:
     @cached_property
     def context(self):
         """The entry point whose config the script's keys belong to (for scoped table entries), or None."""
+        ppo = _ppo_entries()
         modules = {_module_name(entry) for entry, words in self.entry_points
-                   if entry in (PPO_MODULE, PPO_SCRIPT) or _takes_overrides(words)}
+                   if entry in ppo or _takes_overrides(words)}
         if len(modules) != 1:
             return None
         return self.mappings.context(modules.pop())
@@ -143,14 +141,16 @@ class Script:
         return schema
 
     def _config_of(self, words: list[str]) -> tuple[str | None, str]:
-        """(the shipped config a main_ppo command runs, or None; what selected it)."""
-        name = "ppo_trainer"
+        """(the shipped config a PPO trainer command runs, or None; what selected it): its --config-name
+        when that config ships as a key list, or a Hydra `model_engine=` choice's config."""
+        layout = verl_layout()
+        name = layout.ppo_config
         for i, word in enumerate(words):
             if _CONFIG_NAME.match(word):
                 raw = word.split("=", 1)[1] if "=" in word else (words[i + 1] if i + 1 < len(words) else "")
                 value = self.resolve(_unquote(raw))
-                name = CONFIG_NAMES.get(value.removesuffix(".yaml")) if value is not None else None
-                if name is None:
+                name = value.removesuffix(".yaml") if value is not None else None
+                if name not in layout.ppo_config_names:
                     return None, f"--config-name={raw}"
         engines = set()
         for o in self.overrides:
@@ -162,7 +162,7 @@ class Script:
             return None, "more than one model_engine= choice"
         if engines:
             engine, raw = engines.pop()
-            return MODEL_ENGINES.get(engine or ""), f"model_engine={raw}"
+            return layout.ppo_engines.get(engine or ""), f"model_engine={raw}"
         return name, ""
 
     @cached_property
@@ -191,6 +191,11 @@ class Script:
         while node is not None:
             yield node
             node = node.parent
+
+
+def _ppo_entries() -> tuple[str, str]:
+    layout = verl_layout()
+    return layout.ppo_module, layout.ppo_script
 
 
 def _takes_overrides(words: list[str]) -> bool:

@@ -524,9 +524,11 @@ class MappingSet(EntryPointQueries, PrecisionRules):
         return {t for t in tokens if t}
 
     def _value_tokens(self) -> set[str]:
+        from migrator.layout import verl_layout  # its module imports this package's loader
+
         out = value_tokens(e for step in self._steps for e in step.value_entries)
         if self.from_release_given and self.value_defaults():
-            out.add("main_ppo")  # a value default is inserted into main_ppo launches (only with --from)
+            out.add(verl_layout().ppo_name)  # a value default is inserted into PPO launches (only with --from)
         return out
 
     @property

@@ -90,8 +90,10 @@ class EntryPointQueries:
     def _config_of_keys(self, keys: tuple[str, ...]) -> str | None:
         """The one non-ppo entry config that has every key of `keys` in some release, when main_ppo's does not
         (`recipe.r1.main_eval_for_code data.path=... data.response_key=...` is an evaluation)."""
+        from migrator.layout import verl_layout  # its module imports this package's loader
+
         facts = self.history.facts if self.history is not None else None
-        if not keys or facts is None or all(k in self._keys_ever(facts, "ppo_trainer") for k in keys):
+        if not keys or facts is None or all(k in self._keys_ever(facts, verl_layout().ppo_config) for k in keys):
             return None
         fits = {config for family, members in self.families.items() if family != "ppo" for config in members
                 if all(k in self._keys_ever(facts, config) for k in keys)}

@@ -42,10 +42,9 @@ class ReleaseFacts:
             for path in files:
                 release = path.name[:-len(".keys")].rpartition(".")[0]  # release names hold dots, configs none
                 types = out.setdefault(release, {})
-                for line in path.read_text(encoding="utf-8").splitlines():
+                for line in fact_lines(path):
                     key, _, kind = line.partition("\t")
-                    if key:
-                        types.setdefault(key, kind)
+                    types.setdefault(key, kind)
             return out
 
         return _derived("keytypes", files, read)
@@ -54,7 +53,7 @@ class ReleaseFacts:
         path = self.directory / "config-keys" / f"{release}.{config}.keys"
         if not path.is_file():
             return {}
-        return dict(line.partition("\t")[::2] for line in path.read_text(encoding="utf-8").splitlines() if line)
+        return dict(line.partition("\t")[::2] for line in fact_lines(path))
 
     def configs(self, release: str) -> list[str]:
         names = []
@@ -86,8 +85,7 @@ class ReleaseFacts:
         files = sorted((self.directory / "trees").glob("*.paths"))
 
         def read() -> dict[str, frozenset[str]]:
-            return {path.name[:-len(".paths")]: frozenset(line for line in path.read_text(encoding="utf-8").splitlines()
-                                                          if line) for path in files}
+            return {path.name[:-len(".paths")]: frozenset(fact_lines(path)) for path in files}
 
         return _derived("paths", files, read)
 
@@ -96,8 +94,7 @@ class ReleaseFacts:
         """Keys (with types) of any entry point's config: entry-config-keys/, else main_ppo's config-keys/."""
         path = self.directory / "entry-config-keys" / f"{release}.{config}.keys"
         if path.is_file():
-            lines = path.read_text(encoding="utf-8").splitlines()
-            return dict(line.partition("\t")[::2] for line in lines if line)
+            return dict(line.partition("\t")[::2] for line in fact_lines(path))
         return self.config_key_types(release, config)
 
     @memoized_method
@@ -229,6 +226,12 @@ class _ModulesByRelease(Mapping):
 
     def __len__(self) -> int:
         return len(self._covered)
+
+
+def fact_lines(path: Path) -> list[str]:
+    """The data lines of a .keys or .paths fact file: not blank, not the `# GENERATED VIA` header (no key
+    or path of verl's starts with `#`)."""
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
 
 
 def load_shipped_yaml(path: Path):

@@ -233,7 +233,7 @@ def _check_entry_shape(entry: Entry, file: str, line: int | None, label: str) ->
         raise TableError(file, line, problem, label)
 
 
-def _family_match(old: str, candidate: str, family: str) -> bool:
+def family_match(old: str, candidate: str, family: str) -> bool:
     """Does `candidate` fall under `old` (exactly, or inside its subtree/directory/package)?"""
     if family == "key":
         return candidate == old or (old.endswith(".*") and (candidate == old[:-2] or candidate.startswith(old[:-1])))
@@ -275,7 +275,7 @@ def consistency_problems(table: ReleaseTable) -> list[TableError]:
                 continue
             probe = new[:-2] if new.endswith(".*") else new
             for other in entries:
-                if other is entry or not _family_match(other.old, probe, family):  # type: ignore[attr-defined]
+                if other is entry or not family_match(other.old, probe, family):  # type: ignore[attr-defined]
                     continue
                 if family == "keyword" and other.function != entry.function:  # type: ignore[attr-defined]
                     continue
@@ -285,7 +285,7 @@ def consistency_problems(table: ReleaseTable) -> list[TableError]:
                     continue
                 if isinstance(other, (KeyRemoval, PathRemoval, EnvRemoval, ModuleRemoval, SymbolRemoval)):
                     problem = "renames into something this table removes"
-                elif _family_match(entry.old, _target(other).removesuffix(".*"), family):
+                elif family_match(entry.old, _target(other).removesuffix(".*"), family):
                     problem = "forms a rename cycle"
                 else:
                     problem = "chains into another rename in the same table (write old -> final new)"

@@ -146,7 +146,7 @@ def materialize(configs: ReleaseConfigs) -> Path:
         for path, blob in configs.files.items():
             target = tmp / path
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            data = (configs.blobs / f"{blob}.yaml").read_bytes()
+            data = verl_bytes((configs.blobs / f"{blob}.yaml").read_bytes())
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -165,6 +165,13 @@ def materialize(configs: ReleaseConfigs) -> Path:
 
 
 COMPLETE = ".complete"
+# The line a shipped blob opens with, saying what wrote it from which verl commit (scripts/facts_header.py);
+# the rest is verl's file, byte for byte (the blob's name is its digest).
+GENERATED = b"# GENERATED VIA "
+
+
+def verl_bytes(blob: bytes) -> bytes:
+    return blob.partition(b"\n")[2] if blob.startswith(GENERATED) else blob
 
 
 def _intact(root: Path, configs: ReleaseConfigs) -> bool:

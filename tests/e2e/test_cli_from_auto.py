@@ -109,3 +109,24 @@ def test_an_explicit_from_still_reports_every_files_fit_in_json(tmp_path):
     report = json.loads(run_cli("--from", "v0.1", "--to", "v0.9.0", "--check", "--output-format", "json",
                                 tmp_path).stdout)
     assert report["written_for"]["files"] == {str(tmp_path / "run.sh"): ["v0.6.0", "v0.6.1", "v0.7.0", "v0.7.1"]}
+
+
+# `skip.rollout.*` exists from v0.9.0 on; `+trainer.total_epochs` appends a key every release declares.
+V09_SCRIPT = ("python3 -m verl.trainer.main_ppo \\\n"
+              "    skip.rollout.enable=True \\\n"
+              "    +trainer.total_epochs=2\n")
+
+
+def test_a_range_of_no_releases_leaves_a_plus_on_an_existing_key_alone(tmp_path):
+    # Once an internal error (exit 3): with no table in the range the launches were never collected.
+    script = tmp_path / "run.sh"
+    script.write_text(V09_SCRIPT)
+    for from_release in ("v0.9.0", "auto"):
+        proc = run_cli("--from", from_release, "--to", "v0.9.0", "--check", tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+        assert proc.stderr.splitlines()[-1] == ("v0.9.0 -> v0.9.0: 0 files would change, 0 manual actions, "
+                                                "0 warnings, 1 unchanged, 0 skipped, 0 failed")
+    assert script.read_text() == V09_SCRIPT
+    # From a release before it, the same `+` is Hydra's refusal to append over the key: dropped.
+    assert "1 key-append-prefix" in run_cli("--from", "v0.8.0", "--to", "v0.9.0", "--check", tmp_path).stderr

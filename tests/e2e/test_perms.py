@@ -37,9 +37,9 @@ def run_as_nobody(paths: list[str], home: str) -> dict:
     import migrator.lock  # noqa: F401
     import migrator.parallel  # noqa: F401
     import migrator.prefilter  # noqa: F401
-    from migrator.rewrite import shell
+    from migrator.rewrite.shell import syntax
 
-    shell._parser()
+    syntax._parser()
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child

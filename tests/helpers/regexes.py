@@ -456,6 +456,7 @@ EXPLAINED = {
         "one attempt per kind reads to the end",
     "migrator.derive.scripts:_same_model() re.search": "the common prefix of two script names (one file name)",
     "migrator.mapping.config_objects:_CLASS": "matched (`match`) against a name of the shipped config facts",
+    "migrator.layout:_DIRECTORY": "matched (`match`) against one value of the shipped layout.yaml",
     "migrator.rewrite.python.resolution:_PLAIN_IMPORT":
         "tried at each line start; only the parenthesised names `[\\w \\t\\r\\n,]*` run over lines, and a "
         "later attempt reading such a stretch again must start with `from ... import (`, whose `(` ends the "

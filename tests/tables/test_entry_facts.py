@@ -177,7 +177,7 @@ def test_facts_files_are_well_formed():
     files = sorted((ROOT / "mappings" / "verl" / "facts" / "entry-config-keys").glob("*.keys"))
     assert len(files) >= 70
     for path in files:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = coverage.data_lines(path)  # every line but the header naming the writer
         keys = [line.split("\t")[0] for line in lines]
         assert keys == sorted(set(keys)), path.name
         assert {line.split("\t")[1] for line in lines} <= types, path.name

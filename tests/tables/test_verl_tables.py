@@ -8,6 +8,7 @@ import re
 import pytest
 import yaml
 
+from migrator.mapping.facts import fact_lines
 from tests.helpers import REPO, yaml_data
 
 ROOT = REPO
@@ -78,16 +79,15 @@ def load_keys(rel):
         p = FACTS / "config-keys" / f"{rel}.{cfg}.keys"
         if p.exists():
             d = {}
-            for line in p.read_text().splitlines():
-                if line.strip():
-                    k, t = line.split("\t")
-                    d[k] = t.strip()
+            for line in fact_lines(p):
+                k, t = line.split("\t")
+                d[k] = t.strip()
             out[cfg] = d
     return out
 
 
 KEYS = {rel: load_keys(rel) for rel in RELEASES}
-TREES = {rel: set((FACTS / "trees" / f"{rel}.paths").read_text().split()) for rel in RELEASES}
+TREES = {rel: set(fact_lines(FACTS / "trees" / f"{rel}.paths")) for rel in RELEASES}
 BETWEEN = yaml.safe_load((FACTS / "between-releases.yaml").read_text())["paths"]
 BETWEEN_PATHS = {b["path"]: b for b in BETWEEN}
 

@@ -119,11 +119,10 @@ def test_without_bash_a_reparse_must_not_add_errors(monkeypatch):
 
 
 def test_bash_n_runs_only_when_an_edit_could_change_what_bash_parses(tmp_path, core_mappings, monkeypatch):
-    from migrator.rewrite import shell
     from migrator.rewrite.shell import validity
 
     checked = []
-    real_bash_n = shell._bash_n
+    real_bash_n = validity._bash_n
     monkeypatch.setattr(validity, "_bash_n", lambda bash, source: checked.append(source) or real_bash_n(bash, source))
     # A plain key renamed inside its word: proved harmless, no bash -n.
     script = tmp_path / "rename.sh"

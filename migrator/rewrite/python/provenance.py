@@ -16,14 +16,11 @@ edits: `config_access` asks `node_of` and decides.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
+from migrator.layout import verl_layout
 from migrator.mapping.config_objects import ConfigObjects
 from migrator.rewrite.python.parsed import child_nodes
-
-# `@hydra.main(config_path=...)` values that are verl's own config tree.
-VERL_CONFIG_DIR = re.compile(r"(?:.*/)?verl/trainer/config/?|pkg://verl[./]trainer[./]config/?")
 
 _ROUNDS = 6  # call-graph propagation: a chain of calls main -> run_ppo -> TaskRunner.run is 2 rounds
 
@@ -113,12 +110,14 @@ class Provenance:
             if isinstance(decorator, ast.Call) and (self.qualified(decorator.func) == "hydra.main" or (
                     _dotted(decorator.func) == ["hydra", "main"] and "hydra" not in self.imports)):
                 path, name = _keyword_string(decorator, "config_path"), _keyword_string(decorator, "config_name")
-                if path is not None and VERL_CONFIG_DIR.fullmatch(path) and params:
+                # `@hydra.main(config_path=...)` that is verl's own config tree.
+                if path is not None and verl_layout().config_dir_pattern.fullmatch(path) and params:
                     seeds[params[0]] = ConfigNode((), name)
+        classes_package = verl_layout().config_classes_package + "."
         for arg in function.args.posonlyargs + function.args.args + function.args.kwonlyargs:
             annotation = self.qualified(arg.annotation) if arg.annotation is not None else None
             classes = self.objects.classes
-            if annotation and annotation.startswith("verl.") and annotation.rsplit(".", 1)[-1] in classes:
+            if annotation and annotation.startswith(classes_package) and annotation.rsplit(".", 1)[-1] in classes:
                 seeds[arg.arg] = ConfigNode(classes[annotation.rsplit(".", 1)[-1]])
         if cls is not None and id(cls) in self.holders and function.name == "__init__" and "config" in params:
             seeds["config"] = self.holders[id(cls)]

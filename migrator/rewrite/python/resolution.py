@@ -18,6 +18,7 @@ import re
 from functools import cached_property
 
 from migrator.edits import Edit, Finding, apply_edits
+from migrator.layout import verl_layout
 from migrator.mapping import MappingSet
 from migrator.mapping.per_set import per_table_set
 from migrator.rewrite.python.parsed import line_starts, other_encoding, parse
@@ -25,7 +26,6 @@ from migrator.rewrite.python.parsed import line_starts, other_encoding, parse
 UNRESOLVED_CODE = "VM123"
 GUARDED_CODE = "VM124"
 _GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
-_ROOTS = (b"verl", b"recipe")
 
 
 def release_modules(maps: MappingSet) -> dict | None:
@@ -43,7 +43,7 @@ def import_roots(maps: MappingSet) -> set[str]:
     shipped it (from v0.9.0 recipes live in their own repository, which the facts do not cover)."""
     facts = release_modules(maps)
     return set() if facts is None else \
-        {root for root in ("verl", "recipe") if any(m.split(".")[0] == root for m in facts[maps.to_release])}
+        {root for root in verl_layout().packages if any(m.split(".")[0] == root for m in facts[maps.to_release])}
 
 
 def unknown_release_note(maps: MappingSet) -> str | None:
@@ -59,7 +59,7 @@ def unknown_release_note(maps: MappingSet) -> str | None:
 def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=()) -> list[Finding]:
     """Findings for the imports that do not resolve once the table's `edits` are applied (the migration),
     or as written (`edits` None: the lint); `findings`, the table's (offsets into `source`), cover their spans."""
-    if not any(root in source for root in _ROOTS) or other_encoding(source):  # `ast` columns would not be byte offsets
+    if not any(root in source for root in verl_layout().package_bytes) or other_encoding(source):  # `ast` columns would not be byte offsets
         return []
     facts = release_modules(maps)
     roots = import_roots(maps)
@@ -131,12 +131,13 @@ def _all_resolve_as_spelled(source: bytes, judge: "_Judge", roots: set[str], rep
         if not _resolves(match, judge, roots) and not (reported is not None and reported(*_statement_span(match))):
             return False
     lines = source.split(b"\n")
+    packages = verl_layout().package_bytes
     for number, text in enumerate(lines):
-        if number not in plain_lines and _IMPORT_WORD.search(text) and any(r in text for r in _ROOTS):
+        if number not in plain_lines and _IMPORT_WORD.search(text) and any(r in text for r in packages):
             return False
         if text.rstrip(b"\r").endswith(b"\\"):  # a continuation joins this line and the next into one
             joined = text + (lines[number + 1] if number + 1 < len(lines) else b"")
-            if _IMPORT_WORD.search(joined) or any(r in joined for r in _ROOTS):
+            if _IMPORT_WORD.search(joined) or any(r in joined for r in packages):
                 return False
     return True
 

@@ -4,33 +4,23 @@ Parsed with tree-sitter-bash, which parses verl's scripts (arrays, `$(( ))`, `ca
 fails, and keeps parse errors local. The tree is only used to *classify* bytes (argument, string,
 comment, heredoc, assignment); every edit is a byte span of the original source.
 
-Modules, each importing only those above it: `syntax` (parser, byte classes), `removal_spans`,
-`keys` / `moves` / `variables` (edits per entry kind), `locator` (the one walker), `validity`
-(the proof that skips `bash -n`, and `bash -n`), `overrides` (read-only view for the lint).
+Modules, each importing only those above it: `syntax` (parser, byte classes), `removal_spans`, `plan`
+(one script's bytes, mappings, edits and findings), then the planners, each an object with its own state
+handed the plan and the planners it needs: `removals` (removed arguments per command), `defaults` (old
+defaults of keys made mandatory), `launches` (entry points, and the config each key belongs to), `keys`,
+`moves`, `variables`; `locator` (the one walker, which builds them), `validity` (the proof that skips
+`bash -n`, and `bash -n`), `overrides` (read-only view for the lint).
 """
 
 from __future__ import annotations
 
 from migrator.rewrite.shell.locator import locate
 from migrator.rewrite.shell.overrides import override_occurrences
+from migrator.rewrite.shell.syntax import ARGUMENT_TYPES, LITERAL_TYPES, SCRIPT_RUNNERS, WORD_BOUNDARY, parse
 
-# Internals the tests call directly. A test that patches a name patches it where the code looks it
-# up (`validity.BASH_N_TIMEOUT`, `validity._bash_n`): these are copies of the binding.
-from migrator.rewrite.shell.removal_spans import _argument_removal_span  # noqa: F401
-from migrator.rewrite.shell.syntax import (
-    ARGUMENT_TYPES,
-    LITERAL_TYPES,
-    SCRIPT_RUNNERS,
-    WORD_BOUNDARY,
-    _parser,  # noqa: F401
-    parse,
-)
-from migrator.rewrite.shell.validity import (
-    BASH_N_TIMEOUT,
-    _bash_n,  # noqa: F401
-    edits_keep_validity,
-    validate,
-)
+# A test that patches a name patches it where the code looks it up (`validity.BASH_N_TIMEOUT`): this is a
+# copy of the binding.
+from migrator.rewrite.shell.validity import BASH_N_TIMEOUT, edits_keep_validity, validate
 
 KIND = "shell"
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 
 from migrator.edits import Edit, Finding
-from migrator.mapping import MappingSet
+from migrator.layout import verl_layout
+from migrator.rewrite.shell.plan import ScriptPlan
 
-MAIN_PPO = re.compile(rb"(?:^|[\s/])(?:verl\.trainer\.main_ppo|verl/trainer/main_ppo\.py)$")
 CONFIG_OPTIONS = (b"--config-name", b"--config-path", b"-cn", b"-cp", b"--config-dir", b"-cd")
 # Hydra's other command-line flags (`python app.py --help`): any other `-x` word is not Hydra's.
 HYDRA_FLAGS = (b"--multirun", b"-m", b"--cfg", b"-c", b"--resolve", b"--package", b"-p", b"--info", b"-i",
@@ -26,16 +26,18 @@ SETS_KEY = re.compile(rb"[\"']?(?:\+\+|\+)?(?P<key>[A-Za-z_][A-Za-z0-9_.-]*)=")
 
 
 def runs_main_ppo(words: list[bytes]) -> bool:
-    return any(MAIN_PPO.search(w) for w in words)
+    launch = verl_layout().ppo_launch
+    return any(launch.search(w) for w in words)
 
 
 class DefaultEdits:
-    """Value defaults in a `_ShellLocator`, which walks the tree and provides these attributes."""
+    """The old defaults of keys that became mandatory, appended to the launch commands of main_ppo."""
 
-    src: bytes
-    maps: MappingSet
-    edits: list[Edit]
-    findings: list[Finding]
+    def __init__(self, plan: ScriptPlan):
+        self.src = plan.src
+        self.maps = plan.maps
+        self.edits = plan.edits
+        self.findings = plan.findings
 
     def value_defaults(self, command, args: list, words: list[bytes]) -> None:
         defaults = self.maps.value_defaults() if self.maps.from_release_given else ()
@@ -81,7 +83,8 @@ class DefaultEdits:
 
 def _blocker(words: list[bytes]) -> bytes | None:
     """The first word through which a config file or unseen overrides may set keys, or None."""
-    entry = next(i for i, w in enumerate(words) if MAIN_PPO.search(w))
+    launch = verl_layout().ppo_launch
+    entry = next(i for i, w in enumerate(words) if launch.search(w))
     for word in words[entry + 1:]:
         # `--config x.yaml`, `--max_steps 1`: no Hydra launch as written (an argparse wrapper, or prose).
         if word.startswith(b"-") and word.split(b"=", 1)[0] not in CONFIG_OPTIONS + HYDRA_FLAGS:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from migrator.rewrite.shell.syntax import _is_override_word, _script_position
+from migrator.layout import verl_layout
+from migrator.rewrite.shell.syntax import is_override_word, script_position
 
 _PYTHON = re.compile(rb"python(?:[0-9][0-9.]*)?")
 # Commands that run the rest of their words as a command line (`nohup python3 -m verl...`,
@@ -34,7 +35,8 @@ def _basename(word: bytes) -> bytes:
 
 
 def is_verl_module(name: bytes) -> bool:
-    return name in (b"verl", b"recipe") or name.startswith((b"verl.", b"recipe."))
+    layout = verl_layout()
+    return name in layout.package_bytes or name.startswith(layout.package_prefixes_bytes)
 
 
 def _components(path: bytes) -> list[bytes]:
@@ -44,13 +46,15 @@ def _components(path: bytes) -> list[bytes]:
 def is_verl_python_script(word: bytes) -> bool:
     """`verl/trainer/main_ppo.py`, `/src/verl/verl/trainer/x.py`, `recipe/dapo/main_dapo.py`."""
     parts = _components(word)
-    return parts[-1].endswith(b".py") and any(p in (b"verl", b"recipe") for p in parts[:-1])
+    packages = verl_layout().package_bytes
+    return parts[-1].endswith(b".py") and any(p in packages for p in parts[:-1])
 
 
 def is_verl_shell_script(word: bytes) -> bool:
     """verl's launch scripts, which hand their arguments to the trainer (`examples/.../run_x.sh "$@"`)."""
     parts = _components(word)
-    return parts[-1].endswith(b".sh") and any(p in (b"examples", b"recipe", b"verl") for p in parts[:-1])
+    roots = verl_layout().root_bytes
+    return parts[-1].endswith(b".sh") and any(p in roots for p in parts[:-1])
 
 
 def verl_entry_index(words: list[bytes]) -> int | None:
@@ -62,7 +66,7 @@ def verl_entry_index(words: list[bytes]) -> int | None:
         return _python_entry(words, 1)
     if _basename(words[0]) not in _LAUNCHERS and not _PYTHON.fullmatch(_basename(words[0])):
         return None
-    script = _script_position(words)
+    script = script_position(words)
     if script and is_verl_shell_script(words[script]):
         return script
     for i, word in enumerate(words):
@@ -106,4 +110,4 @@ def expanded_names(word: bytes) -> set[bytes]:
 
 def is_override_list(elements: list[bytes]) -> bool:
     """An array in verl's style: every element an override (`a.b=c`, `+a.b=c`, `~a.b`)."""
-    return bool(elements) and all(_is_override_word(e) for e in elements)
+    return bool(elements) and all(is_override_word(e) for e in elements)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from migrator.layout import verl_layout
+
 # Programs that run a Python module or file given later on the line.
 # (`${CONDA_BIN}python`: a directory in a variable, written before the name.)
 PYTHON_RE = re.compile(rb"(?:.*[/}])?(?:python[0-9.]*|torchrun|deepspeed|accelerate)\Z")
 # `-m` modules that are launchers themselves: the entry point is the next `-m` or `.py`.
 LAUNCHER_MODULES = frozenset({b"torch.distributed.run", b"torch.distributed.launch", b"accelerate.commands.launch"})
-# A file path's module starts at the rightmost of these package roots (`$HOME/verl/verl/trainer/x.py`).
-PACKAGE_ROOTS = (b"verl", b"recipe", b"examples")
 MODULE_WORD_RE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 CONFIG_NAME_FLAG = b"--config-name"
 CONFIG_PATH_FLAG = b"--config-path"
@@ -44,7 +44,9 @@ def module_of_path(path: bytes) -> tuple[str, int] | None:
     if not path.endswith(b".py"):
         return None
     parts = path[:-3].split(b"/")
-    roots = [i for i, part in enumerate(parts) if part in PACKAGE_ROOTS and i < len(parts) - 1]
+    # The module starts at the rightmost of verl's roots in the path (`$HOME/verl/verl/trainer/x.py`).
+    package_roots = verl_layout().root_bytes
+    roots = [i for i, part in enumerate(parts) if part in package_roots and i < len(parts) - 1]
     if not roots:
         return None
     start = roots[-1]

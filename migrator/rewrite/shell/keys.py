@@ -1,28 +1,28 @@
-"""Planning edits for key entries: renames, warnings, and removed arguments planned per command."""
+"""Planning edits for key entries: renames, warnings, `+` drops, value changes; removed arguments go to
+`removals`, the config each key belongs to comes from `launches`."""
 
 from __future__ import annotations
 
 import re
 
 from migrator.edits import Edit, Finding
-from migrator.mapping import KeyChange, MappingSet
-from migrator.mapping.entrycontext import ConfigChange
-from migrator.rewrite.shell.removal_spans import _argument_removal_span
-from migrator.rewrite.shell.syntax import _glued_by_continuation
+from migrator.rewrite.shell.launches import Launches
+from migrator.rewrite.shell.plan import ScriptPlan
+from migrator.rewrite.shell.removals import ArgumentRemovals, first_note
+from migrator.rewrite.shell.syntax import glued_by_continuation
 from migrator.rewrite.values import override_value_edits, removal_finding, value_at
 
 
 class KeyEdits:
-    """Key occurrences in a `_ShellLocator`, which walks the tree and provides these attributes."""
+    """Each key occurrence the walker meets, judged in the config of the launch around it."""
 
-    src: bytes
-    maps: MappingSet
-    edits: list[Edit]
-    findings: list[Finding]
-    removals: dict
-    array_scopes: dict  # first element's start -> (array name, every element an override)
-    verl_expanded: set  # names expanded into commands that run a verl entry point
-    # Also provided by the walker (LaunchEdits): context_at(offset), note_key(key, context).
+    def __init__(self, plan: ScriptPlan, launches: Launches, removals: ArgumentRemovals):
+        self.src = plan.src
+        self.maps = plan.maps
+        self.edits = plan.edits
+        self.findings = plan.findings
+        self.launches = launches
+        self.removals = removals
 
     def key_occurrence(self, key: str, start: int, end: int, container, limit: int | None = None) -> None:
         """`container` is (sibling argument nodes, index) when the key's argument can be deleted;
@@ -30,8 +30,8 @@ class KeyEdits:
         if limit is not None and self.src[end:end + 1] == b"=" and self.value_occurrence(key, start, end, container,
                                                                                            limit):
             return
-        context = self.context_at(start)
-        self.note_key(key, context)
+        context = self.launches.context_at(start)
+        self.launches.note_key(key, context)
         change = self.maps.key(key, context)
         if change is None:
             if self.src[start - 1:start] == b"+" and self.src[start - 2:start - 1] != b"+" and \
@@ -50,18 +50,13 @@ class KeyEdits:
                 start -= 1  # the new config has the key: `+key=` would fail to append over it
             self.edits.append(Edit(start, end, new, "key-rename", f"{key} -> {change.new}", change.prs))
         elif change.action == "warn":
-            self.findings.append(Finding(start, "key-warn", f"{key}: {_first_note(change)}", change.hint,
+            self.findings.append(Finding(start, "key-warn", f"{key}: {first_note(change)}", change.hint,
                                          change.prs, severity="warning"))
-        elif container is not None and not _glued_by_continuation(
+        elif container is not None and not glued_by_continuation(
                 self.src, container[0][container[1]].start_byte, container[0][container[1]].end_byte):
-            siblings, index = container
-            self.removals.setdefault(siblings[0].start_byte, (siblings, []))[1].append((index, key, change, start))
+            self.removals.add(*container, key, change, start)
         else:
-            self.removal_by_hand(key, start, change)
-
-    def removal_by_hand(self, key: str, start: int, change) -> None:
-        self.findings.append(Finding(start, "key-removal", f"{key} was removed; delete it by hand",
-                                     change.hint, change.prs))
+            self.removals.by_hand(key, start, change)
 
     def value_occurrence(self, key: str, start: int, end: int, container, limit: int) -> bool:
         """Edits or findings for the value of `key=value`; True when they dealt with the key as well."""
@@ -76,9 +71,7 @@ class KeyEdits:
             return False
         if change.action == "remove":
             if container is not None:
-                siblings, index = container
-                self.removals.setdefault(siblings[0].start_byte, (siblings, []))[1].append(
-                    (index, f"{key}={change.value}", change, start))
+                self.removals.add(*container, f"{key}={change.value}", change, start)
             self.findings.append(removal_finding(start, change, removed=container is not None))
             return True
         return change.new_key is not None
@@ -98,72 +91,9 @@ class KeyEdits:
                                              f"{new}", getattr(change.entries[-1], "hint", None), change.prs,
                                              severity="warning" if new == "rejected now" else "manual"))
 
-    def plan_removals(self) -> None:
-        for first, (siblings, removed) in self.removals.items():
-            array = self.array_scopes.get(first)
-            if array is not None and not (array[1] or array[0] in self.verl_expanded):
-                # An array neither expanded into a verl command nor made of overrides alone: its
-                # words may be anything (`FILES=(a.b=1 ...)`), so nothing is deleted from it.
-                for _, key, change, start in removed:
-                    self.removal_by_hand(key, start, change)
-                continue
-            for _, key, change, start in removed:
-                if change.hint and isinstance(change, KeyChange):  # a value removal reported its own finding
-                    message = f"removed {key}: {_first_note(change)}" if change.manual else f"removed {key}"
-                    self.findings.append(Finding(start, "key-removal", message, change.hint, change.prs,
-                                                 severity="manual" if change.manual else "info"))
-            removed.sort(key=lambda item: item[0])
-            removed_starts = {siblings[i].start_byte for i, _, _, _ in removed}
-            # The run of removed arguments that ends the list, counted over *every* node between them
-            # (an expansion like `${EXTRA:-}` or a comment is not an argument sibling, but must stay).
-            run_start = None
-            if siblings[-1].start_byte in removed_starts:
-                first = siblings[-1]
-                while first.prev_sibling is not None and first.prev_sibling.start_byte in removed_starts:
-                    first = first.prev_sibling
-                kept_before = first.prev_sibling
-                if kept_before is not None and kept_before.is_named and any(
-                        s.start_byte not in removed_starts for s in siblings):
-                    run_start = (first.start_byte, kept_before.end_byte)
-            planned: list[tuple[int, int, str, tuple, str]] = []
-            for index, key, change, _ in removed:
-                # A dropped `--config-name` is the config-name move's own edit, not a key's.
-                kind = "config-name-move" if isinstance(change, ConfigChange) else "key-removal"
-                node = siblings[index]
-                if run_start is not None and node.start_byte >= run_start[0]:
-                    if index != len(siblings) - 1:
-                        continue  # inside the trailing run: covered by the span of the run's last argument
-                    # The removed arguments end the list: cut from the node before the run, which takes
-                    # the intervening `\` continuations with it.
-                    span = (run_start[1], node.end_byte)
-                else:
-                    span = _argument_removal_span(self.src, node.start_byte, node.end_byte)
-                if planned and span[0] < planned[-1][1]:
-                    # Neighbours on one line (`(a=1 b=2)`, both removed) claim the blanks between them.
-                    start, end, first_key, prs, first_kind = planned.pop()
-                    span, key, change_prs = (start, max(end, span[1])), f"{first_key}, {key}", prs
-                    kind = kind if kind == first_kind else "key-removal"
-                else:
-                    change_prs = change.prs
-                planned.append((span[0], span[1], key, change_prs, kind))
-            for start, end, key, prs, kind in planned:
-                self.edits.append(Edit(start, end, b"", kind, f"removed {key}", prs))
-
 
 PLUS_KIND = "key-append-prefix"  # the edit that drops a `+` the target refuses
 
 
 def drop_plus_message(key: str, release: str) -> str:
     return f"+{key} -> {key} (verl {release} has `{key}`: Hydra overrides it without `+`)"
-
-
-def _first_note(change) -> str:
-    if change.note:
-        return change.note
-    last = change.entries[-1] if change.entries else None
-    if last is not None and last.KIND == "entry-point-move":
-        return f"{last.old} -> {last.new} has no place for it"  # the item's hint says what to do
-    for entry in reversed(change.entries):
-        if entry.note:
-            return entry.note
-    return "has no effect in this release"

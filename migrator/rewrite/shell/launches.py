@@ -8,7 +8,7 @@ import bisect
 import re
 
 from migrator.edits import Edit, Finding
-from migrator.mapping import MappingSet
+from migrator.layout import verl_layout
 from migrator.rewrite import scan
 from migrator.rewrite.shell.defaults import HYDRA_FLAGS
 from migrator.rewrite.shell.entry_points import expanded_names
@@ -20,14 +20,13 @@ from migrator.rewrite.shell.entrypoint import (
     config_option,
     find_launch,
 )
+from migrator.rewrite.shell.plan import ScriptPlan
+from migrator.rewrite.shell.removals import ArgumentRemovals
 from migrator.rewrite.shell.syntax import ARGUMENT_TYPES
 
 CONFIG_FLAGS = (CONFIG_NAME_FLAG, CONFIG_PATH_FLAG, *SHORT_FLAGS.values())
 # Arguments that pass the caller's own overrides on: pinned values go before them, so the caller's win.
 PASS_THROUGH = frozenset({b'"$@"', b"$@", b'"${@}"', b"${@}", b"$*", b'"$*"'})
-# `--config-path` values that mean verl's own configs: relative ones resolve next to the entry module.
-VERL_CONFIG_DIR = b"verl/trainer/config"
-RELATIVE_OWN_DIRS = frozenset({b"config", b"./config"})
 # `NAME=` at a line start (after `export`/`local`/`declare -a`); its value runs to the line's end, or to
 # the array's closing parenthesis (`_assignments`).
 ASSIGNMENT = re.compile(rb"(?m)^[ \t]*(?:(?:export|local|readonly|declare(?:[ \t]+-\w+)*)[ \t]+)?"
@@ -36,25 +35,27 @@ ASSIGNMENT = re.compile(rb"(?m)^[ \t]*(?:(?:export|local|readonly|declare(?:[ \t
 NEEDS_QUOTES = re.compile(rb"[\[\]?*]")
 
 
-class LaunchEdits:
-    """Entry points in a `_ShellLocator`, which walks the tree and provides these attributes."""
+class Launches:
+    """The commands that run an entry point, each one's config (the context of its keys), the file's
+    default context, and the edits a moved entry point brings; collected before the walk."""
 
-    src: bytes
-    maps: MappingSet
-    edits: list[Edit]
-    findings: list[Finding]
-    removals: dict
-
-    def collect_launches(self, root) -> None:
-        """Before the walk: every command's entry point and context, and the file's default context."""
-        self.launches: dict[int, tuple[Launch, list, list[bytes]]] = {}
-        self.launch_words: set[int] = set()
+    def __init__(self, plan: ScriptPlan, removals: ArgumentRemovals, root):
+        self.src = plan.src
+        self.maps = plan.maps
+        self.edits = plan.edits
+        self.findings = plan.findings
+        self.removals = removals
+        self.by_command: dict[int, tuple[Launch, list, list[bytes]]] = {}  # command start -> its launch
+        self.launch_words: set[int] = set()  # starts of the words that name a launch's entry point
         self.context_spans: list[tuple[int, int, object]] = []
+        self.span_starts: list[int] = []
         self.pending_appends: list[tuple[object, list, object]] = []
         self.keys_set: set[str] = set()
-        if not self.maps.tables:
-            self.file_context = None
-            return
+        self.file_context = None
+        if self.maps.tables:
+            self._collect(root)
+
+    def _collect(self, root) -> None:
         contexts = []
         stack = [root]
         while stack:
@@ -67,24 +68,25 @@ class LaunchEdits:
                     option = config_option(words, CONFIG_NAME_FLAG, launch.index + 1)
                     name = option[2].decode("ascii", "replace") if option else None
                     context = self.maps.context(launch.module, name, _override_keys(words[launch.index + 1:]))
-                    self.launches[node.start_byte] = (launch, args, words)
+                    self.by_command[node.start_byte] = (launch, args, words)
                     self.launch_words.add(args[launch.index].start_byte)
                     self.context_spans.append((node.start_byte, node.end_byte, context))
                     contexts.append(context)
             stack.extend(node.children)
         # Modules named in strings (`CMD="torchrun -m verl.trainer.x"`) count for the file's context too.
+        verl_modules = verl_layout().module_prefixes
         for m in scan.MODULE_AFTER_DASH_M.finditer(self.src):
             module = m.group("module").decode("ascii")
-            if module.startswith(("verl.", "recipe.", "examples.")):
+            if module.startswith(verl_modules):
                 contexts.append(self.maps.context(module))
         distinct = set(contexts)
         self.file_context = distinct.pop() if len(distinct) == 1 else None
         self.context_spans.sort(key=lambda span: span[0])
-        self._span_starts = [s for s, _, _ in self.context_spans]
+        self.span_starts = [s for s, _, _ in self.context_spans]
 
     def context_at(self, offset: int):
         """The context of the innermost launching command around `offset`, else the file's."""
-        i = bisect.bisect_right(self._span_starts, offset) - 1
+        i = bisect.bisect_right(self.span_starts, offset) - 1
         while i >= 0:
             start, end, context = self.context_spans[i]
             if start <= offset < end:
@@ -92,9 +94,12 @@ class LaunchEdits:
             i -= 1
         return self.file_context
 
-    def launch_command(self, node) -> None:
-        """Plan the edits of a command that runs an entry point (called once per such command)."""
-        launch, args, words = self.launches[node.start_byte]
+    def plan_command(self, node) -> None:
+        """Plan the edits of a command that runs an entry point (called once per command)."""
+        found = self.by_command.get(node.start_byte)
+        if found is None:
+            return
+        launch, args, words = found
         word = args[launch.index]
         change = self.maps.entry_point(launch.module)
         extra: list[str] = []
@@ -150,8 +155,7 @@ class LaunchEdits:
                     labels = {first: moved} if first == value_index else \
                         {first: moved, value_index: f"{change.old} (the value of {flag})"}
                     for i, label in sorted(labels.items()):
-                        self.removals.setdefault(args[0].start_byte, (args, []))[1].append(
-                            (i, label, change, args[i].start_byte))
+                        self.removals.add(args, i, label, change, args[i].start_byte)
                 else:
                     self.replace_in_word(args[value_index], name, change.new, "config-name-move", change)
                 extra += change.args
@@ -187,7 +191,7 @@ class LaunchEdits:
 
     def plan_appends(self) -> None:
         """After the walk (removals planned): append each moved command's arguments and pins."""
-        removed = {siblings[i].start_byte for siblings, items in self.removals.values() for i, *_ in items}
+        removed = self.removals.removed_starts()
         for node, args, (change, extra, prs) in self.pending_appends:
             items = list(extra)
             if change is not None:
@@ -234,8 +238,10 @@ class LaunchEdits:
 
 
 def _is_verl_config_dir(value: bytes) -> bool:
+    """A `--config-path` that means verl's own configs: relative ones resolve next to the entry module."""
     value = value.rstrip(b"/")
-    return value in RELATIVE_OWN_DIRS or value.endswith(VERL_CONFIG_DIR)
+    layout = verl_layout()
+    return value in layout.relative_config_dirs or value.endswith(layout.config_dir_bytes)
 
 
 def _quoted(item: str) -> bytes:

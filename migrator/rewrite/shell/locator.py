@@ -1,4 +1,5 @@
-"""The walker that plans a script's edits: one pass over the tree, each entry kind handled by its mixin."""
+"""The walker that plans a script's edits: one pass over the tree, handing each node to the planner of its
+entry kinds (`keys`, `moves`, `variables`, `launches`, `defaults`, `removals`), which share one `ScriptPlan`."""
 
 from __future__ import annotations
 
@@ -12,21 +13,23 @@ from migrator.rewrite.shell.defaults import DefaultEdits
 from migrator.rewrite.shell.entry_points import expanded_names, is_override_list, verl_entry_index
 from migrator.rewrite.shell.entrypoint import CONFIG_NAME_FLAG, config_option, find_launch
 from migrator.rewrite.shell.keys import KeyEdits
-from migrator.rewrite.shell.launches import LaunchEdits
+from migrator.rewrite.shell.launches import Launches
 from migrator.rewrite.shell.moves import MoveEdits
+from migrator.rewrite.shell.plan import ScriptPlan
+from migrator.rewrite.shell.removals import ArgumentRemovals
 from migrator.rewrite.shell.syntax import (
     ARGUMENT_TYPES,
     LITERAL_TYPES,
     WORD_BOUNDARY,
-    _content_start,
-    _is_override_word,
-    _literal_pieces,
-    _literal_span,
-    _script_position,
-    _text_glued_after,
-    _text_glued_before,
-    _word_starts_at,
+    content_start,
+    is_override_word,
+    literal_pieces,
+    literal_span,
     parse,
+    script_position,
+    text_glued_after,
+    text_glued_before,
+    word_starts_at,
 )
 from migrator.rewrite.shell.variables import VariableEdits
 
@@ -46,85 +49,78 @@ def _overrides_at_word_starts(src: bytes, start: int, end: int):
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     tree = parse(source)
-    locator = _ShellLocator(source, mappings)
-    locator.visit(tree.root_node)
-    return LocateResult(tuple(locator.edits), tuple(locator.findings))
+    plan = ScriptPlan(source, mappings)
+    ScriptWalker(plan, tree.root_node).walk()
+    return LocateResult(tuple(plan.edits), tuple(plan.findings))
 
 
-class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits, DefaultEdits):
-    def __init__(self, source: bytes, mappings: MappingSet):
-        self.src = source
-        self.maps = mappings
-        self.edits: list[Edit] = []
-        self.findings: list[Finding] = []
-        self.var_rules = {r.old.encode(): r for r in mappings.var_rules if r.applies_to(source)}
-        self.env_rules = [r for r in mappings.env_rules if r.applies_to(source)]
-        # Env renames without a value condition rename references ($OLD, ${OLD}) too.
-        self.env_ref_renames = {r.old.encode(): r for r in self.env_rules if r.new and r.value is None}
+class ScriptWalker:
+    """One walk over a script's tree. `keys` judges each key occurrence (`KeyEdits` unless a read-only
+    view records them instead); without `read_comments` and `plan_defaults` comments and missing
+    defaults are not looked at."""
+
+    def __init__(self, plan: ScriptPlan, root, keys=None, read_comments: bool = True, plan_defaults: bool = True):
+        self.root = root
+        self.src = plan.src
+        self.maps = plan.maps
+        self.edits = plan.edits
+        self.findings = plan.findings
+        self.removals = ArgumentRemovals(plan)
+        self.launches = Launches(plan, self.removals, root)
+        self.keys = keys if keys is not None else KeyEdits(plan, self.launches, self.removals)
+        self.moves = MoveEdits(plan, self.launches)
+        self.variables = VariableEdits(plan)
+        self.defaults = DefaultEdits(plan) if plan_defaults else None
+        self.read_comments = read_comments
         self.handled_literals: set[int] = set()
-        # Removed arguments per command or array: (siblings, [(index, key, change)]), planned together
-        # so that a run of removed arguments at the end of a `\` list leaves no dangling `\`.
-        self.removals: dict[int, tuple[list, list]] = {}
-        self.var_renamed: dict[bytes, set[int]] = {}
-        self.array_scopes: dict[int, tuple[bytes, bool]] = {}
-        self.verl_expanded: set[bytes] = set()
         self.comment_spans: list[tuple[int, int]] = []  # in source order
         self.comment_command = None  # (end, context) of a commented-out command continued by `\`
-        self._line_starts: list[int] | None = None
 
     # -- traversal ---------------------------------------------------------------------------
-    def visit(self, root) -> None:
-        self.collect_launches(root)
-        stack = [root]
+    def walk(self) -> None:
+        stack = [self.root]
         while stack:
             node = stack.pop()
             kind = node.type
             if kind == "comment":
                 self.comment_spans.append((node.start_byte, node.end_byte))
-                self.comment(node)
+                if self.read_comments:
+                    self.comment(node)
                 continue
             if kind == "command":
                 self.command(node)
             elif kind == "variable_assignment":
                 self.assignment(node)
             elif kind == "variable_name":
-                self.variable_name(node)
+                self.variables.variable_name(node)
             elif kind in LITERAL_TYPES and node.start_byte not in self.handled_literals:
                 self.literal(node)
             stack.extend(reversed(node.children))
-        self.plan_removals()
-        if self.var_rules:
-            self.plan_var_renames(root)
-        self.plan_appends()
+        self.removals.plan_edits()
+        self.variables.plan_var_renames(self.root, self.in_comment)
+        self.launches.plan_appends()
 
     def in_comment(self, offset: int) -> bool:
         at = bisect.bisect_right(self.comment_spans, (offset, len(self.src) + 1)) - 1
         return at >= 0 and self.comment_spans[at][0] <= offset < self.comment_spans[at][1]
 
-    def line_of(self, offset: int) -> int:
-        """1-based line of a byte offset, from one index of line starts (no rescan per call)."""
-        if self._line_starts is None:
-            self._line_starts = [0] + [m.end() for m in re.finditer(rb"\n", self.src)]
-        return bisect.bisect_right(self._line_starts, offset)
-
     # -- node handlers ---------------------------------------------------------------------------
     def command(self, node) -> None:
-        if node.start_byte in self.launches:
-            self.launch_command(node)
+        self.launches.plan_command(node)
         args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
         words = [self.src[a.start_byte:a.end_byte] for a in args]
-        script_index = _script_position(words)
+        script_index = script_position(words)
         # Only a verl entry point reads Hydra overrides: elsewhere a removed key is reported, not deleted.
         entry = verl_entry_index(words)
         if entry is not None:  # every node after it: `$ARGS` and `${ARGS[@]}` are expansions, not words
-            self.verl_expanded |= expanded_names(self.src[args[entry].end_byte:node.end_byte])
+            self.removals.note_expanded(expanded_names(self.src[args[entry].end_byte:node.end_byte]))
         # A "command" named by an override (`data.x=1 \` after a line that lost its `\`) is not one
         # anyone runs: rename inside it, but removing any word would make another word its name.
-        named_by_override = len(args) > 1 and _is_override_word(words[0])
+        named_by_override = len(args) > 1 and is_override_word(words[0])
         for i, arg in enumerate(args):
             target = arg.children[0] if arg.type == "command_name" and arg.children else arg
             if i > 0 and words[i - 1] == b"-m" and target.type == "word":
-                self.module_word(target)
+                self.moves.module_word(target)
                 self.handled_literals.add(target.start_byte)
                 continue
             # Removing the command name or the script a runner runs would promote the next word
@@ -133,18 +129,18 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits, DefaultEdit
             removable = entry is not None and i > entry and not in_command_slot and not named_by_override
             self.argument(target, command=node, runs_script=i == script_index,
                           container=(args, i) if removable else None)
-        if len(args) > 1:
-            self.value_defaults(node, args, words)
+        if len(args) > 1 and self.defaults is not None:
+            self.defaults.value_defaults(node, args, words)
 
     def argument(self, node, command, runs_script: bool, container=None) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
-        pieces = _literal_pieces(node)
+        pieces = literal_pieces(node)
         for piece in pieces:
             self.handled_literals.add(piece.start_byte)
         if not pieces:
             return
         first = pieces[0]
-        starts_word = first.start_byte == _content_start(node)
+        starts_word = first.start_byte == content_start(node)
         if starts_word:
             self.override_at(first, container, node.end_byte)
         for piece in pieces:
@@ -153,39 +149,39 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits, DefaultEdit
 
     def override_at(self, piece, container, argument_end: int) -> bool:
         """Handle `[+|++|~]key=...` at the start of `piece`; True when it is an override."""
-        content_start, content_end = _literal_span(piece, self.src)
+        content_start, content_end = literal_span(piece, self.src)
         m = scan.OVERRIDE_AT_START.match(self.src, content_start, content_end)
         if not m or not scan.is_override(m):
             return False
         key = m.group("key").decode("ascii")
         # An unquoted word's value may go on in a quoted piece (`key="v"`); a string's ends with it.
         limit = argument_end if piece.type == "word" else content_end
-        self.key_occurrence(key, m.start("key"), m.end("key"), container, limit)
+        self.keys.key_occurrence(key, m.start("key"), m.end("key"), container, limit)
         return True
 
     def scan_text(self, piece, start_handled: bool, path_context=None) -> None:
         """Keys at word starts, paths, and `-m module` inside one literal piece."""
-        start, end = _literal_span(piece, self.src)
+        start, end = literal_span(piece, self.src)
         for m in _overrides_at_word_starts(self.src, start, end):
             if not scan.is_override(m):
                 continue
             if m.start() == start:
-                if start_handled or not _word_starts_at(piece, self.src):
+                if start_handled or not word_starts_at(piece, self.src):
                     continue
             elif self.src[m.start() - 1:m.start()] not in WORD_BOUNDARY:
                 continue
             key = m.group("key").decode("ascii")
-            self.key_occurrence(key, m.start("key"), m.end("key"), None, end)
+            self.keys.key_occurrence(key, m.start("key"), m.end("key"), None, end)
         for m in scan.MODULE_AFTER_DASH_M.finditer(self.src, start, end):
-            self.module_span(m.start("module"), m.end("module"))
+            self.moves.module_span(m.start("module"), m.end("module"))
         for old_start, old_end, change in scan.find_paths(self.src, start, end, self.maps):
-            if change.new is not None and (_text_glued_after(piece, old_end, self.src) or (
-                    old_start == start and _text_glued_before(piece, old_start, self.src))):
+            if change.new is not None and (text_glued_after(piece, old_end, self.src) or (
+                    old_start == start and text_glued_before(piece, old_start, self.src))):
                 self.findings.append(Finding(old_start, "path-move", f"{change.old} moved to {change.new}; not "
                                              "edited: bash reads more text glued to it as one word", None,
                                              change.prs))
                 continue
-            self.path_occurrence(old_start, old_end, change, path_context, in_comment=False)
+            self.moves.path_occurrence(old_start, old_end, change, path_context, in_comment=False)
 
     def comment(self, node) -> None:
         start, end = node.start_byte, node.end_byte
@@ -197,10 +193,10 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits, DefaultEdit
                 self.edits.append(Edit(key_start, key_end, change.new.encode(), "key-rename",
                                        f"{change.old} -> {change.new} (in a comment)", change.prs, True))
         for m in scan.MODULE_AFTER_DASH_M.finditer(self.src, start, end):
-            self.module_span(m.start("module"), m.end("module"), in_comment=True)
+            self.moves.module_span(m.start("module"), m.end("module"), in_comment=True)
         for old_start, old_end, change in scan.find_paths(self.src, start, end, self.maps):
             if change.new is not None and not change.env and not change.args:
-                self.path_occurrence(old_start, old_end, change, None, in_comment=True)
+                self.moves.path_occurrence(old_start, old_end, change, None, in_comment=True)
 
     def commented_context(self, start: int, end: int):
         """The entry point a commented-out command runs (`# python -m X \\` and the `#` lines it continues
@@ -214,8 +210,9 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits, DefaultEdit
         elif self.comment_command is not None and not self.src[self.comment_command[0]:start].strip():
             context = self.comment_command[1]
         else:
-            context = self.file_context if self.file_context is not None and \
-                not self.maps.is_ppo_config(self.file_context.config) else None
+            file_context = self.launches.file_context
+            context = file_context if file_context is not None and \
+                not self.maps.is_ppo_config(file_context.config) else None
         continued = text.rstrip().endswith(b"\\") and (launch is not None or self.comment_command is not None)
         self.comment_command = (end, context) if continued else None
         return context
@@ -231,9 +228,9 @@ class _ShellLocator(KeyEdits, MoveEdits, VariableEdits, LaunchEdits, DefaultEdit
             elements = [c for c in value.children if c.type in ARGUMENT_TYPES]
             if elements:
                 name = node.child_by_field_name("name")
-                self.array_scopes[elements[0].start_byte] = (
-                    self.src[name.start_byte:name.end_byte] if name is not None else b"",
+                self.removals.note_array(
+                    elements[0].start_byte, self.src[name.start_byte:name.end_byte] if name is not None else b"",
                     is_override_list([self.src[e.start_byte:e.end_byte] for e in elements]))
             for index, element in enumerate(elements):
                 self.argument(element, command=value, runs_script=False, container=(elements, index))
-        self.env_assignment(node, value)
+        self.variables.env_assignment(node, value)

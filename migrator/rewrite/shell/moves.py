@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from migrator.edits import Edit, Finding
-from migrator.mapping import MappingSet
 from migrator.rewrite import scan
+from migrator.rewrite.shell.launches import Launches
+from migrator.rewrite.shell.plan import ScriptPlan
 
 
 class MoveEdits:
-    """Path and module occurrences in a `_ShellLocator`, which walks the tree and provides these attributes."""
+    """Script paths, `-m module` words and entry points named in text, judged by the path, module and
+    entry-point entries; the launching commands' own words are planned by `launches`."""
 
-    src: bytes
-    maps: MappingSet
-    edits: list[Edit]
-    findings: list[Finding]
-    launch_words: set[int]
-    file_context: object
+    def __init__(self, plan: ScriptPlan, launches: Launches):
+        self.src = plan.src
+        self.maps = plan.maps
+        self.edits = plan.edits
+        self.findings = plan.findings
+        self.launches = launches
 
     def path_occurrence(self, start: int, end: int, change, path_context, in_comment: bool) -> None:
         old = self.src[start:end].decode("ascii")
@@ -70,7 +72,7 @@ class MoveEdits:
             return
         moved = self.maps.entry_point(name.decode("ascii"))
         if moved is not None:
-            if start not in self.launch_words:  # a launching command's word: planned with its command
+            if start not in self.launches.launch_words:  # a launching command's word: planned with its command
                 self.entry_point_in_text(start, end, moved, in_comment)
             return
         change = self.maps.module(name.decode("ascii"))
@@ -84,7 +86,6 @@ class MoveEdits:
         self.edits.append(Edit(start, end, change.new.encode(), "module-move",
                                f"{change.old} -> {change.new}", change.prs, in_comment))
 
-
     def entry_point_in_text(self, start: int, end: int, change, in_comment: bool) -> None:
         """`-m old.module` in a string or comment: rename it; what the move appends is a manual step."""
         if change.new is None:
@@ -92,7 +93,7 @@ class MoveEdits:
                 self.findings.append(Finding(start, "entry-point-removal", f"{change.old} was removed",
                                              change.hint, change.prs))
             return
-        context = self.file_context
+        context = self.launches.file_context
         if not in_comment and (context is None or context.module != change.old):
             # Its keys are remapped only when the file runs this entry point alone: else rename nothing.
             self.findings.append(Finding(start, "entry-point-move", f"{change.old} moved to {change.new}; "

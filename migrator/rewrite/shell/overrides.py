@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from migrator.mapping import MappingSet
-from migrator.rewrite.shell.locator import _ShellLocator
+from migrator.rewrite.shell.locator import ScriptWalker
+from migrator.rewrite.shell.plan import ScriptPlan
 from migrator.rewrite.shell.syntax import parse
 
 
@@ -13,23 +14,21 @@ def override_occurrences(source: bytes, tree=None) -> list[tuple[str, str, int, 
     The same traversal as `locate` (arguments, array elements, words inside strings, not comments),
     so the lint and the rewriter agree on what an override is.
     """
-    collector = _OverrideCollector(source)
-    collector.visit((tree or parse(source)).root_node)
-    return collector.found
+    recorder = OverrideRecorder(source)
+    root = (tree or parse(source)).root_node
+    ScriptWalker(ScriptPlan(source, MappingSet("", "", ())), root, keys=recorder, read_comments=False,
+                 plan_defaults=False).walk()
+    return recorder.found
 
 
-class _OverrideCollector(_ShellLocator):
+class OverrideRecorder:
+    """Stands in for `KeyEdits`: records each key occurrence the walker meets."""
+
     def __init__(self, source: bytes):
-        super().__init__(source, MappingSet("", "", ()))
+        self.src = source
         self.found: list[tuple[str, str, int, int]] = []
 
-    def key_occurrence(self, key: str, start: int, end: int, removable_node, limit: int | None = None) -> None:
+    def key_occurrence(self, key: str, start: int, end: int, container, limit: int | None = None) -> None:
         prefix = "++" if self.src[max(0, start - 2):start] == b"++" else \
             self.src[start - 1:start].decode("latin-1") if start and self.src[start - 1:start] in (b"+", b"~") else ""
         self.found.append((prefix, key, start, end))
-
-    def comment(self, node) -> None:
-        return
-
-    def value_defaults(self, command, args, words) -> None:
-        return

@@ -10,7 +10,7 @@ def _line_bounds(src: bytes, start: int, end: int) -> tuple[int, int]:
     return line_start, (len(src) if nl == -1 else nl)
 
 
-def _alone_on_its_line(src: bytes, start: int, end: int) -> bool:
+def alone_on_its_line(src: bytes, start: int, end: int) -> bool:
     line_start, line_end = _line_bounds(src, start, end)
     if b"\n" in src[start:end]:
         return False
@@ -18,7 +18,7 @@ def _alone_on_its_line(src: bytes, start: int, end: int) -> bool:
     return not src[line_start:start].strip() and (not after.strip() or after.lstrip().startswith(b"#"))
 
 
-def _argument_removal_span(src: bytes, start: int, end: int) -> tuple[int, int]:
+def argument_removal_span(src: bytes, start: int, end: int) -> tuple[int, int]:
     """The bytes to delete so that an argument disappears cleanly from its command or array.
 
     Looks only at the blanks around the argument and the line ends next to it (never a whole line:

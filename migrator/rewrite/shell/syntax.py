@@ -49,7 +49,7 @@ _CONTINUATION = re.compile(rb"\\\r?\n")
 _WORD_ENDS = b" \t\r\n;&|()<>"
 
 
-def _glued_by_continuation(src: bytes, start: int, end: int) -> bool:
+def glued_by_continuation(src: bytes, start: int, end: int) -> bool:
     """Does bash read src[start:end] as part of a longer word, joined across `\\`+newline
     continuations (`key=\\<newline>auto` is the one word `key=auto`)? tree-sitter splits it there."""
     at = end
@@ -66,10 +66,10 @@ def _glued_by_continuation(src: bytes, start: int, end: int) -> bool:
     return at != start and at > 0 and src[at - 1] not in _WORD_ENDS
 
 
-def _text_glued_after(piece, at: int, src: bytes) -> bool:
+def text_glued_after(piece, at: int, src: bytes) -> bool:
     """Does bash read more of the same word after `at`, a position inside the literal `piece`
     (`x.sh'.orig'`, `x.sh$EXT`, `"x.sh${EXT}"`, `x.sh\\.orig`, `x.sh\\<newline>.orig`)?"""
-    content_end = _literal_span(piece, src)[1]
+    content_end = literal_span(piece, src)[1]
     if at < content_end:
         # Inside the piece the caller's scan already stopped at a boundary; an escape or an expansion
         # the parser left in the text (`x.sh\\.orig`, `'x.sh$EXT'`, a heredoc's `x.sh$EXT`) is not one.
@@ -85,10 +85,10 @@ def _text_glued_after(piece, at: int, src: bytes) -> bool:
         if node.parent.children[-1].start_byte != node.start_byte:
             return True  # x.sh"$EXT", "x.sh"'.orig'
         node = node.parent
-    return _glued_by_continuation(src, node.end_byte, node.end_byte)
+    return glued_by_continuation(src, node.end_byte, node.end_byte)
 
 
-def _text_glued_before(piece, at: int, src: bytes) -> bool:
+def text_glued_before(piece, at: int, src: bytes) -> bool:
     """Does bash read more of the same word before `at`, the start of the literal `piece`'s text, with
     no `/` between (`"my"examples/x.sh`, `${X}examples/x.sh`, `x\\<newline>examples/x.sh`)?"""
     node = piece
@@ -106,15 +106,15 @@ def _text_glued_before(piece, at: int, src: bytes) -> bool:
                 before = src[node.start_byte - 2:node.start_byte - 1]  # the text inside the quotes
             return before != b"/"
         node = node.parent
-    return _glued_by_continuation(src, node.start_byte, node.start_byte)
+    return glued_by_continuation(src, node.start_byte, node.start_byte)
 
 
-def _is_override_word(word: bytes) -> bool:
+def is_override_word(word: bytes) -> bool:
     m = scan.OVERRIDE_AT_START.match(word.lstrip(b"\"'"))
     return m is not None and scan.is_override(m)
 
 
-def _script_position(words: list[bytes]) -> int:
+def script_position(words: list[bytes]) -> int:
     """Which word of a command is the script it runs: the command itself, or the first operand
     after a chain of runners and their options (`nohup bash -x run.sh`)."""
     i = 0
@@ -125,7 +125,7 @@ def _script_position(words: list[bytes]) -> int:
     return i if i < len(words) else 0
 
 
-def _literal_pieces(node) -> list:
+def literal_pieces(node) -> list:
     """The literal text nodes of an argument, in order (not those inside `$(...)` or `${...}`)."""
     if node.type in ("word", "raw_string", "number", "ansi_c_string"):
         return [node]
@@ -134,11 +134,11 @@ def _literal_pieces(node) -> list:
         if child.type in ("word", "raw_string", "string_content", "number", "ansi_c_string"):
             out.append(child)
         elif child.type == "string":
-            out.extend(_literal_pieces(child))
+            out.extend(literal_pieces(child))
     return out
 
 
-def _content_start(node) -> int:
+def content_start(node) -> int:
     """Where an argument's text starts once its opening quote is removed."""
     while node.type == "concatenation" and node.children:
         node = node.children[0]
@@ -149,7 +149,7 @@ def _content_start(node) -> int:
     return node.start_byte
 
 
-def _literal_span(piece, src: bytes) -> tuple[int, int]:
+def literal_span(piece, src: bytes) -> tuple[int, int]:
     if piece.type == "raw_string":
         return piece.start_byte + 1, max(piece.start_byte + 1, piece.end_byte - 1)
     if piece.type == "ansi_c_string":
@@ -157,7 +157,7 @@ def _literal_span(piece, src: bytes) -> tuple[int, int]:
     return piece.start_byte, piece.end_byte
 
 
-def _word_starts_at(piece, src: bytes) -> bool:
+def word_starts_at(piece, src: bytes) -> bool:
     """Is the start of this literal piece also the start of a shell word?"""
     node = piece
     if piece.type == "string_content":
@@ -175,7 +175,7 @@ def _word_starts_at_node(node) -> bool:
     return True
 
 
-def _literal_value(node, src: bytes) -> str | None:
+def literal_value(node, src: bytes) -> str | None:
     """The value of `NAME=value` when it is plain text (no expansions)."""
     if node.type in ("word", "number"):
         return src[node.start_byte:node.end_byte].decode("utf-8", "replace")

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from migrator.edits import Edit, Finding
-from migrator.rewrite.shell.removal_spans import _alone_on_its_line
-from migrator.rewrite.shell.syntax import _literal_value
+from migrator.rewrite.shell.plan import ScriptPlan
+from migrator.rewrite.shell.removal_spans import alone_on_its_line
+from migrator.rewrite.shell.syntax import literal_value
 from migrator.rewrite.shell.variable_uses import is_variable_use, name_pattern, names_a_function
 
 
 class VariableEdits:
-    """Assignments and variable names in a `_ShellLocator`, which walks the tree and provides these attributes."""
+    """Assignments and variable names, judged by the environment-variable and shell-variable entries."""
 
-    src: bytes
-    edits: list[Edit]
-    findings: list[Finding]
-    env_rules: list
-    var_rules: dict
-    env_ref_renames: dict
-    var_renamed: dict  # name -> starts of its `variable_name` nodes
-    # and the locator's `in_comment(offset)` and `line_of(offset)`
+    def __init__(self, plan: ScriptPlan):
+        self.plan = plan
+        self.src = source = plan.src
+        self.edits = plan.edits
+        self.findings = plan.findings
+        self.var_rules = {r.old.encode(): r for r in plan.maps.var_rules if r.applies_to(source)}
+        self.env_rules = [r for r in plan.maps.env_rules if r.applies_to(source)]
+        # Env renames without a value condition rename references ($OLD, ${OLD}) too.
+        self.env_ref_renames = {r.old.encode(): r for r in self.env_rules if r.new and r.value is None}
+        self.var_renamed: dict[bytes, set[int]] = {}  # name -> starts of its `variable_name` nodes
 
     def env_assignment(self, node, value) -> None:
         """`NAME=value` (its `value` node or None) judged by the env rules."""
@@ -26,7 +29,7 @@ class VariableEdits:
         if name_node is None or name_node.type != "variable_name":
             return
         name = self.src[name_node.start_byte:name_node.end_byte]
-        literal = _literal_value(value, self.src) if value is not None else None
+        literal = literal_value(value, self.src) if value is not None else None
         for rule in self.env_rules:
             if rule.old.encode() != name or (rule.value is not None and rule.value != literal):
                 continue
@@ -56,7 +59,7 @@ class VariableEdits:
                 statement = None
         else:
             statement = assignment
-        if statement is not None and _alone_on_its_line(self.src, statement.start_byte, statement.end_byte):
+        if statement is not None and alone_on_its_line(self.src, statement.start_byte, statement.end_byte):
             marker = f"# verl-migrate: removed (verl#{rule.entry.pr}): ".encode()
             self.edits.append(Edit(statement.start_byte, statement.start_byte, marker, "env-removal",
                                    f"commented out {label}", prs))
@@ -79,15 +82,17 @@ class VariableEdits:
             self.edits.append(Edit(node.start_byte, node.end_byte, rule.new.encode(), "env-rename",
                                    f"{rule.old} -> {rule.new}", (rule.entry.pr,)))
 
-    def plan_var_renames(self, root) -> None:
-        """Each shell-variable rename covers every spelling of the name outside comments, or none:
-        a name that is neither a `variable_name` nor a use `variable_uses` knows makes it manual."""
+    def plan_var_renames(self, root, in_comment) -> None:
+        """Each shell-variable rename covers every spelling of the name outside comments (`in_comment(offset)`),
+        or none: a name that is neither a `variable_name` nor a use `variable_uses` knows makes it manual."""
+        if not self.var_rules:
+            return
         associative: dict[bytes, bool] = {}
         for name, rule in self.var_rules.items():
             starts = set(self.var_renamed.get(name, ()))
             unsure = []
             for m in name_pattern(name).finditer(self.src):
-                if m.start() in starts or self.in_comment(m.start()):
+                if m.start() in starts or in_comment(m.start()):
                     continue
                 if is_variable_use(root, m.start(), m.end(), self.src, associative):
                     starts.add(m.start())
@@ -97,8 +102,8 @@ class VariableEdits:
                 continue
             prs = (rule.entry.pr,)
             if unsure:
-                lines = sorted({self.line_of(at) for at in starts | set(unsure)})
-                first_unsure = self.line_of(unsure[0])
+                lines = sorted({self.plan.line_of(at) for at in starts | set(unsure)})
+                first_unsure = self.plan.line_of(unsure[0])
                 self.findings.append(Finding(
                     min(starts | set(unsure)), "var-rename",
                     f"{rule.old} -> {rule.new}: rename every use by hand, on lines {', '.join(map(str, lines))} "

@@ -18,9 +18,9 @@ import re
 import yaml
 
 from migrator.edits import Edit, Finding
+from migrator.layout import verl_layout
 from migrator.mapping import MappingSet
 
-VERL_CONFIG_DIRS = ("pkg://verl.trainer.config", "verl/trainer/config")
 GROUP_CHOICE = re.compile(r"([A-Za-z_][\w-]*(?:/[A-Za-z_][\w-]*)*)=([\w.-]+)\Z")  # `model_engine=megatron`
 
 
@@ -44,7 +44,8 @@ def searches_verl_first(documents: list) -> bool:
     if not isinstance(paths, yaml.SequenceNode) or not paths.value or not isinstance(paths.value[0], yaml.ScalarNode):
         return False
     first = str(paths.value[0].value).rstrip("/")
-    return first == VERL_CONFIG_DIRS[0] or (first.startswith("file://") and first.endswith(VERL_CONFIG_DIRS[1]))
+    layout = verl_layout()
+    return first == f"pkg://{layout.config_package}" or (first.startswith("file://") and first.endswith(layout.config_dir))
 
 
 def config_part(value: str) -> tuple[int, str]:

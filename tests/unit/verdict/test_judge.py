@@ -65,8 +65,9 @@ def test_materialize_is_atomic_and_keyed_by_content(tmp_path, monkeypatch):
     configs = release_configs("v0.9.0")
     root = store.materialize.__wrapped__(configs)
     assert root == tmp_path / "configs" / configs.digest and (root / ".complete").is_file()
-    assert (root / "verl/trainer/config/ppo_trainer.yaml").read_bytes() == \
-        (configs.blobs / f"{configs.files['verl/trainer/config/ppo_trainer.yaml']}.yaml").read_bytes()
+    blob = (configs.blobs / f"{configs.files['verl/trainer/config/ppo_trainer.yaml']}.yaml").read_bytes()
+    assert blob.startswith(store.GENERATED)  # the shipped blob says what wrote it; the tree holds verl's bytes
+    assert (root / "verl/trainer/config/ppo_trainer.yaml").read_bytes() == store.verl_bytes(blob)
     assert store.materialize.__wrapped__(configs) == root
     assert [p.name for p in (tmp_path / "configs").iterdir()] == [configs.digest]  # no temp dir left
     assert release_configs("v0.6.1").digest != configs.digest

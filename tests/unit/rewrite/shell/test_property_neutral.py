@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 
 from migrator.edits import Edit
 from migrator.fileprocess import apply_edits
-from migrator.rewrite.shell import _argument_removal_span, edits_keep_validity, parse
+from migrator.rewrite.shell import edits_keep_validity, parse
+from migrator.rewrite.shell.removal_spans import argument_removal_span
 
 BASH = shutil.which("bash")
 EXAMPLES = int(os.environ.get("NEUTRAL_EXAMPLES", "800"))
@@ -399,7 +400,7 @@ def test_examples_said_true_really_keep_bash_verdict(source, changes):
 
 # -- removals ---------------------------------------------------------------------------------------
 # Edits with an empty replacement, judged by `_removal_keeps_validity`: the shapes the rewriter cuts
-# (`_argument_removal_span`, the trailing run of `plan_removals`) and random spans, in verl-style
+# (`argument_removal_span`, the trailing run of `plan_removals`) and random spans, in verl-style
 # override lists and in every context where a word is not just a removable argument.
 
 REMOVAL_EXAMPLES = int(os.environ.get("NEUTRAL_REMOVAL_EXAMPLES", str(EXAMPLES)))
@@ -516,7 +517,7 @@ def removal_span(draw, source: bytes) -> tuple[int, int]:
     i = draw(st.integers(0, len(tokens) - 1))
     start, end = tokens[i]
     if mode <= 2:  # what the rewriter cuts for one argument
-        return _argument_removal_span(source, start, end)
+        return argument_removal_span(source, start, end)
     if mode == 3:  # the whole line
         line_start = source.rfind(b"\n", 0, start) + 1
         nl = source.find(b"\n", end)
@@ -656,8 +657,8 @@ def test_removal_examples_said_true_really_keep_bash_verdict(source, removed, nt
 
 
 def test_rewriter_spans_of_a_hydra_list_are_judged_neutral():
-    """The spans `_argument_removal_span` cuts from a `\\` list are the ones the proof lets through."""
+    """The spans `argument_removal_span` cuts from a `\\` list are the ones the proof lets through."""
     for word in (b"data.train_batch_size=256", b"actor_rollout_ref.rollout.x=1", b"trainer.n_gpus_per_node=8"):
         start = HYDRA_LIST.index(word)
-        span = _argument_removal_span(HYDRA_LIST, start, start + len(word))
+        span = argument_removal_span(HYDRA_LIST, start, start + len(word))
         assert edits_keep_validity(HYDRA_LIST, [Edit(*span, b"", "key-removal", "t")]), word

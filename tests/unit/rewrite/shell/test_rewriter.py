@@ -210,7 +210,6 @@ def test_a_hung_bash_n_is_killed_and_reported(tmp_path, monkeypatch, deadline):
     import os
     import signal
 
-    from migrator.rewrite import shell
     from migrator.rewrite.shell import validity
 
     fake, child = tmp_path / "bash", tmp_path / "child.pid"
@@ -218,7 +217,7 @@ def test_a_hung_bash_n_is_killed_and_reported(tmp_path, monkeypatch, deadline):
     fake.chmod(0o755)
     monkeypatch.setattr(validity, "BASH_N_TIMEOUT", 0.5)
     try:
-        assert shell._bash_n(str(fake), b"echo hi\n") == "`bash -n` did not finish within 0.5 s"
+        assert validity._bash_n(str(fake), b"echo hi\n") == "`bash -n` did not finish within 0.5 s"
     finally:
         if child.exists():  # the background sleep outlives the killed stand-in: ours to end, by its pid
             os.kill(int(child.read_text()), signal.SIGKILL)
@@ -227,13 +226,13 @@ def test_a_hung_bash_n_is_killed_and_reported(tmp_path, monkeypatch, deadline):
 def test_bash_n_reports_the_first_error_line_without_the_temp_file_name():
     import shutil
 
-    from migrator.rewrite import shell
+    from migrator.rewrite.shell import validity
 
     bash = shutil.which("bash")
     if bash is None:
         pytest.skip("no bash")
-    assert shell._bash_n(bash, b"echo ok\n") is None
-    assert shell._bash_n(bash, b"if then\n") == "line 1: syntax error near unexpected token `then'"
+    assert validity._bash_n(bash, b"echo ok\n") is None
+    assert validity._bash_n(bash, b"if then\n") == "line 1: syntax error near unexpected token `then'"
 
 
 def test_bash_n_leaves_no_named_copy_of_the_script(tmp_path, monkeypatch):
@@ -242,7 +241,7 @@ def test_bash_n_leaves_no_named_copy_of_the_script(tmp_path, monkeypatch):
     import os
     import tempfile
 
-    from migrator.rewrite import shell
+    from migrator.rewrite.shell import validity
 
     if not os.path.isdir("/dev/fd"):
         pytest.skip("no /dev/fd")
@@ -253,5 +252,5 @@ def test_bash_n_leaves_no_named_copy_of_the_script(tmp_path, monkeypatch):
     fake = tmp_path / "bash"
     fake.write_text(f"#!/bin/sh\nls -A '{temp_dir}' > '{seen}'\ncat \"$2\" >> '{seen}'\n")
     fake.chmod(0o755)
-    assert shell._bash_n(str(fake), b"echo secret-script\n") is None
+    assert validity._bash_n(str(fake), b"echo secret-script\n") is None
     assert seen.read_text() == "echo secret-script\n"  # bash got the script, and `ls` listed nothing
