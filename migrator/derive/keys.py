@@ -15,7 +15,7 @@ import yaml
 from migrator import history
 from migrator.derive.draft import Derivation, Draft
 from migrator.derive.prs import lower_confidence
-from migrator.mapping.entries import KEY_RE
+from migrator.mapping.fields import KEY_RE
 
 CONFIG_DIR = "verl/trainer/config/"
 GENERATED_RE = re.compile(r"verl/trainer/config/_generated_[A-Za-z0-9_]+\.yaml\Z")

@@ -8,7 +8,7 @@ from collections import defaultdict
 from migrator import history
 from migrator.derive.draft import Derivation, Draft
 from migrator.derive.prs import PathCommits, with_pr
-from migrator.mapping.entries import MODULE_RE
+from migrator.mapping.fields import MODULE_RE
 
 MODULE_ROOTS = ("verl/", "recipe/")
 

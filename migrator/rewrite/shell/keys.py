@@ -6,7 +6,7 @@ import re
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
-from migrator.mapping.entrycontext import ConfigChange
+from migrator.mapping.changes import ConfigChange
 from migrator.rewrite.shell.removal_spans import _argument_removal_span
 from migrator.rewrite.shell.syntax import _glued_by_continuation
 from migrator.rewrite.values import override_value_edits, removal_finding, value_at
