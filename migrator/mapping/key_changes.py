@@ -7,11 +7,7 @@ from __future__ import annotations
 from migrator.mapping.changes import EntryContext, KeyChange
 from migrator.mapping.hints import hint_at_target
 from migrator.mapping.kind import Role
-from migrator.mapping.kinds.entry_point import ENTRY_POINT
-
-
-def _remapped_by_entry_point(change: KeyChange) -> bool:
-    return any(e.unit.family is ENTRY_POINT and e.unit.role is Role.MOVE for e in change.entries)
+from migrator.mapping.kinds.entry_point import moved_by_entry_point
 
 
 class KeyChanges:
@@ -66,7 +62,7 @@ class KeyChanges:
                 unknown = self.precision.fork_key_in_subtree(key, entry)
                 if unknown is not None:
                     return unknown
-        moved = result is not None and _remapped_by_entry_point(result)
+        moved = result is not None and moved_by_entry_point(result.entries)
         # The facts' key lists are main_ppo's: another entry point's keys are judged by its own remap.
         if moved or not self.entry_points.is_ppo_config(context.config):
             return result

@@ -99,7 +99,7 @@ CONFIGS = Section(
                                 ", ".join(w.code(s) for s in r["scope"]) or "every launch", links(w, r["prs"])],
                   "A launch's `--config-name` and `--config-path` values; verl-migrate rewrites them where the "
                   "config path is verl's own."),
-    "moved or removed config name or directory", 100)
+    "config name or directory change", 100)
 
 CONFIG_NAME_MOVE = EntryKind(
     ConfigNameMove, family=CONFIG_NAME, role=Role.MOVE, rules=(), tokens=name_tokens,

@@ -175,6 +175,11 @@ class EntryPointRemoval(OtherRepository, Entry):
     commit: str | None = None
 
 
+def moved_by_entry_point(entries) -> bool:
+    """Did an entry-point move make this change (the key or config followed the move's remap)?"""
+    return any(e.unit.family is ENTRY_POINT and e.unit.role is Role.MOVE for e in entries)
+
+
 def tokens(entry, mappings):
     """The module as `-m` names it and as a script path names it."""
     return (entry.old, entry.old.replace(".", "/") + ".py")

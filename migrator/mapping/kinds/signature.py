@@ -69,6 +69,11 @@ def spelled(entry):
     return ((*module.split("."), name, entry.param),)
 
 
+def with_callback(entries) -> tuple:
+    """The signature changes among `entries` about users' functions verl calls in place of `function`."""
+    return tuple(e for e in entries if e.unit.family is SIGNATURE and e.callback)
+
+
 def entries(mappings) -> list:
     """Each signature change, as the table states it (the function as named before that release)."""
     return sorted((e for e in mappings.entries() if e.unit.family is SIGNATURE), key=lambda e: (e.function, e.param))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from migrator.mapping.fields import (
     COMMON,
@@ -113,6 +114,8 @@ class ValueStep:
 @dataclass(frozen=True)
 class ValueEntry(Entry):
     FAMILY = "value"
+    # About a class-path string wherever it is (a `_target_`, a tool's `class_name`), not one key's value.
+    moves_class_path: ClassVar[bool] = False
     commit: str | None = None
     release: str | None = None
     file: str | None = None
@@ -263,6 +266,7 @@ class ValueDefault(ValueEntry):
 @dataclass(frozen=True)
 class TargetMove(ValueEntry):
     KIND = "target-move"
+    moves_class_path = True
     FIELDS = {"old": (True, check_module), "new": (True, check_module), "key": (False, check_key),
               "when": (False, check_when_sibling), **PROVENANCE, **COMMON}
     old: str = ""

@@ -7,6 +7,7 @@ import re
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
 from migrator.mapping.changes import ConfigChange
+from migrator.mapping.kinds.entry_point import moved_by_entry_point
 from migrator.rewrite.shell.removal_spans import _argument_removal_span
 from migrator.rewrite.shell.syntax import _glued_by_continuation
 from migrator.rewrite.values import override_value_edits, removal_finding, value_at
@@ -162,7 +163,7 @@ def _first_note(change) -> str:
     if change.note:
         return change.note
     last = change.entries[-1] if change.entries else None
-    if last is not None and last.KIND == "entry-point-move":
+    if last is not None and moved_by_entry_point((last,)):
         return f"{last.old} -> {last.new} has no place for it"  # the item's hint says what to do
     for entry in reversed(change.entries):
         if entry.note:
