@@ -38,10 +38,16 @@ def shown_rows(mapping_set) -> list:
     shown = {id(e) for row in rows for e in row.entries}
     for entry in entries:
         if id(entry) not in shown:
-            row = entry.unit.row(entry, mapping_set) or entry_row(entry, getattr(entry, "new", None), "none")
+            row = entry.unit.row(entry, mapping_set)
+            if row is None or entry not in row.entries:  # an earlier entry of the range decides the name
+                row = entry_row(entry, getattr(entry, "new", None), "superseded", SUPERSEDED,
+                                old=getattr(entry, "old", None) or entry.describe())
             rows.append(row)
             shown.update(id(e) for e in row.entries)
     return rows
+
+
+SUPERSEDED = "an earlier entry of the range already decides what becomes of this name"
 
 
 @mappings.command("show")
