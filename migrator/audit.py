@@ -19,8 +19,8 @@ import yaml
 from migrator import history
 from migrator.derive import Derivation, derive
 from migrator.layout import verl_layout
-from migrator.mapping.entries import Entry
-from migrator.mapping.load import family_match, load_builtin, load_table
+from migrator.mapping.kind import Entry
+from migrator.mapping.load import load_builtin, load_table
 
 PR_PLACEHOLDER = "PR_NUMBER"
 
@@ -69,7 +69,7 @@ def table_entries(extra_tables: list[str]) -> list[Entry]:
 
 
 def is_covered(name: str, family: str, entries: list[Entry]) -> bool:
-    return any(e.FAMILY == family and family_match(e.old, name, family) for e in entries)
+    return any(e.FAMILY == family and e.unit.family.covers(e.old, name) for e in entries)
 
 
 def symbol_covered(ref: str, entries: list[Entry]) -> bool:
@@ -88,7 +88,7 @@ def hydra_entry_points(repo, rev: str) -> set[str]:
 def entry_point_covered(module: str, entries: list[Entry]) -> bool:
     """An entry-point move or removal names it, or a module entry names it or its package."""
     return any((e.FAMILY == "entry-point" and e.old == module)  # type: ignore[attr-defined]
-               or (e.FAMILY == "module" and family_match(e.old, module, "module"))  # type: ignore[attr-defined]
+               or (e.FAMILY == "module" and e.unit.family.covers(e.old, module))  # type: ignore[attr-defined]
                for e in entries)
 
 

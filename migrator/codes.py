@@ -1,14 +1,18 @@
 """Stable rule codes for everything a run reports, in one code space with the lint (docs/codes.md).
 
 The lint's checks own VM001-VM099 (registered in `migrator/lint/registry.py`). The rewrite's findings
-get their code from what they are: the entry kind and the finding's severity (`FINDING_CODES`), or a
-code the rewriter set itself (`Finding.code`). A file that was skipped or failed gets its code from its
-reason (`OUTCOME_CODES`). Adding a code is one row here and one row in docs/codes.md.
+get their code from what they are: the entry kind and the finding's severity, as the kind declares
+(`EntryKind.codes`, migrator/mapping/kinds/), or a code the rewriter set itself (`Finding.code`). A file
+that was skipped or failed gets its code from its reason (`OUTCOME_CODES`). Adding a code is one row in
+its kind (or here) and one row in docs/codes.md.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from migrator.mapping.kinds import codes as kind_codes
+from migrator.mapping.kinds import finding_code as kind_finding_code
 
 
 @dataclass(frozen=True)
@@ -18,64 +22,29 @@ class Rule:
     severity: str  # "manual" (needs a person) | "warning" | "info" (shown with -v) | "error" (file failed)
 
 
-RULES: dict[str, Rule] = {rule.code: rule for rule in (
-    Rule("VM101", "removed script or path: replace it by hand", "manual"),
-    Rule("VM102", "moved script or path the tool cannot rewrite here: edit by hand", "manual"),
-    Rule("VM111", "removed config key: delete or replace it by hand", "manual"),
-    Rule("VM112", "config key that has no effect in the target release (warn-only)", "warning"),
-    Rule("VM113", "renamed config key the tool cannot rewrite here: edit by hand", "manual"),
-    Rule("VM114", "removed config key, deleted automatically", "info"),
-    Rule("VM115", "renamed config key in Python code on an object not provably verl's config: rename every "
-         "place by hand, or none", "manual"),
-    Rule("VM121", "removed module: change this code by hand", "manual"),
-    Rule("VM122", "moved module the tool cannot rewrite here: edit by hand", "manual"),
-    Rule("VM123", "import of verl that does not resolve at the target release (no table entry covers it): "
-                  "fix it by hand", "manual"),
-    Rule("VM124", "guarded import (`except ImportError`) that does not resolve at the target release", "info"),
-    Rule("VM125", "removed Python name (function, class): change this code by hand", "manual"),
-    Rule("VM126", "moved Python name the tool cannot rewrite here: import it from its new module by hand", "manual"),
-    Rule("VM127", "changed signature (a dropped parameter, a new argument verl passes): change this code by hand",
-         "manual"),
-    Rule("VM131", "removed environment variable: remove it by hand", "manual"),
-    Rule("VM132", "removed environment variable, commented out automatically", "info"),
-    Rule("VM141", "renamed variable or name the tool cannot rewrite here: edit by hand", "manual"),
-    Rule("VM191", "edit backed out: it overlapped another edit", "manual"),
-    Rule("VM192", "edit backed out or not made: Hydra at the target release would reject it (or nothing reads it)",
-         "manual"),
-    Rule("VM193", "a migrated launch leaves a mandatory value (`???`) unset: verl stops at start-up", "manual"),
-    Rule("VM199", "finding of a kind without its own code", "manual"),
-    Rule("VM201", "file not read: unreadable", "error"),
-    Rule("VM202", "file not migrated: not UTF-8/ASCII text (binary, UTF-16)", "error"),
-    Rule("VM203", "file not migrated: it could not be parsed reliably", "error"),
-    Rule("VM204", "file left untouched: the edits would break it (bash -n, compile, YAML load)", "error"),
-    Rule("VM205", "file not written (read-only, symlink, changed on disk, I/O error)", "error"),
-    Rule("VM206", "file not migrated: internal error (please report it)", "error"),
-    Rule("VM207", "path not found, broken symlink or symlink to outside the tree", "error"),
-    Rule("VM208", "file not a kind verl-migrate rewrites, or a symlink migrated at its target", "info"),
-    Rule("VM301", "--from is newer than the scripts: they use keys or paths gone before it", "warning"),
-)}
+# The entry kinds' codes (VM1xx) are declared by each kind (migrator/mapping/kinds/); the rest are here.
+RULES: dict[str, Rule] = dict(sorted({
+    **{code.code: Rule(code.code, code.title, code.severity) for code in kind_codes().values()},
+    **{rule.code: rule for rule in (
+        Rule("VM123", "import of verl that does not resolve at the target release (no table entry covers it): "
+                      "fix it by hand", "manual"),
+        Rule("VM124", "guarded import (`except ImportError`) that does not resolve at the target release", "info"),
+        Rule("VM191", "edit backed out: it overlapped another edit", "manual"),
+        Rule("VM192", "edit backed out or not made: Hydra at the target release would reject it (or nothing reads "
+             "it)", "manual"),
+        Rule("VM193", "a migrated launch leaves a mandatory value (`???`) unset: verl stops at start-up", "manual"),
+        Rule("VM201", "file not read: unreadable", "error"),
+        Rule("VM202", "file not migrated: not UTF-8/ASCII text (binary, UTF-16)", "error"),
+        Rule("VM203", "file not migrated: it could not be parsed reliably", "error"),
+        Rule("VM204", "file left untouched: the edits would break it (bash -n, compile, YAML load)", "error"),
+        Rule("VM205", "file not written (read-only, symlink, changed on disk, I/O error)", "error"),
+        Rule("VM206", "file not migrated: internal error (please report it)", "error"),
+        Rule("VM207", "path not found, broken symlink or symlink to outside the tree", "error"),
+        Rule("VM208", "file not a kind verl-migrate rewrites, or a symlink migrated at its target", "info"),
+        Rule("VM301", "--from is newer than the scripts: they use keys or paths gone before it", "warning"),
+    )},
+}.items()))
 
-# (entry kind, finding severity) -> code. A finding's severity says whether the tool acted (info),
-# only warns (warning) or left the change to a person (manual).
-FINDING_CODES: dict[tuple[str, str], str] = {
-    ("path-removal", "manual"): "VM101",
-    ("path-move", "manual"): "VM102",
-    ("key-removal", "manual"): "VM111",
-    ("key-warn", "warning"): "VM112",
-    ("key-no-action", "warning"): "VM112",
-    ("key-rename", "manual"): "VM113",
-    ("key-removal", "info"): "VM114",
-    ("module-removal", "manual"): "VM121",
-    ("module-move", "manual"): "VM122",
-    ("symbol-removal", "manual"): "VM125",
-    ("symbol-move", "manual"): "VM126",
-    ("signature-change", "manual"): "VM127",
-    ("env-removal", "manual"): "VM131",
-    ("env-removal", "info"): "VM132",
-    ("env-rename", "manual"): "VM141",
-    ("var-rename", "manual"): "VM141",
-}
-FALLBACK_FINDING_CODE = "VM199"
 BACKED_OUT_EDIT_CODE = "VM191"
 HYDRA_BACKED_OUT_CODE = "VM192"  # the shell review's verdict (migrator/rewrite/shell/review.py)
 MANDATORY_UNSET_CODE = "VM193"  # the same review, on what the migrated launch leaves `???`
@@ -104,7 +73,9 @@ PR_URL = "https://github.com/verl-project/verl/pull/{pr}"
 
 
 def finding_code(kind: str, severity: str, explicit: str | None = None) -> str:
-    return explicit or FINDING_CODES.get((kind, severity), FALLBACK_FINDING_CODE)
+    """The code a rewriter set, else the one the finding's kind declares for its severity (LookupError when
+    none does: every finding has its kind's own code)."""
+    return explicit or kind_finding_code(kind, severity)
 
 
 def outcome_code(status: str, reason: str | None) -> str | None:

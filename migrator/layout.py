@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from migrator.mapping.load import TableError
+from migrator.builtin_tables import TableError
 
 LAYOUT_FILE = "layout.yaml"
 DISPLAY = f"mappings/verl/{LAYOUT_FILE}"  # named as in the repository whatever the install layout
@@ -117,7 +117,7 @@ class VerlLayout:
 
 
 def layout_path() -> Path:
-    from migrator.mapping.load import builtin_mappings_dir
+    from migrator.builtin_tables import builtin_mappings_dir
 
     return builtin_mappings_dir() / "verl" / LAYOUT_FILE
 

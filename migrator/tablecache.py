@@ -38,9 +38,9 @@ def builtin_key() -> str | None:
         # Not the Hydra config trees (facts/configs: 300 files), which only the verdicts read.
         facts = sorted(p for top in (builtin / "facts").iterdir() if top.name != HYDRA_CONFIGS
                        for p in ([top] if top.is_file() else top.rglob("*")) if p.is_file())
-        inputs = (sorted(builtin.glob("*.yaml")) + facts + sorted(code.glob("*.py"))
+        inputs = (sorted(builtin.glob("*.yaml")) + facts + sorted(code.rglob("*.py"))
                   + [Path(__file__).resolve().parent / name  # the registry says which kinds split names
-                     for name in ("prefilter.py", "filekind.py", "rewrite/__init__.py")])
+                     for name in ("prefilter.py", "filekind.py", "rewrite/__init__.py", "layout.py")])
         add_stat_signatures(digest, inputs)
     except Exception:  # noqa: BLE001 - an unreadable input: compose (and report) without the cache
         return None

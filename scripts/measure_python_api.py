@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from migrator.fileprocess import process_file  # noqa: E402
 from migrator.mapping import compose, load_builtin  # noqa: E402
-from migrator.mapping.entries import ModuleNoAction  # noqa: E402
+from migrator.mapping.kinds.module import ModuleNoAction  # noqa: E402
 from migrator.mapping.modulefacts import read_module_facts  # noqa: E402
 from migrator.rewrite.python.resolution import import_roots  # noqa: E402
 

@@ -16,109 +16,46 @@ def mappings():
 
 
 def composed_rows(mapping_set) -> list[dict]:
-    """One row per old name: what it becomes from --from to --to, and through which PRs."""
-    rows = []
-    for old in sorted(mapping_set.old_keys()):
-        is_subtree = mapping_set.is_subtree(old)
-        probe = old + ".*" if is_subtree else old
-        change = mapping_set.key(old + ".__subtree__") if is_subtree else mapping_set.key(old)
-        if change is None:
+    """Every entry of the range, in rows: each `mappings show` group of the entry kinds in turn (composed
+    rows, or one row per entry in table order), then a row of its own for every entry no group row
+    stands for (value entries, key scopes, no-action entries, and renames that compose to no change)."""
+    return [row.fields for row in shown_rows(mapping_set)]
+
+
+def shown_rows(mapping_set) -> list:
+    from migrator.mapping.kinds import groups
+    from migrator.mapping.presentation import entry_row
+
+    rows, entries = [], mapping_set.entries()
+    for group in groups():
+        if group.rows is not None:
+            rows.extend(group.rows(mapping_set))
             continue
-        new = change.new
-        if is_subtree and new is not None:
-            new = new.removesuffix(".__subtree__") + ".*"
-        rows.append({"family": "key", "old": probe, "new": new, "action": change.action, "hint": change.hint,
-                     "prs": list(change.prs), "releases": [e.origin.release for e in change.entries]})
-    for old in sorted(mapping_set.old_paths()):
-        change = mapping_set.path(old)
-        if change is None:
-            continue
-        rows.append({"family": "path", "old": old, "new": change.new,
-                     "action": "move" if change.new else "removed", "hint": change.hint,
-                     "env": dict(change.env), "args": list(change.args), "prs": list(change.prs),
-                     "releases": [e.origin.release for e in change.entries]})
-    for old in sorted(mapping_set.old_modules()):
-        change = mapping_set.module(old)
-        if change is None:
-            continue
-        rows.append({"family": "module", "old": old, "new": change.new, "action": "move" if change.new else "removed",
-                     "hint": change.hint, "prs": [e.pr for e in change.entries],
-                     "releases": [e.origin.release for e in change.entries]})
-    rows.extend(entry_point_rows(mapping_set))
-    rows.extend(python_api_rows(mapping_set))
-    for family, rules in (("env", mapping_set.env_rules), ("var", mapping_set.var_rules)):
-        for rule in rules:
-            row = {"family": family, "old": rule.old, "new": rule.new,
-                   "action": "rename" if rule.new else "remove", "prs": [rule.entry.pr],
-                   "releases": [rule.entry.origin.release]}
-            if rule.value is not None:
-                row["value"] = rule.value
-            if rule.when is not None:
-                row["when"] = list(rule.when.patterns)
+        for entry in entries:
+            if entry.unit.shown_in(entry) is group:
+                row = entry.unit.row(entry, mapping_set)
+                rows.extend([row] if row is not None else [])
+    shown = {id(e) for row in rows for e in row.entries}
+    for entry in entries:
+        if id(entry) not in shown:
+            row = entry.unit.row(entry, mapping_set)
+            if row is None or entry not in row.entries:  # an earlier entry of the range decides the name
+                row = entry_row(entry, getattr(entry, "new", None), "superseded", SUPERSEDED,
+                                old=getattr(entry, "old", None) or entry.describe())
             rows.append(row)
+            shown.update(id(e) for e in row.entries)
     return rows
 
 
-def python_api_rows(mapping_set) -> list[dict]:
-    """Symbols moved, renamed or removed, keyword arguments renamed (composed), and signature changes."""
-    from migrator.release_notes_api import keyword_changes, signature_entries, symbol_changes
-
-    rows = []
-    for old, change in symbol_changes(mapping_set):
-        rows.append({"family": "symbol", "old": old, "new": change.new, "action": "move" if change.new else "removed",
-                     "hint": change.hint, "prs": list(change.prs),
-                     "releases": [e.origin.release for e in change.entries]})
-    for function, old, change in keyword_changes(mapping_set):
-        rows.append({"family": "keyword", "function": function, "old": f"{function}({old}=)",
-                     "new": f"{change.new}=", "action": "rename", "hint": None, "prs": list(change.prs),
-                     "releases": [e.origin.release for e in change.entries]})
-    for e in signature_entries(mapping_set):
-        rows.append({"family": "signature", "function": e.function, "old": f"{e.function}({e.param})", "new": None,
-                     "action": "manual", "hint": e.hint, "prs": [e.pr], "releases": [e.origin.release]})
-    return rows
-
-
-def entry_point_rows(mapping_set) -> list[dict]:
-    """Entry-point moves and removals, config names and dirs, and key entries with a `scope:`."""
-    from migrator.mapping.compose import EntryContext
-
-    rows = []
-    for entry in mapping_set.entries():
-        release = [entry.origin.release]
-        if entry.KIND in ("entry-point-move", "entry-point-removal"):
-            change = mapping_set.entry_point(entry.old)
-            if change is None or change.entries[0] is not entry:
-                continue  # a later step of a chain: shown with its first entry
-            rows.append({"family": "entry-point", "old": entry.old, "new": change.new,
-                         "action": "move" if change.new else "removed", "hint": change.hint,
-                         "args": list(change.args), "pins": [f"{p.key}={p.old}" for p in change.pins if p.pin],
-                         "config": f"{entry.old_config} -> {entry.new_config}" if change.new else None,
-                         "prs": list(change.prs), "releases": [e.origin.release for e in change.entries]})
-        elif entry.KIND in ("config-name-move", "config-dir-move", "config-dir-removal"):
-            new = getattr(entry, "new", None)
-            rows.append({"family": entry.FAMILY, "old": entry.old, "new": new, "action": "move" if new else "removed",
-                         "hint": getattr(entry, "hint", None), "args": list(getattr(entry, "args", ())),
-                         "scope": list(getattr(entry, "scope", ())), "prs": [entry.pr], "releases": release})
-        elif getattr(entry, "scope", ()) and entry.KIND != "key-no-action":
-            names = entry.scope
-            context = EntryContext(names[0], None) if "." in names[0] else \
-                EntryContext(None, mapping_set.families.get(names[0], (names[0],))[0])
-            probe = entry.old.replace(".*", ".__subtree__")
-            change = mapping_set.key(probe, context)
-            new = change.new.replace(".__subtree__", ".*") if change and change.new else None
-            rows.append({"family": "key", "old": entry.old, "new": new,
-                         "action": change.action if change else "none", "hint": change.hint if change else None,
-                         "scope": list(names), "prs": list(change.prs) if change else [entry.pr],
-                         "releases": [e.origin.release for e in change.entries] if change else release})
-    return rows
+SUPERSEDED = "an earlier entry of the range already decides what becomes of this name"
 
 
 @mappings.command("show")
 @release_options
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
 def show(to_release, from_release, tables, output_format):
-    """Print the composed table: every old key, path, module, Python name, keyword argument, signature
-    change, env and variable, and what it becomes."""
+    """Print the composed table: every entry of the range (keys, paths, modules, entry points, Python
+    names, env and shell variables, values), and what it becomes."""
     mapping_set = load_mappings(from_release, to_release, tables)
     rows = composed_rows(mapping_set)
     if output_format == "json":
@@ -126,7 +63,9 @@ def show(to_release, from_release, tables, output_format):
         click.echo(json.dumps({"from": mapping_set.from_release, "to": mapping_set.to_release, "entries": rows},
                               indent=2))
         return
-    click.echo(f"# verl {mapping_set.from_release} -> {mapping_set.to_release}: {len(rows)} entries")
+    entries = len(mapping_set.entries())
+    shape = "" if len(rows) == entries else f" in {len(rows)} rows (chains across releases composed)"
+    click.echo(f"# verl {mapping_set.from_release} -> {mapping_set.to_release}: {entries} entries{shape}")
     for row in rows:
         target = row["new"] if row["new"] else f"({row['action']})"
         extra = ""
@@ -140,8 +79,11 @@ def show(to_release, from_release, tables, output_format):
             extra += " + " + " ".join(row["args"])
         if row.get("pins"):
             extra += " pins " + " ".join(row["pins"])
-        if row.get("scope"):
-            extra += f" [scope: {', '.join(row['scope'])}]"
+        if row.get("map"):
+            extra += " map " + ", ".join(row["map"])
+        for field, label in (("scope", "scope"), ("applies_to", "applies to"), ("not_in", "not in")):
+            if row.get(field):
+                extra += f" [{label}: {', '.join(row[field])}]"
         if row.get("hint"):
             extra += f"  -- {row['hint']}"
         prs = " ".join(pr_label(pr) for pr in row["prs"])

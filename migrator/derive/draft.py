@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-KIND_ORDER = ("path-move", "path-removal", "key-rename", "key-removal", "key-no-action", "module-move",
-              "module-removal", "symbol-move", "symbol-removal", "keyword-rename")
+from migrator.mapping.kinds import KINDS
 
 
 @dataclass
@@ -42,7 +41,7 @@ class Derivation:
     removed_symbols: set[str] = field(default_factory=set)  # `pkg.mod:Name` a module stopped binding
 
     def sorted_drafts(self) -> list[Draft]:
-        return sorted(self.drafts, key=lambda d: (KIND_ORDER.index(d.kind), d.old))
+        return sorted(self.drafts, key=lambda d: (KINDS[d.kind].position, d.old))
 
 
 def dump_table(derivation: Derivation, release: str | None = None) -> str:

@@ -15,7 +15,7 @@ from migrator import history
 from migrator.derive.draft import Derivation, Draft
 from migrator.derive.prs import lower_confidence
 from migrator.layout import verl_layout
-from migrator.mapping.entries import KEY_RE
+from migrator.mapping.fields import KEY_RE
 
 # Hydra bookkeeping, not user keys.
 IGNORED_TOP_KEYS = {"defaults", "hydra"}

@@ -10,7 +10,7 @@ from migrator import history
 from migrator.derive.draft import Derivation, Draft
 from migrator.derive.prs import PathCommits, with_pr
 from migrator.layout import verl_layout
-from migrator.mapping.entries import MODULE_RE
+from migrator.mapping.fields import MODULE_RE
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,7 @@ from migrator import history
 from migrator.derive.draft import Derivation, Draft
 from migrator.derive.prs import PathCommits, lower_confidence, with_pr
 from migrator.layout import verl_layout
-from migrator.mapping.entries import PATH_RE
+from migrator.mapping.fields import PATH_RE
 
 # Variant suffixes that script consolidations drop or add (`run_qwen3-8b.sh` ~ `run_qwen3_8b_fsdp.sh`).
 VARIANT_SUFFIXES = ("fsdp2", "fsdp", "megatron", "mcore", "npu", "gpu", "cuda", "ascend", "amd", "rocm",

@@ -1,77 +1,32 @@
 """Composed answers about entry points: which config a command's keys belong to, what becomes of the
 module it runs, its `--config-name` and `--config-path` (docs/table-format.md, "Entry points").
 
-`EntryPointQueries` is a part of `MappingSet` (compose.py): it walks the same per-release steps.
+`EntryPoints` is the `MappingSet`'s collaborator for them: it walks the same `ReleaseRange` and asks the
+precision rules and the releases' facts (`history`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from migrator.mapping.entries import Entry, KeyNoAction, KeyRemoval
-from migrator.mapping.entrypoints import ConfigDirMove, DefaultPin, EntryPointMove, EntryPointRemoval
+from migrator.mapping.changes import ConfigChange, EntryContext, EntryPointChange, KeyChange
 from migrator.mapping.facts import OPEN_TYPES
 from migrator.mapping.hints import hint_at_target
+from migrator.mapping.kind import Entry, Role
 
 
-class _CitesPRs:
-    entries: tuple[Entry, ...]
-
-    @property
-    def prs(self) -> tuple[int, ...]:
-        """The PRs of the entries that made the change, first seen first."""
-        return tuple(dict.fromkeys(e.pr for e in self.entries))
+def _moves(entry) -> bool:
+    return entry is not None and entry.unit.role is Role.MOVE
 
 
-@dataclass(frozen=True)
-class KeyChange(_CitesPRs):
-    """What becomes of one config key. `new` is None for removals and warnings."""
+class EntryPoints:
+    """Queries that know the entry point a key belongs to, over `steps` (a `ReleaseRange`) from
+    `from_release` to `to_release`."""
 
-    old: str
-    new: str | None
-    action: str  # "rename" | "remove" | "warn"
-    hint: str | None
-    entries: tuple[Entry, ...]
-    add: bool = False  # `new` is not in the target config: written `+new=...`
-    # An entry-point move put the key where the new config has it: a `+` the old config needed must go.
-    exists: bool = False
-    # A removal that is a manual step (a key the new entry point has no home for), not a clean-up.
-    manual: bool = False
-    note: str | None = None  # why a precision rule made this a warning (shown instead of the entries' notes)
-
-
-@dataclass(frozen=True)
-class EntryContext:
-    """What a command runs (at --from): its entry module and the config that module composes."""
-
-    module: str | None
-    config: str | None
-
-
-@dataclass(frozen=True)
-class EntryPointChange(_CitesPRs):
-    old: str
-    new: str | None  # None: removed (a manual step)
-    args: tuple[str, ...]
-    pins: tuple[DefaultPin, ...]  # pin=false ones included: the caller decides
-    hint: str | None
-    entries: tuple[Entry, ...]
-
-
-@dataclass(frozen=True)
-class ConfigChange(_CitesPRs):
-    """A `--config-name` or `--config-path` value that moved (new None: removed)."""
-
-    old: str
-    new: str | None
-    args: tuple[str, ...]
-    hint: str | None
-    entries: tuple[Entry, ...]
-    drop: bool = False  # the new config name is the module's own: drop `--config-name`
-
-
-class EntryPointQueries:
-    """Queries of a `MappingSet` that know the entry point a key belongs to."""
+    def __init__(self, steps, history, from_release: str, to_release: str):
+        self.steps = steps
+        self.history = history
+        self.from_release = from_release
+        self.to_release = to_release
+        self._key_cache: dict = {}
 
     # -- entry points and their configs ----------------------------------------------------------------
     @property
@@ -169,26 +124,28 @@ class EntryPointQueries:
             return self.is_ppo_config(config)
         return applies
 
-    def _key_in(self, key: str, context: EntryContext) -> KeyChange | None:
+    def key_in(self, key: str, context: EntryContext) -> KeyChange | None:
+        """The composed change of `key` in the config of `context` (the key entries scoped to it, then the
+        entry-point moves, after which the key belongs to the new config); precision rules not applied."""
         cache_key = (key, context)
         if cache_key in self._key_cache:
             return self._key_cache[cache_key]
         module, config = context.module, context.config
-        rank = self._last_live(key, "key") if self.is_ppo_config(config) else -1
+        rank = self.steps.last_live(key, "key") if self.is_ppo_config(config) else -1
         current, chain, add, exists, result = key, [], False, False, None
-        steps = self._steps_after(rank) if rank >= 0 else self._entry_steps(module)
+        steps = self.steps.after(rank) if rank >= 0 else self._entry_steps(module)
         for index, step in enumerate(steps):
             found = step.key_entry(current, self._applies(step, module, config))
-            if found is not None and not isinstance(found[0], KeyNoAction):
+            if found is not None and found[0].unit.role is not Role.NO_ACTION:
                 entry, after = found
                 chain.append(entry)
-                if isinstance(entry, KeyRemoval):
+                if entry.unit.role is Role.REMOVAL:
                     result = KeyChange(key, None, entry.action, hint_at_target(entry.hint, steps[index + 1:]),
                                        tuple(chain))
                     break
                 current = after
             move = step.entry_points.get(module) if module else self._move_of_config(step, config)
-            if isinstance(move, EntryPointMove):
+            if _moves(move):
                 item = move.key_item(current)
                 if item is None and (current in ("defaults", "hydra") or current.startswith("hydra.")
                                      or current.rpartition(".")[2].startswith("__") or move.names_node(current)):
@@ -232,12 +189,12 @@ class EntryPointQueries:
         facts = self.history.facts if self.history is not None else None
         return facts is not None and key in facts.entry_config_keys(release, config)
 
-    def _lands(self, move: EntryPointMove, key: str) -> bool:
+    def _lands(self, move, key: str) -> bool:
         """Is `key` a key of the move's new config, at the move's release or the target?"""
         return any(self._config_has(move.new_config, release, key)
                    for release in dict.fromkeys((move.origin.release, self.to_release)) if release)
 
-    def _old_config_had(self, move: EntryPointMove, key: str) -> bool:
+    def _old_config_had(self, move, key: str) -> bool:
         """Did the move's old config have `key` (or an open node above it) in some release?"""
         facts = self.history.facts if self.history is not None else None
         if facts is None:
@@ -253,26 +210,25 @@ class EntryPointQueries:
         """A file that names no module (a YAML config) moves with the entry point whose config it extends."""
         if self.is_ppo_config(config):
             return None
-        return next((e for e in step.entry_points.values()
-                     if isinstance(e, EntryPointMove) and e.old_config == config), None)
+        return next((e for e in step.entry_points.values() if _moves(e) and e.old_config == config), None)
 
     def _entry_steps(self, module: str | None) -> list:
         """The steps for a command running `module`: those of --from..--to, preceded by the earlier
         releases' from the one that moved it when the module was already gone at --from (a script
         older than the release the user named)."""
         facts = self.history.facts if self.history is not None else None
-        if module is None or facts is None or not self._history_steps or \
-                module in facts.entry_configs(self.from_release):
-            return self._steps
-        releases = [release for release, _ in self._history_steps]
+        history = self.steps.history
+        if module is None or facts is None or not history or module in facts.entry_configs(self.from_release):
+            return self.steps.steps
+        releases = [release for release, _ in history]
         if self.from_release not in releases:
-            return self._steps
+            return self.steps.steps
         upto = releases.index(self.from_release)
         for i in range(upto, 0, -1):
-            step = self._history_steps[i][1]
+            step = history[i][1]
             if step is not None and module in step.entry_points:
-                return [s for _, s in self._history_steps[i:upto + 1] if s is not None] + list(self._steps)
-        return self._steps
+                return [s for _, s in history[i:upto + 1] if s is not None] + list(self.steps.steps)
+        return self.steps.steps
 
     def entry_point(self, module: str) -> EntryPointChange | None:
         """What becomes of a command that runs `module`: moved (with args and default pins), removed, or None."""
@@ -282,7 +238,7 @@ class EntryPointQueries:
             if entry is None:
                 continue
             chain.append(entry)
-            if isinstance(entry, EntryPointRemoval):
+            if entry.unit.role is Role.REMOVAL:
                 return EntryPointChange(module, None, (), (), entry.hint, tuple(chain))
             args.extend(entry.args)
             pins.extend(entry.defaults)
@@ -291,7 +247,7 @@ class EntryPointQueries:
             return None
         return EntryPointChange(module, current, tuple(args), tuple(pins), None, tuple(chain))
 
-    def pin_holds(self, pin: DefaultPin) -> bool:
+    def pin_holds(self, pin) -> bool:
         """Was `pin.old` the default at --from? A pin with `since` is unsure for a script from before it."""
         releases = list(self.history.releases) if self.history is not None else []
         if pin.since is None:
@@ -302,7 +258,7 @@ class EntryPointQueries:
 
     def config_name(self, module: str | None, name: str) -> ConfigChange | None:
         """`--config-name NAME` under `module`: a move scoped to that module (or to no module)."""
-        for step in self._steps:
+        for step in self.steps.steps:
             entry = step.config_names.get(name)
             if entry is not None and (module is None or module in entry.scope):
                 own = self._entry_config(module)
@@ -316,7 +272,7 @@ class EntryPointQueries:
         if change is not None:
             return change
         current, chain = name, []
-        for step in self._steps:
+        for step in self.steps.steps:
             move = self._move_of_config(step, current)
             if move is not None and move.new_config != current:
                 chain.append(move)
@@ -328,14 +284,14 @@ class EntryPointQueries:
         (moves chain; a later removal ends the chain) and where (offset into `path`) the old directory starts."""
         stripped = path.rstrip("/")
         first, current, chain = None, None, []
-        for step in self._steps:
+        for step in self.steps.steps:
             for old, entry in step.config_dirs.items():
                 probe = current if current is not None else stripped
                 if probe == old or (current is None and probe.endswith("/" + old)):
                     if first is None:
                         first = old
                     chain.append(entry)
-                    current = entry.new.rstrip("/") if isinstance(entry, ConfigDirMove) else None
+                    current = entry.new.rstrip("/") if _moves(entry) else None
                     break
             if chain and current is None:
                 break

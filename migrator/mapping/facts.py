@@ -104,7 +104,7 @@ class ReleaseFacts:
     @memoized_method
     def entry_configs(self, release: str) -> dict[str, str]:
         """Entry module -> the config its `@hydra.main` composes at `release` (entry-points.yaml)."""
-        return _entry_points(self.directory).get(release, {})
+        return read_entry_points(self.directory).get(release, {})
 
 
     @cached_property
@@ -244,7 +244,8 @@ def load_shipped_yaml(path: Path):
 
 
 @lru_cache(maxsize=None)
-def _entry_points(directory: Path) -> dict[str, dict[str, str]]:
+def read_entry_points(directory: Path) -> dict[str, dict[str, str]]:
+    """release -> entry module -> the config it composes (`entry-points.yaml` in the facts `directory`)."""
     path = directory / "entry-points.yaml"
     if not path.is_file():
         return {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.mapping.entries import KeyNoAction, KeyRemoval
+from migrator.mapping.kind import Role
 
 # A dotted config key inside prose: not part of a path (`a/b.sh`), a URL (`...html#a.b`), a version, a
 # `file:` or `pkg:` reference, or a file name (`a.b.yaml`).
@@ -26,9 +26,9 @@ def hint_at_target(hint: str | None, later_steps) -> str | None:
             return name
         for step in later_steps:
             found = step.key_entry(current)
-            if found is None or isinstance(found[0], KeyNoAction):
+            if found is None or found[0].unit.role is Role.NO_ACTION:
                 continue
-            if isinstance(found[0], KeyRemoval):
+            if found[0].unit.role is Role.REMOVAL:
                 return name
             current = found[1]
         return current

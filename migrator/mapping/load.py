@@ -9,62 +9,12 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrator.builtin_tables import TableError, builtin_mappings_dir, raise_all
 from migrator.mapping.config_objects import ConfigObjects, ConfigObjectsError, config_objects_from
-from migrator.mapping.entries import ENTRY_KINDS as BASE_KINDS
-from migrator.mapping.entries import (
-    Entry,
-    EnvRemoval,
-    EnvRename,
-    FieldError,
-    KeyRemoval,
-    KeyRename,
-    KeywordRename,
-    ModuleMove,
-    ModuleRemoval,
-    Origin,
-    PathMove,
-    PathRemoval,
-    SymbolMove,
-    SymbolRemoval,
-    VarRename,
-)
-from migrator.mapping.entrypoints import ENTRY_POINT_KINDS, FIELD_ATTRIBUTES, KeyScope
 from migrator.mapping.facts import ReleaseFacts
-from migrator.mapping.values import VALUE_KINDS, check_value_entry
-
-ENTRY_KINDS = {**BASE_KINDS, **ENTRY_POINT_KINDS}
-# Every kind a table may use: key, path, module, name and entry-point entries, then value entries.
-TABLE_KINDS = {**ENTRY_KINDS, **{cls.KIND: cls for cls in VALUE_KINDS}}
-
-
-class TableError(Exception):
-    """A broken mapping table; str() is the message a person reads (`file:line: entry: problem`)."""
-
-    def __init__(self, file: str, line: int | None, message: str, entry: str | None = None):
-        self.file, self.line, self.entry, self.message = file, line, entry, message
-        where = f"{file}:{line}" if line else file
-        what = f" {entry}:" if entry else ""
-        super().__init__(f"{where}:{what} {message}")
-
-
-class TableErrors(TableError):
-    """Several problems in one table, reported together; str() is one line per problem."""
-
-    def __init__(self, problems: list[TableError]):
-        first = problems[0]
-        super().__init__(first.file, first.line, first.message, first.entry)
-        self.problems = problems
-        self.args = ("\n".join(str(p) for p in problems),)
-
-    def __str__(self) -> str:
-        return self.args[0]
-
-
-def raise_all(problems: list[TableError]) -> None:
-    if len(problems) == 1:
-        raise problems[0]
-    if problems:
-        raise TableErrors(problems)
+from migrator.mapping.fields import FieldError
+from migrator.mapping.kind import Entry, Origin, Role
+from migrator.mapping.kinds import KINDS
 
 
 @dataclass(frozen=True)
@@ -72,15 +22,6 @@ class ReleaseTable:
     release: str
     file: str
     entries: tuple[Entry, ...]
-
-
-def builtin_mappings_dir() -> Path:
-    """The tables shipped with the package: inside the wheel, or the repository's `mappings/`."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "_builtin_mappings", here.parent / "mappings"):
-        if (candidate / "verl" / "releases.yaml").is_file():
-            return candidate
-    raise TableError(str(here / "_builtin_mappings"), None, "built-in mapping tables are missing from the installation")
 
 
 # Anchors and aliases are allowed (a shared `when:`), but expanded they may not explode
@@ -187,66 +128,42 @@ def parse_entry(raw: object, file: str, release: str, index: int, line: int | No
     line = raw.get("__line__")
     kind = raw.get("kind")
     label = f"entry #{index + 1} ({kind} {raw.get('old', raw.get('function', raw.get('key', raw.get('old-key', '?'))))})"
-    if kind not in TABLE_KINDS:
-        known = ", ".join(sorted(TABLE_KINDS))
+    if kind not in KINDS:
+        known = ", ".join(sorted(KINDS))
         raise TableError(file, line, f"unknown kind {kind!r} (known: {known})", label)
-    cls = TABLE_KINDS[kind]
+    unit = KINDS[kind]
     fields = {k: v for k, v in raw.items() if k not in ("kind", "__line__", "__lines__")}
-    extra = sorted(set(fields) - set(cls.FIELDS))
+    extra = sorted(set(fields) - set(unit.fields))
     if extra:
         raise TableError(file, raw["__lines__"].get(extra[0], line),
                          f"unexpected field(s) {', '.join(map(str, extra))} for {kind} "
-                         f"(allowed: {', '.join(cls.FIELDS)})", label)
-    missing = [name for name, (required, _) in cls.FIELDS.items() if required and name not in fields]
+                         f"(allowed: {', '.join(unit.fields)})", label)
+    missing = [name for name, (required, _) in unit.fields.items() if required and name not in fields]
     if missing:
         raise TableError(file, line, f"missing field(s) {', '.join(missing)} for {kind}", label)
     values = {}
     for name, value in fields.items():
-        _, check = cls.FIELDS[name]
+        _, check = unit.fields[name]
         try:
-            values[FIELD_ATTRIBUTES.get(name, name.replace("-", "_"))] = check(_plain(value))  # type: ignore[operator]
+            values[name.replace("-", "_")] = check(_plain(value))  # type: ignore[operator]
         except FieldError as exc:
             raise TableError(file, raw["__lines__"].get(name, line), f"{name}: {exc}", label) from None
     values.setdefault("note", None)
-    entry = cls(origin=Origin(file, line or 0, release), **values)
-    _check_entry_shape(entry, file, line, label)
-    return entry
-
-
-def _check_entry_shape(entry: Entry, file: str, line: int | None, label: str) -> None:
-    """Rules that relate an entry's fields to each other."""
-    if isinstance(entry, (KeyRename,)):
-        if entry.old.endswith(".*") != entry.new.endswith(".*"):
-            raise TableError(file, line, "a subtree rename needs '.*' on both old and new", label)
-    if isinstance(entry, (PathMove,)):
-        if entry.old.endswith("/") != entry.new.endswith("/"):
-            raise TableError(file, line, "a directory move needs a trailing '/' on both old and new", label)
-    if isinstance(entry, KeyScope) and not (entry.applies_to or entry.not_in):
-        raise TableError(file, line, "a key-scope needs applies-to or not-in", label)
-    renames = (KeyRename, PathMove, EnvRename, ModuleMove, VarRename, KeywordRename)
-    if isinstance(entry, renames) and entry.old == entry.new:
-        raise TableError(file, line, "old and new are the same", label)
-    if isinstance(entry, SymbolMove) and entry.old == entry.target:
-        raise TableError(file, line, "old and new are the same", label)
-    problem = check_value_entry(entry)
+    entry = unit.entry(origin=Origin(file, line or 0, release), **values)
+    problem = unit.problem(entry)  # the rules that relate the entry's fields to each other
     if problem:
         raise TableError(file, line, problem, label)
-
-
-def family_match(old: str, candidate: str, family: str) -> bool:
-    """Does `candidate` fall under `old` (exactly, or inside its subtree/directory/package)?"""
-    if family == "key":
-        return candidate == old or (old.endswith(".*") and (candidate == old[:-2] or candidate.startswith(old[:-1])))
-    if family == "path":
-        return candidate == old or (old.endswith("/") and candidate.startswith(old))
-    if family == "module":
-        return candidate == old or candidate.startswith(old + ".")
-    return candidate == old
+    return entry
 
 
 def _target(entry: Entry) -> str | None:
     """What a rename renames to (a symbol-rename's bare `new` completed with its module)."""
     return getattr(entry, "target", None) or getattr(entry, "new", None)
+
+
+def _chains(entry: Entry) -> bool:
+    """Does the entry take part in the one-table rules on renames (its family's names move or go)?"""
+    return entry.unit.family.chains and entry.unit.role in (Role.MOVE, Role.REMOVAL)
 
 
 def check_table_consistency(table: ReleaseTable) -> None:
@@ -260,32 +177,29 @@ def consistency_problems(table: ReleaseTable) -> list[TableError]:
     for entry in table.entries:
         other = seen.get(entry.identity)
         if other is not None:
-            problems.append(TableError(table.file, entry.origin.line, f"duplicate {_duplicate_name(entry)}: "
+            problems.append(TableError(table.file, entry.origin.line, f"duplicate {entry.duplicate_name()}: "
                                        f"already given at line {other.origin.line}", entry.describe()))
             continue
         seen[entry.identity] = entry
     by_family: dict[str, list[Entry]] = {}
     for entry in table.entries:
-        if entry.KIND not in ("key-no-action", "module-no-action", "signature-change") and entry.FAMILY != "value":
+        if _chains(entry):
             by_family.setdefault(entry.FAMILY, []).append(entry)
-    for family, entries in by_family.items():
+    for entries in by_family.values():
+        family = entries[0].unit.family
         for entry in entries:
             new = _target(entry)
             if new is None:
                 continue
             probe = new[:-2] if new.endswith(".*") else new
             for other in entries:
-                if other is entry or not family_match(other.old, probe, family):  # type: ignore[attr-defined]
-                    continue
-                if family == "keyword" and other.function != entry.function:  # type: ignore[attr-defined]
+                if other is entry or not family.covers(other.old, probe) or not family.same_subject(entry, other):
                     continue
                 if getattr(other, "scope", ()) != getattr(entry, "scope", ()):
                     continue  # entries for different configs never meet
-                if family == "env" and other.value not in (None, getattr(entry, "value", None)):  # type: ignore[attr-defined]
-                    continue
-                if isinstance(other, (KeyRemoval, PathRemoval, EnvRemoval, ModuleRemoval, SymbolRemoval)):
+                if other.unit.role is Role.REMOVAL:
                     problem = "renames into something this table removes"
-                elif family_match(entry.old, _target(other).removesuffix(".*"), family):
+                elif family.covers(entry.old, _target(other).removesuffix(".*")):
                     problem = "forms a rename cycle"
                 else:
                     problem = "chains into another rename in the same table (write old -> final new)"
@@ -294,10 +208,6 @@ def consistency_problems(table: ReleaseTable) -> list[TableError]:
                                            entry.describe()))
                 break  # one problem per entry
     return problems
-
-
-def _duplicate_name(entry: Entry) -> str:
-    return repr(entry.describe()) if entry.FAMILY == "value" else f"old {entry.old!r}"
 
 
 # How long a table that is a FIFO may wait for its writer (`--table <(cmd)` has one at once).

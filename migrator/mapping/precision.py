@@ -9,9 +9,9 @@ the change into a warning or a manual step with the reason, never into an edit.
 
 from __future__ import annotations
 
-from migrator.mapping.entries import Entry, KeyRename
-from migrator.mapping.entrycontext import KeyChange
+from migrator.mapping.changes import KeyChange
 from migrator.mapping.facts import OPEN_TYPES, ReleaseFacts
+from migrator.mapping.kind import Entry, Role
 
 # The component the YAML rewriter appends to ask "does this whole subtree move?" (literal.key_target).
 SUBTREE_PROBE = "__verl_migrate_probe__"
@@ -49,14 +49,18 @@ def path_lands(facts: ReleaseFacts, path: str, release: str) -> bool:
 
 
 class PrecisionRules:
-    """The rules as `MappingSet` applies them (a mixin: `history`, `to_release` are the set's own)."""
+    """The rules over the releases' facts of a table set (`history`), for a run to `to_release`."""
+
+    def __init__(self, history, to_release: str):
+        self.history = history
+        self.to_release = to_release
 
     @property
-    def _facts(self):
+    def facts(self) -> ReleaseFacts | None:
         history = self.history
         return history.facts if history is not None and self.to_release in history.releases else None
 
-    def _all_indexed(self, entries) -> bool:
+    def all_indexed(self, entries) -> bool:
         """Do the entries all come from the release index's own tables (not a user's `--table`)?"""
         if self.history is None:
             return False
@@ -64,25 +68,29 @@ class PrecisionRules:
         indexed = {id(e) for t in self.history.tables.values() for e in t.entries}
         return all(id(e) in indexed for e in entries)
 
-    def _fork_key_in_subtree(self, key: str, entry: Entry) -> KeyChange | None:
+    def facts_for(self, entries) -> ReleaseFacts | None:
+        """The facts to judge a change by, when the built-in tables made it (a user's table may name their own)."""
+        return self.facts if self.all_indexed(entries) else None
+
+    def fork_key_in_subtree(self, key: str, entry: Entry) -> KeyChange | None:
         """A subtree entry meets a key verl never had under that node: it stays, reported. Only for the
         built-in tables' subtrees (generated key shims mirror composition without facts)."""
-        builtin = entry.origin.file.startswith("mappings/verl/") and self._all_indexed((entry,))
-        facts = self._facts if builtin else None
+        builtin = entry.origin.file.startswith("mappings/verl/") and self.all_indexed((entry,))
+        facts = self.facts if builtin else None
         # Probes (`x.__verl_migrate_probe__`, release notes' `x.__subtree__`) ask about the node as a whole.
         if facts is None or not getattr(entry, "is_subtree", False) or key.rpartition(".")[2].startswith("__"):
             return None
-        node = entry.old[:-2]  # type: ignore[attr-defined]
-        if key == node or known_in_some_release(facts, key, self.history.releases):  # type: ignore[union-attr]
+        node = entry.old[:-2]
+        if key == node or known_in_some_release(facts, key, self.history.releases):
             return None
-        verb = "moved" if isinstance(entry, KeyRename) else "removed"
+        verb = "moved" if entry.unit.role is Role.MOVE else "removed"
         return KeyChange(key, None, "warn", "it is your own key: move or keep it where your code reads it",
                          (entry,), note=f"not moved: no verl release has it under {node}, which verl {verb}")
 
-    def _still_read(self, key: str, change: KeyChange | None) -> KeyChange | None:
+    def still_read(self, key: str, change: KeyChange | None) -> KeyChange | None:
         """A release table's removal or rename of a key the target release still has becomes a warning,
         unless it renamed the key knowingly in a release that still shipped it (a deprecated alias)."""
-        facts = self._facts
+        facts = self.facts
         if facts is None or change is None or change.action == "warn" or not still_read(facts, key, self.to_release):
             return change
         if not all(e.origin.release for e in change.entries):

@@ -7,8 +7,6 @@ that imports `verl.trainer.main_ppo` but never names `TaskRunner` has nothing to
 
 from __future__ import annotations
 
-from migrator.mapping.entries import KeywordRename, SignatureChange, SymbolMove, SymbolRemoval, split_symbol
-
 
 def module_groups(modules) -> set[tuple[str, ...]]:
     """Each module's components, its package first: every spelling of an absolute import or attribute
@@ -17,17 +15,6 @@ def module_groups(modules) -> set[tuple[str, ...]]:
 
 
 def api_groups(entries) -> set[tuple[str, ...]]:
-    """For each symbol, keyword and signature entry: its module's components, the symbol's name, and
-    the keyword or parameter it changes (a call or an override must spell it); the package first."""
-    out = set()
-    for e in entries:
-        if isinstance(e, (SymbolMove, SymbolRemoval)):
-            (module, name), extra = split_symbol(e.old), ()
-        elif isinstance(e, KeywordRename):
-            (module, name), extra = split_symbol(e.function), (e.old,)
-        elif isinstance(e, SignatureChange):
-            (module, name), extra = split_symbol(e.symbol), (e.param,)
-        else:
-            continue
-        out.add((*module.split("."), name, *extra))
-    return out
+    """What each entry's kind says a file must spell for it (`EntryKind.spelled`): for symbol, keyword and
+    signature entries, the module's components, the name and the keyword or parameter; the package first."""
+    return {group for e in entries for group in e.unit.spelled(e)}

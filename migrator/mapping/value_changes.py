@@ -3,53 +3,21 @@
 A value entry names its key as the key was called in the entry's release, so the walk follows the
 key through the key renames of each release and asks every release's value entries about both the
 name before and the name after that release's rename (`custom_reward_function.path` at v0.6.0 still
-applies when the script already writes `reward.custom_reward_function.path`).
+applies when the script already writes `reward.custom_reward_function.path`). What one entry does to
+the value in hand is the entry's own (`ValueEntry.apply`, migrator/mapping/kinds/value.py).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
-from migrator.mapping.entries import Entry, KeyRename
-from migrator.mapping.values import TargetMove, ValueDefault, ValueMap, ValueRemoval, ValueRename
-
-
-@dataclass(frozen=True)
-class ValueChange:
-    """What becomes of `key=value`. `new_key` is set when a value map renames the key too; `new` is None
-    for a removal (`action` "remove": delete the override; "warn": report it)."""
-
-    key: str
-    value: str
-    new_key: str | None
-    new: str | None
-    action: str  # "rename" | "remove" | "warn"
-    hint: str | None
-    args: tuple[str, ...]
-    entries: tuple[Entry, ...]
-
-    @property
-    def prs(self) -> tuple[int, ...]:
-        return tuple(dict.fromkeys(e.pr for e in self.entries))
-
-    def describe(self) -> str:
-        new = f"{self.new_key or self.key}={self.new}"
-        return f"{self.key}={self.value} -> {new}"
-
-
-def value_entries(entries) -> list[Entry]:
-    return [e for e in entries if isinstance(e, (ValueRename, ValueRemoval, ValueMap, TargetMove))]
-
-
-def _entry_key(entry: Entry) -> str | None:
-    return getattr(entry, "old_key", None) if isinstance(entry, ValueMap) else getattr(entry, "key", None)
+from migrator.mapping.changes import ValueChange
+from migrator.mapping.kind import Role
+from migrator.mapping.kinds.value import VALUE
 
 
 def compose_value(steps, rename_steps, key: str, value: str, siblings: dict | None = None,
                   final_name=lambda k: k) -> ValueChange | None:
-    """`steps`: every release's `_Step` in order; `rename_steps`: those whose key renames apply to `key`;
-    `final_name(k)`: k's name at the target release (a script may already use the new key name)."""
+    """`steps`: every release's `ReleaseStep` in order; `rename_steps`: those whose key renames apply to
+    `key`; `final_name(k)`: k's name at the target release (a script may already use the new key name)."""
     current_key, current, chain, args = key, value, [], []
     new_key = None
     for step in steps:
@@ -57,43 +25,26 @@ def compose_value(steps, rename_steps, key: str, value: str, siblings: dict | No
         after = current_key
         if step in rename_steps:
             found = step.key_entry(current_key)
-            if found is not None and isinstance(found[0], KeyRename):
+            if found is not None and found[0].unit.role is Role.MOVE:
                 after = found[1]
                 names.add(after)
         for entry in step.value_entries:
-            entry_key = _entry_key(entry)
+            entry_key = entry.value_key
             if entry_key is not None and entry_key not in names and final_name(entry_key) in names:
                 entry_key = current_key
-            if isinstance(entry, TargetMove):
-                if (entry_key is not None and entry_key not in names) or current != entry.old:
-                    continue
-                if entry.when and not _sibling_match(entry.when, siblings):
-                    continue
-                chain.append(entry)
-                current = entry.new
+            if entry_key is not None and entry_key not in names:
                 continue
-            if entry_key not in names:
+            outcome = entry.apply(current, value, siblings)
+            if outcome is None:
                 continue
-            if isinstance(entry, ValueRename):
-                renamed = None if entry.optional else entry.renamed(current)
-                if renamed is not None:
-                    chain.append(entry)
-                    current = renamed
-                    args.extend(entry.args)
-            elif isinstance(entry, ValueRemoval) and entry.matches(current):
-                chain.append(entry)
-                return ValueChange(key, value, new_key, None, entry.action or "warn", entry.hint, tuple(args),
-                                   tuple(chain))
-            elif isinstance(entry, ValueMap):
-                listed, mapped = entry.mapped(current)
-                if not listed:
-                    continue  # the key entry of the same release reports it
-                chain.append(entry)
-                if mapped is None:
-                    return ValueChange(key, value, entry.new_key, None, "remove",
-                                       f"{value} is the default of {entry.new_key}", tuple(args), tuple(chain))
-                current, after = mapped, entry.new_key
-                new_key = entry.new_key
+            chain.append(entry)
+            if outcome.value is None:
+                return ValueChange(key, value, outcome.new_key or new_key, None, outcome.action, outcome.hint,
+                                   tuple(args), tuple(chain))
+            current = outcome.value
+            args.extend(outcome.args)
+            if outcome.new_key is not None:
+                after = new_key = outcome.new_key
         current_key = after
     if not chain or (current == value and new_key is None):
         return None
@@ -102,53 +53,25 @@ def compose_value(steps, rename_steps, key: str, value: str, siblings: dict | No
     return ValueChange(key, value, new_key, current, "rename", None, tuple(args), tuple(chain))
 
 
-def _sibling_match(when, siblings: dict | None) -> bool:
-    return siblings is not None and all(siblings.get(k) == v for k, v in when)
+def defaults(entries) -> list:
+    """The value-default entries among `entries`, in order."""
+    return [e for e in entries if e.unit.family is VALUE and e.unit.role is Role.DEFAULT]
 
 
-def defaults(entries) -> list[ValueDefault]:
-    return [e for e in entries if isinstance(e, ValueDefault)]
+class ValueChanges:
+    """`MappingSet.value`: the composed change of one literal value, memoized per (key, value)."""
 
+    def __init__(self, steps, keys):
+        self.steps = steps  # the ReleaseRange
+        self.keys = keys  # the KeyChanges: the walk follows the key's renames
+        self.any = any(s.value_entries for s in steps.steps)
+        self._memo: dict = {}
 
-def value_tokens(entries) -> set[str]:
-    """A literal each value entry needs in a file. Short, common values (`hf`, `sync`) and generic key
-    names (`name`, `mode`, `_target_`) would let nearly every file through, so a value is looked for as
-    `last=value` (shell, Python, Markdown) and `last: value` (YAML), and alone only when it is a path,
-    a class path or an identifier with `_`."""
-    out = set()
-    for e in entries:
-        if isinstance(e, TargetMove):
-            out.add(e.old)
-            continue
-        if isinstance(e, ValueDefault):
-            continue  # inserted only when --from is given (MappingSet adds its token)
-        key = e.old_key if isinstance(e, ValueMap) else e.key
-        last = key.rpartition(".")[2].lstrip("-")
-        old = getattr(e, "old", None)
-        pattern = getattr(e, "old_pattern", None)
-        values = [old] if isinstance(old, str) and old else \
-            sorted(_pattern_literals(pattern.pattern)) if pattern is not None else []
-        if isinstance(e, ValueMap) or not values:
-            # The old key itself (use_policy_gradient, rollout_is); every spelling, dotted or nested, holds
-            # each component whole, so the longest stands for it (`reward_manager`, not `name`).
-            out.add(max(key.lstrip("+~-").split("."), key=len))
-        for value in values:
-            out.update({f"{last}={value}", f"{last}: {value}"})
-            if any(c in value for c in "./_"):
-                out.add(value)  # also inside lists and longer strings
-    return out
-
-
-def _pattern_literals(pattern: str) -> set[str]:
-    """Literals one of which every match contains: the alternatives of a plain alternation
-    (`prime|batch`), the literal before a group of alternatives (`dummy_(dtensor|hf)` -> `dummy_`), or
-    the longest literal run (`(.*/)?verl/utils/reward_score/math\\.py`); empty when unsure."""
-    text = pattern.replace("\\.", "\0")
-    if "|" in text and "(" not in text:
-        pieces = text.split("|")
-    elif "|" in text:
-        pieces = [text[:text.index("(")]]
-    else:
-        pieces = [max(re.split(r"\(\.\*/\)\?|[()|?*+\[\]^$.]", text), key=len)]
-    literals = {p.replace("\0", ".") for p in pieces}
-    return literals if all(len(p) >= 4 and "\\" not in p for p in literals) else set()
+    def value(self, key: str, value: str, siblings: dict | None = None) -> ValueChange | None:
+        if not self.any:
+            return None
+        memo = self._memo if not siblings else {}  # asked per override; siblings make it the file's own
+        if (key, value) not in memo:
+            memo[key, value] = compose_value(self.steps.steps, self.steps.for_name(key, "key"), key, value,
+                                             siblings, self.keys.final_name)
+        return memo[key, value]

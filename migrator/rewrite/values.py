@@ -97,6 +97,6 @@ def target_change(maps: MappingSet, text: str, key: str | None = None, siblings:
     change = maps.value(key or "_target_", text, siblings)
     if change is None or change.action != "rename" or change.new_key is not None:
         return None
-    if not all(e.KIND == "target-move" for e in change.entries):
+    if not all(e.moves_class_path for e in change.entries):
         return None
     return change

@@ -8,7 +8,8 @@ chains through subtree moves (a.* -> b.*, then b.x -> c.x) resolve the same way.
 
 from __future__ import annotations
 
-from migrator.mapping.entries import KeyNoAction, KeyRemoval, KeyRename
+from migrator.mapping.kind import Role
+from migrator.mapping.kinds.key import KEY
 from migrator.shims.model import GeneratedFile, header_lines, removal_release, run_hint, seal
 
 TEMPLATE = r'''{header}
@@ -120,9 +121,9 @@ if __name__ == "__main__":
 def _row(entry) -> tuple[str, tuple]:
     """(old key or subtree prefix, (action, new, pr, hint)) for one key entry."""
     old = entry.old.removesuffix(".*")
-    if isinstance(entry, KeyRename):
+    if entry.unit.role is Role.MOVE:
         return old, ("rename", entry.new.removesuffix(".*"), entry.pr, None)
-    if isinstance(entry, KeyRemoval):
+    if entry.unit.role is Role.REMOVAL:
         return old, (entry.action, None, entry.pr, entry.hint)
     return old, ("none", None, entry.pr, None)
 
@@ -139,7 +140,7 @@ def render_steps(mappings) -> str:
     for table in mappings.tables:
         exact, subtrees = [], []
         for entry in table.entries:
-            if isinstance(entry, (KeyRename, KeyRemoval, KeyNoAction)) and not entry.scope:
+            if entry.unit.family is KEY and not entry.scope:
                 (subtrees if entry.old.endswith(".*") else exact).append(_row(entry))
         if exact or subtrees:
             indent = "    "
@@ -181,7 +182,7 @@ def render_exceptions(mappings) -> str:
 def source(mappings, releases: tuple[str, ...]) -> bytes:
     # main_ppo's keys only: scoped entries belong to other entry points' configs.
     entries = tuple(e for t in mappings.tables for e in t.entries
-                    if isinstance(e, (KeyRename, KeyRemoval)) and not e.scope)
+                    if e.unit.family is KEY and e.unit.role is not Role.NO_ACTION and not e.scope)
     what = (f"Runtime aliases for {len(entries)} deprecated Hydra key(s), verl "
             f"{mappings.from_release} -> {mappings.to_release}.")
     removals = "; ".join(f"aliases from {t.release} go away in {removal_release(releases, t.release)}"

@@ -11,7 +11,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from migrator.mapping.entries import Entry
+from migrator.mapping.kind import Entry
 
 POLICY = ("kept in the release that made the change and the next one, "
           "removed in the release after that")

@@ -8,7 +8,10 @@ the release before it (`policy_from_release`).
 
 from __future__ import annotations
 
-from migrator.mapping.entries import ModuleMove, PathMove, PathRemoval
+from migrator.mapping.kind import Role
+from migrator.mapping.kinds.entry_point import ENTRY_POINT
+from migrator.mapping.kinds.module import MODULE
+from migrator.mapping.kinds.path import PATH
 from migrator.shims import keys, pymodule, shell
 from migrator.shims.model import GeneratedFile, ShimPlan
 
@@ -48,11 +51,11 @@ def plan_shims(mappings, releases: tuple[str, ...], tree_paths: set[str] | None 
         if note:
             plan.notes.append(note)
     for entry in mappings.entries():
-        if entry.KIND not in ("entry-point-move", "entry-point-removal"):
+        if entry.unit.family is not ENTRY_POINT:
             continue
         # A stub module could start the new entry point, but the old command line's overrides mean the
         # old config's keys: a stub that ran them unchanged would fail in Hydra or train differently.
-        what = f"moved to {entry.new}" if entry.KIND == "entry-point-move" else "removed"
+        what = f"moved to {entry.new}" if entry.unit.role is Role.MOVE else "removed"
         plan.notes.append(f"entry point {entry.old}: {what}: no stub (its overrides need the key remap and "
                           "pinned defaults that verl-migrate writes into the script)")
     if keys_module is not None:
@@ -73,9 +76,9 @@ def stub_paths(mappings) -> frozenset[str]:
     paths = set()
     for table in tables + list(mappings.tables):
         for entry in table.entries:
-            if isinstance(entry, (PathMove, PathRemoval)) and entry.old.endswith(".sh"):
+            if entry.unit.family is PATH and entry.old.endswith(".sh"):
                 paths.add(entry.old)
-            elif isinstance(entry, ModuleMove):
+            elif entry.unit.family is MODULE and entry.unit.role is Role.MOVE:
                 base = entry.old.replace(".", "/")
                 paths.update((f"{base}.py", f"{base}/__init__.py", f"{base}/__main__.py"))
     return frozenset(paths)

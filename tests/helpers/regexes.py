@@ -120,7 +120,7 @@ def inventory() -> list[Pattern]:
                     uses.setdefault(name, set()).add(func.attr)
         if module.endswith("__main__"):
             continue
-        loaded = importlib.import_module(module)
+        loaded = importlib.import_module(module.removesuffix(".__init__"))  # a package, with its __path__
         own = {target.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
                if isinstance(target, ast.Name)}  # defined here, not imported
@@ -495,7 +495,7 @@ def table_patterns() -> list[Pattern]:
     found: dict[str, Pattern] = {}
     seen: set[int] = set()
 
-    from migrator.mapping.entries import FileCondition
+    from migrator.mapping.fields import FileCondition
 
     def walk(value, searched=False, depth=0):
         if id(value) in seen or depth > 12:

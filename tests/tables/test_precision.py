@@ -12,7 +12,8 @@ from migrator.fileprocess import process_file
 from migrator.lint.facts import load_facts
 from migrator.lint.runner import lint_source
 from migrator.mapping import KeyChange, compose, load_builtin
-from migrator.mapping.entries import KeyRemoval, KeyRename, Origin
+from migrator.mapping.kind import Origin
+from migrator.mapping.kinds.key import KeyRemoval, KeyRename
 
 RUN = b"""#!/bin/bash
 python3 -m verl.trainer.main_ppo \\
@@ -55,15 +56,15 @@ def test_a_removal_of_a_key_the_target_still_has_becomes_a_warning(tmp_path):
     removal = KeyRemoval(pr=1, origin=Origin("t.yaml", 1, "v0.6.0"), note=None, old="data.train_batch_size",
                          action="remove", hint="h")
     change = KeyChange("data.train_batch_size", None, "remove", "h", (removal,))
-    guarded = builtin()._still_read(change.old, change)
+    guarded = builtin().precision.still_read(change.old, change)
     assert guarded.action == "warn" and "still has it" in guarded.note, guarded
     # A rename by a table of a release that still shipped the key is a deprecation: it stays a rename.
     rename = KeyRename(pr=1, origin=Origin("t.yaml", 1, "v0.6.0"), note=None, old="trainer.total_epochs",
                        new="trainer.epochs")
     alias = KeyChange("trainer.total_epochs", "trainer.epochs", "rename", None, (rename,))
-    assert builtin()._still_read(alias.old, alias) is alias
+    assert builtin().precision.still_read(alias.old, alias) is alias
     gone = KeyChange("trainer.no_such_key", None, "remove", "h", (removal,))
-    assert builtin()._still_read(gone.old, gone) is gone
+    assert builtin().precision.still_read(gone.old, gone) is gone
 
 
 def test_a_table_of_the_users_own_is_their_call(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from migrator.mapping import TableError, compose, load_builtin
-from migrator.mapping.entries import ModuleNoAction
+from migrator.mapping.kinds.module import ModuleNoAction
 from migrator.mapping.load import TableSet, load_table
 from migrator.mapping.modulefacts import read_module_facts
 from tests.helpers import REPO

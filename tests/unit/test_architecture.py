@@ -6,7 +6,9 @@ those inside functions and under `if TYPE_CHECKING:` too, and so do lazy imports
 (`importlib.import_module`): its literal argument, an f-string prefix joined with the module's string
 constants (`f"migrator.lint.{name}"` over `CHECK_MODULES`), and, in a module that calls it, every
 string constant naming a module of the package (registries such as `REWRITERS` or `LAZY_COMMANDS`,
-"module" or "module:attribute"). `import a.b` is an edge to `a/b.py` or `a/b/__init__.py`;
+"module" or "module:attribute"), and a package that walks itself (`pkgutil.iter_modules(__path__)`,
+a registry such as `migrator.mapping.kinds`) imports each of its modules. `import a.b` is an edge to
+`a/b.py` or `a/b/__init__.py`;
 `from a import b` to the submodule `a.b` when there is one, else to `a`. The parent packages that
 Python imports on the way are not edges (else every package whose `__init__` imports its own
 submodules would be a cycle).
@@ -66,6 +68,14 @@ def _from_base(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(parts + ([node.module] if node.module else []))
 
 
+def _walks_own_package(call: ast.Call) -> bool:
+    """`pkgutil.iter_modules(__path__)` or `pkgutil.walk_packages(__path__, ...)`."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    first = call.args[0] if call.args else None
+    return name in ("iter_modules", "walk_packages") and isinstance(first, ast.Name) and first.id == "__path__"
+
+
 def module_imports(module: str, path: Path, modules: dict[str, Path]) -> dict[str, int]:
     """Modules of the package that `module` imports -> the line of the first such import."""
     tree = ast.parse(path.read_bytes(), filename=str(path))
@@ -88,6 +98,10 @@ def module_imports(module: str, path: Path, modules: dict[str, Path]) -> dict[st
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
                 add(sub if sub in modules else _known(base, modules), node.lineno)
+        elif isinstance(node, ast.Call) and is_package and _walks_own_package(node):
+            for name in modules:
+                if name.startswith(module + ".") and "." not in name[len(module) + 1:]:
+                    add(name, node.lineno)
         elif isinstance(node, ast.Call) and _is_import_module(node):
             calls_import_module = True
             arg = node.args[0] if node.args else None
@@ -197,6 +211,7 @@ def test_the_graph_sees_real_imports():
     assert "migrator.parallel" in GRAPH["migrator.engine"]  # a top-level import
     assert any(t.startswith("migrator.rewrite.shell") for t in GRAPH["migrator.rewrite"])  # the REWRITERS registry
     assert "migrator.lock" in GRAPH["migrator.engine"]  # an import inside a function
+    assert "migrator.mapping.kinds.key" in GRAPH["migrator.mapping.kinds"]  # the registry that walks its package
 
 
 # Importers whose private imports are another change's to remove (the mapping package's own restructuring).
@@ -270,6 +285,21 @@ def test_an_f_string_registry_and_a_self_import_are_found(tmp_path):
     graph, _ = import_graph(package)
     assert graph["pkg"] == {"pkg.one": 5}
     assert sorted(cycles(graph)) == [["pkg", "pkg.one", "pkg"]]  # a module naming itself is no edge
+
+
+def test_a_package_that_walks_its_modules_imports_them(tmp_path):
+    package = _write_package(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/kinds/__init__.py": "import importlib, pkgutil\n"
+                                 "for m in pkgutil.iter_modules(__path__):\n"
+                                 "    importlib.import_module(f'{__name__}.{m.name}')\n",
+        "pkg/kinds/one.py": "from pkg import kinds\n",
+        "pkg/kinds/sub/__init__.py": "",
+        "pkg/kinds/sub/deep.py": "",
+    })
+    graph, _ = import_graph(package)
+    assert graph["pkg.kinds"] == {"pkg.kinds.one": 2, "pkg.kinds.sub": 2}
+    assert cycles(graph) == [["pkg.kinds", "pkg.kinds.one", "pkg.kinds"]]
 
 
 def test_an_acyclic_package_has_no_cycle(tmp_path):

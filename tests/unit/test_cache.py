@@ -15,7 +15,7 @@ import pytest
 from migrator import cache as diskcache
 from migrator.config import known_releases
 from migrator.mapping import facts as facts_module
-from migrator.mapping.facts import ReleaseFacts, _entry_points
+from migrator.mapping.facts import ReleaseFacts, read_entry_points
 from migrator.mapping.load import builtin_mappings_dir
 from tests.helpers import run_cli
 
@@ -35,13 +35,13 @@ def facts_dir(tmp_path, monkeypatch):
 
 
 def _read_all(directory: Path, releases: tuple[str, ...]):
-    _entry_points.cache_clear()
+    read_entry_points.cache_clear()
     facts = ReleaseFacts(directory)
     return ({r: facts.key_types(r) for r in releases}, {r: facts.paths(r) for r in releases},
             facts._module_releases, facts._module_names,
             {r: {m: (n.defined, n.reexported, n.others) for m, n in names.items()}
              for r, names in facts.module_names(ALL_RELEASES).items()},
-            _entry_points(directory))
+            read_entry_points(directory))
 
 
 RELEASES = ("v0.1", "v0.2.0.post2", "v0.4.1", "v0.6.0", "v0.7.1", "main")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from migrator.codes import (
-    FALLBACK_FINDING_CODE,
-    FINDING_CODES,
     OUTCOME_CODES,
     RULES,
     CodeFilter,
@@ -14,6 +14,7 @@ from migrator.codes import (
     outcome_code,
 )
 from migrator.lint import load_checks
+from migrator.mapping.kinds import FINDING_CODES
 from tests.helpers import REPO
 
 DOCS = REPO / "docs" / "codes.md"
@@ -25,7 +26,7 @@ def test_every_code_is_documented_and_every_documented_code_exists():
 
 
 def test_the_tables_point_at_known_codes_and_the_lint_owns_vm0xx():
-    assert set(FINDING_CODES.values()) | {c for *_, c in OUTCOME_CODES} <= set(RULES)
+    assert {c.code for c in FINDING_CODES.values()} | {c for *_, c in OUTCOME_CODES} <= set(RULES)
     assert not set(RULES) & set(load_checks())
     assert all(not code.startswith("VM0") for code in RULES)
 
@@ -35,7 +36,8 @@ def test_codes_follow_from_kind_severity_and_reason():
     assert finding_code("key-warn", "warning") == "VM112"
     assert finding_code("key-removal", "info") == "VM114"
     assert finding_code("key-removal", "manual", "VM191") == "VM191"
-    assert finding_code("no-such-kind", "manual") == FALLBACK_FINDING_CODE
+    with pytest.raises(LookupError):  # no catch-all: a finding's kind declares its code
+        finding_code("no-such-kind", "manual")
     assert outcome_code("skipped", "binary file") == "VM202"
     assert outcome_code("skipped", "bash -n: syntax error") == "VM203"
     assert outcome_code("failed", "could not write: the file is read-only") == "VM205"

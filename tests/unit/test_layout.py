@@ -19,7 +19,7 @@ PACKAGE_DIR = REPO / "migrator"
 # Literals that name something verl-like but are not verl's layout: (file under migrator/, literal) -> why.
 ALLOWED = {
     **{(module, "verl"): "this package's directory of verl's tables (mappings/verl/), not verl's tree"
-       for module in ("config.py", "layout.py", "lint/facts.py", "mapping/load.py", "tablecache.py",
+       for module in ("config.py", "layout.py", "lint/facts.py", "builtin_tables.py", "mapping/load.py", "tablecache.py",
                       "verdict/store.py", "written_for.py")},
     ("layout.py", "mappings/verl/"): "how messages name this package's directory of verl's tables",
     ("mapping/precision.py", "mappings/verl/"): "an entry's origin in this package's tables, not verl's tree",
@@ -27,7 +27,7 @@ ALLOWED = {
         "this package's table for verl's next release",
     ("mapping/facts.py", "verl.modules"): "the name of a shipped fact file (facts/modules/verl.modules)",
     **{(module, "verl"): "the name of verl's GitHub repository, where PR numbers point (pulls.REPOSITORIES)"
-       for module in ("pulls.py", "mapping/entrypoints.py", "textreport.py")},
+       for module in ("pulls.py", "mapping/fields.py", "mapping/kinds/entry_point.py", "textreport.py")},
     ("codes.py", "https://github.com/verl-project/verl/pull/{pr}"): "verl's GitHub repository: a PR's link",
     ("shims/keys.py", None): "the generated key shim's source text links verl's GitHub PRs",
     ("cli/shims.py", "Also write the key-alias module at REL inside the tree (e.g. verl/utils/deprecated_keys.py)."):
@@ -64,14 +64,21 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
+def _examples(tree: ast.AST) -> set[int]:
+    """The constants of `example=` arguments: an entry kind's sample table entry, shown in docs and loaded
+    by the kinds' test, made up like a docstring's."""
+    return {id(constant) for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "example"
+            for constant in ast.walk(node.value) if isinstance(constant, ast.Constant)}
+
+
 def layout_literals(package_dir: Path, roots: tuple[str, ...], names: set[str]) -> list[tuple[str, int, str]]:
-    """(module path, line, literal) for every str or bytes constant (f-string parts too, docstrings not)
+    """(module path, line, literal) for every str or bytes constant (f-string parts too, docstrings and `example=` entries not)
     that spells a root or one of `names`."""
     pattern = layout_pattern(roots, names)
     found = []
     for path in sorted(package_dir.rglob("*.py")):
         tree = ast.parse(path.read_bytes(), filename=str(path))
-        docstrings = _docstrings(tree)
+        docstrings = _docstrings(tree) | _examples(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in docstrings:
                 text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value

@@ -73,10 +73,10 @@ def test_golden(fmt):
 
 def test_composed_chains_and_env_presets():
     guide = fixture_guide()
-    renamed = {r["old"]: (r["new"], r["prs"]) for r in guide.renamed_keys}
+    renamed = {r["old"]: (r["new"], r["prs"]) for r in guide.rows["renamed_keys"]}
     assert renamed["actor_rollout_ref.rollout.skip_rollout"] == ("skip.rollout.enable", [101, 201])
     assert renamed["trainer.old_logger.*"] == ("trainer.logger.*", [102])
-    moved = {r["old"]: r for r in guide.moved_scripts}
+    moved = {r["old"]: r for r in guide.rows["moved_scripts"]}
     npu = moved["examples/grpo_trainer/run_qwen3-8b_npu.sh"]
     assert npu["new"] == "examples/grpo_trainer/run_qwen3_8b_fsdp.sh"
     assert npu["run"] == "DEVICE=npu bash examples/grpo_trainer/run_qwen3_8b_fsdp.sh trainer.n_gpus_per_node=16"
@@ -85,13 +85,13 @@ def test_composed_chains_and_env_presets():
 
 def test_python_names_and_keywords_are_composed_with_every_pr():
     guide = fixture_guide()
-    names = {r["old"]: (r["new"], r["hint"], r["prs"]) for r in guide.python_names}
+    names = {r["old"]: (r["new"], r["hint"], r["prs"]) for r in guide.rows["python_names"]}
     assert names["verl.workers.rollout.utils:get_free_port"] == ("verl.utils.net:free_port", "", [105, 209])
     assert names["verl.utils.net:get_free_port"] == ("verl.utils.net:free_port", "", [209])
     assert names["verl.trainer.ppo.reward:compute_reward"] == (None, "the reward loop computes rewards", [210])
-    keywords = {(r["function"], r["old"]): (r["new"], r["prs"]) for r in guide.keyword_renames}
+    keywords = {(r["function"], r["old"]): (r["new"], r["prs"]) for r in guide.rows["keyword_renames"]}
     assert keywords[("verl.trainer.ppo.core_algos:compute_policy_loss", "eos_mask")] == ("response_mask", [106, 211])
-    assert guide.signature_changes == [{"function": "verl.experimental.agent_loop:AgentLoopBase.run",
+    assert guide.rows["signature_changes"] == [{"function": "verl.experimental.agent_loop:AgentLoopBase.run",
                                         "param": "messages", "prs": [212],
                                         "hint": "run(self, sampling_params, **kwargs) gets the messages as "
                                                 "kwargs['raw_prompt']"}]
@@ -132,7 +132,8 @@ def test_rst_check_can_fail():
 def test_json_is_structured():
     data = json.loads(release_notes.render(fixture_guide(), "json"))
     assert data["counts"] == {"moved_scripts": 2, "removed_scripts": 1, "renamed_keys": 3, "removed_keys": 2,
-                              "other_changes": 4, "python_names": 3, "keyword_renames": 2, "signature_changes": 1}
+                              "other_changes": 4, "python_names": 3, "keyword_renames": 2, "signature_changes": 1,
+                              "entry_points": 0, "configs": 0, "config_values": 0, "key_scopes": 0, "left_alone": 1}
     assert [p["number"] for p in data["pull_requests"]] == sorted(p["number"] for p in data["pull_requests"])
     assert data["upgrade"] == ["pip install verl-migrate", "verl-migrate --to r2 ./my_scripts"]
 

@@ -15,13 +15,14 @@ import ast
 
 from migrator.edits import Finding
 from migrator.mapping import MappingSet
+from migrator.mapping.kinds.signature import with_callback
 from migrator.mapping.per_set import per_table_set
 from migrator.rewrite.python.parsed import line_starts, parse
 
 
 @per_table_set  # asked for every Python file
 def callback_entries(maps: MappingSet) -> tuple:
-    return tuple(e for e in maps.entries() if e.KIND == "signature-change" and e.callback)
+    return with_callback(maps.entries())
 
 
 def callback_tokens(maps: MappingSet) -> set[str]:

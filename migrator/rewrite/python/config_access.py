@@ -18,8 +18,8 @@ from itertools import repeat
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
+from migrator.mapping.changes import EntryContext
 from migrator.mapping.config_objects import ConfigObjects
-from migrator.mapping.entrycontext import EntryContext
 from migrator.mapping.per_set import per_table_set
 from migrator.prefilter import Prefilter
 from migrator.rewrite.literal import first_note, key_target, whole_key_change

@@ -87,9 +87,10 @@ class KeyEdits:
                 # A removal that only reports (`warn`): the value is rejected, its fix is in the hint.
                 new = f"write {change.new_key or key}={change.new} by hand" if change.new is not None else \
                     "rejected now" if change.action == "warn" else "drop it by hand"
+                severity = "warning" if new == "rejected now" else "manual"
                 self.findings.append(Finding(m.start(), "value-variable", f"{name}={token.text} is passed as {key}: "
                                              f"{new}", getattr(change.entries[-1], "hint", None), change.prs,
-                                             severity="warning" if new == "rejected now" else "manual"))
+                                             severity=severity, code=change.entries[-1].unit.code(severity)))
 
 
 PLUS_KIND = "key-append-prefix"  # the edit that drops a `+` the target refuses

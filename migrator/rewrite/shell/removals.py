@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange
-from migrator.mapping.entrycontext import ConfigChange
+from migrator.mapping.changes import ConfigChange
+from migrator.mapping.kinds.entry_point import moved_by_entry_point
 from migrator.rewrite.shell.plan import ScriptPlan
 from migrator.rewrite.shell.removal_spans import argument_removal_span
 
@@ -93,7 +94,7 @@ def first_note(change) -> str:
     if change.note:
         return change.note
     last = change.entries[-1] if change.entries else None
-    if last is not None and last.KIND == "entry-point-move":
+    if last is not None and moved_by_entry_point((last,)):
         return f"{last.old} -> {last.new} has no place for it"  # the item's hint says what to do
     for entry in reversed(change.entries):
         if entry.note:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from migrator.codes import HYDRA_BACKED_OUT_CODE, MANDATORY_UNSET_CODE
 from migrator.edits import Edit, Finding, Review, apply_edits
+from migrator.mapping.kinds.entry_point import ENTRY_POINT_MOVE
 from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, config_dir_of_launch, launches
 from migrator.rewrite.shell.keys import PLUS_KIND, drop_plus_message
 from migrator.rewrite.shell.syntax import parse
@@ -85,7 +86,7 @@ def _review(before: bytes, after: bytes, applied: list[Edit], configs) -> Review
 def _judge_edits(before: bytes, after: bytes, applied: list[Edit], configs, found) -> Review:
     # A moved entry point is judged too: its old module has no config at the target, its new one may refuse
     # a `+key` the old config lacked.
-    if not _touches_launch_overrides(found, applied) and not any(e.kind == "entry-point-move" for e in applied):
+    if not _touches_launch_overrides(found, applied) and not any(e.kind == ENTRY_POINT_MOVE.name for e in applied):
         return Review()
     was: list[dict] = []  # the original's verdict, judged only when an edited override is rejected
 

@@ -20,6 +20,7 @@ import yaml
 from migrator.edits import Edit, Finding
 from migrator.layout import verl_layout
 from migrator.mapping import MappingSet
+from migrator.mapping.kinds.entry_point import moved_by_entry_point
 
 GROUP_CHOICE = re.compile(r"([A-Za-z_][\w-]*(?:/[A-Za-z_][\w-]*)*)=([\w.-]+)\Z")  # `model_engine=megatron`
 
@@ -76,7 +77,7 @@ def renames(documents: list, maps: MappingSet):
             if change is None or change.new is None:
                 continue
             # Keys follow an entry-point move only for a file whose item is the bare name (context.py).
-            follows_keys = all(e.KIND != "entry-point-move" for e in change.entries) or node.value == name
+            follows_keys = not moved_by_entry_point(change.entries) or node.value == name
             groups = overrides(change.args) if follows_keys else None
             if groups and not _room_for_overrides(listed, index, groups):
                 groups = None

@@ -89,7 +89,7 @@ def _report(planner, key_node, dotted: str, text: str) -> None:
     if "${" in text:
         return
     change = planner.maps.value(dotted, text)
-    if change is None or all(e.KIND == "target-move" and getattr(e, "key", None) is None for e in change.entries):
+    if change is None or all(e.moves_class_path and e.value_key is None for e in change.entries):
         return  # unchanged, or a class path the string pass renames wherever it is
     offset = planner.lines.byte(key_node.start_mark)
     hint = getattr(change.entries[-1], "hint", None)

@@ -156,7 +156,7 @@ def test_a_launch_scripts_removal_hint_names_the_key_as_the_target_spells_it():
 def test_a_hint_keeps_urls_file_names_and_words_that_are_not_keys():
     from migrator.mapping.hints import hint_at_target
 
-    steps = compose(load_builtin(), "v0.2.0.post2", "v0.9.0")._steps
+    steps = compose(load_builtin(), "v0.2.0.post2", "v0.9.0").steps.steps
     for text in ("https://x/config.html#critic.model.fsdp_config.optimizer_offload",
                  "see critic.model.fsdp_config.optimizer_offload.yaml", "e.g. verl.trainer.main_ppo"):
         assert hint_at_target(text, steps) == text

@@ -93,6 +93,16 @@ def test_an_expansion_is_never_edited_and_its_literal_assignment_is_reported():
                                      "write actor_rollout_ref.rollout.name=sglang by hand"]
 
 
+@pytest.mark.parametrize("assignment, key, code", [
+    (b"MODE=sglang_async", "actor_rollout_ref.rollout.name", "VM164"),  # a value-rename: write the new value
+    (b"MODE=sync", "actor_rollout_ref.rollout.mode", "VM161"),  # a value-removal with action remove: drop it
+])
+def test_a_value_passed_through_a_variable_has_its_entrys_code(assignment, key, code):
+    src = assignment + b"\npython3 -m verl.trainer.main_ppo " + key.encode() + b"=$MODE x.y=1\n"
+    (finding,) = migrate(src, "run.sh").findings
+    assert (finding.kind, finding.severity, finding.code) == ("value-variable", "manual", code)
+
+
 def test_value_entries_follow_the_key_through_later_renames():
     maps = builtin()
     old = maps.value("custom_reward_function.path", "verl/utils/reward_score/math.py")

@@ -146,7 +146,7 @@ def test_release_notes_list_entry_point_moves_with_their_key_remaps():
     from migrator import release_notes
 
     guide = release_notes.build_guide(mappings("v0.7.0", "v0.7.1"))
-    sft = next(r for r in guide.entry_points if r["old"] == "verl.trainer.fsdp_sft_trainer")
+    sft = next(r for r in guide.rows["entry_points"] if r["old"] == "verl.trainer.fsdp_sft_trainer")
     assert sft["new"] == "verl.trainer.sft_trainer" and "optim.lr=1e-05" in sft["pins"]
     assert {"old": "model.partial_pretrain", "new": "model.path", "guidance": ""} in sft["keys"]
     text = release_notes.render(guide, "md")

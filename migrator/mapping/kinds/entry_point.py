@@ -1,64 +1,30 @@
-"""Entry kinds for verl's entry points and the configs they compose (docs/table-format.md, "Entry points").
+"""`entry-point-move` and `entry-point-removal`: the module a command runs (docs/table-format.md, "Entry points").
 
 An entry point is a module with `@hydra.main` (`verl.trainer.fsdp_sft_trainer`) composing one config
-(`sft_trainer`); a script's Hydra overrides mean something only against that config. These kinds move a
-script off an entry point (and remap its overrides), or name configs and config directories that moved.
+(`sft_trainer`); a script's Hydra overrides mean something only against that config. A move runs the
+new module and remaps the command's overrides (`keys`), appends `args` and pins changed `defaults`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from migrator.mapping.entries import (
+from migrator.mapping.fields import (
     COMMON,
     SCOPED,
-    Entry,
     FieldError,
     check_action,
     check_args,
+    check_config_name,
     check_key,
     check_module,
-    check_path,
+    check_repo,
     check_text,
+    hydra_value,
 )
-from migrator.pulls import REPOSITORIES as ALL_REPOSITORIES
+from migrator.mapping.kind import Code, Entry, EntryKind, Family, Group, Role, Row, Section
+from migrator.mapping.presentation import links, releases
 from migrator.pulls import PullRef, pr_url
-
-# Repositories other than verl whose PRs an entry may cite (`repo:`).
-REPOSITORIES = {name: path for name, path in ALL_REPOSITORIES.items() if name != "verl"}
-# A pinned default reaches a command line: plain Hydra values and lists (`[0.9,0.95]`), quoted when written.
-PIN_VALUE_RE = re.compile(r"[A-Za-z0-9_./:,@%+=\-\[\]?]*\Z")
-
-
-def check_repo(value: object) -> str:
-    if value not in REPOSITORIES:
-        raise FieldError(f"repo must be one of {', '.join(REPOSITORIES)} (leave it out for verl), got {value!r}")
-    return value  # type: ignore[return-value]
-
-
-def check_config_name(value: object) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", value):
-        raise FieldError(f"{value!r} is not a Hydra config name")
-    return value
-
-
-def check_names(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value:
-        raise FieldError("expected a non-empty list of config names, family names or entry modules")
-    return tuple(check_module(v) for v in value)
-
-
-def hydra_value(value: object) -> str:
-    """A YAML scalar as a Hydra override writes it (`true`, `null`, `1e-05`, `[0.9,0.95]`)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    text = str(value).replace(" ", "")
-    if not PIN_VALUE_RE.match(text):
-        raise FieldError(f"value {value!r} may only use A-Z a-z 0-9 _ . / : , @ % + = - [ ] ?")
-    return text
 
 
 @dataclass(frozen=True)
@@ -136,12 +102,14 @@ def check_defaults(value: object) -> tuple[DefaultPin, ...]:
     return tuple(pins)
 
 
-class _OtherRepo:
+class OtherRepository:
+    """An entry whose PR is in another repository (`repo: verl-recipe`): its links and labels say so."""
+
     repo: str | None
     pr: int
 
     def __post_init__(self):
-        if self.repo and self.repo != "verl":  # another repository's PR number: links and labels must say so
+        if self.repo and self.repo != "verl":
             object.__setattr__(self, "pr", PullRef(self.pr, self.repo))
 
     @property
@@ -149,8 +117,11 @@ class _OtherRepo:
         return pr_url(self.pr)
 
 
+ENTRY_POINT = Family("entry-point")
+
+
 @dataclass(frozen=True)
-class EntryPointMove(_OtherRepo, Entry):
+class EntryPointMove(OtherRepository, Entry):
     KIND = "entry-point-move"
     FAMILY = "entry-point"
     FIELDS = {"old": (True, check_module), "new": (True, check_module), "old-config": (True, check_config_name),
@@ -192,7 +163,7 @@ class EntryPointMove(_OtherRepo, Entry):
 
 
 @dataclass(frozen=True)
-class EntryPointRemoval(_OtherRepo, Entry):
+class EntryPointRemoval(OtherRepository, Entry):
     KIND = "entry-point-removal"
     FAMILY = "entry-point"
     FIELDS = {"old": (True, check_module), "hint": (True, check_text), "repo": (False, check_repo),
@@ -204,66 +175,85 @@ class EntryPointRemoval(_OtherRepo, Entry):
     commit: str | None = None
 
 
-@dataclass(frozen=True)
-class ConfigNameMove(Entry):
-    """`--config-name=old` under the entry modules of `scope` becomes `new` (dropped when it is the
-    module's own config) plus `args`."""
-
-    KIND = "config-name-move"
-    FAMILY = "config-name"
-    FIELDS = {"old": (True, check_config_name), "new": (True, check_config_name), "scope": (True, check_names),
-              "args": (False, check_args), "commit": (False, SCOPED["commit"][1]), **COMMON}
-    old: str = ""
-    new: str = ""
-    scope: tuple[str, ...] = ()
-    args: tuple[str, ...] = ()
-    commit: str | None = None
+def moved_by_entry_point(entries) -> bool:
+    """Did an entry-point move make this change (the key or config followed the move's remap)?"""
+    return any(e.unit.family is ENTRY_POINT and e.unit.role is Role.MOVE for e in entries)
 
 
-@dataclass(frozen=True)
-class ConfigDirMove(_OtherRepo, Entry):
-    KIND = "config-dir-move"
-    FAMILY = "config-dir"
-    FIELDS = {"old": (True, check_path), "new": (True, check_path), "repo": (False, check_repo),
-              "commit": (False, SCOPED["commit"][1]), **COMMON}
-    old: str = ""
-    new: str = ""
-    repo: str | None = None
-    commit: str | None = None
+def tokens(entry, mappings):
+    """The module as `-m` names it and as a script path names it."""
+    return (entry.old, entry.old.replace(".", "/") + ".py")
 
 
-@dataclass(frozen=True)
-class ConfigDirRemoval(_OtherRepo, Entry):
-    KIND = "config-dir-removal"
-    FAMILY = "config-dir"
-    FIELDS = {"old": (True, check_path), "hint": (True, check_text), "repo": (False, check_repo),
-              "commit": (False, SCOPED["commit"][1]), **COMMON}
-    old: str = ""
-    hint: str = ""
-    repo: str | None = None
-    commit: str | None = None
+# Entry points, their config names and directories, and key entries with a `scope:`: one row each, in table order.
+LAUNCHES = Group("launch", 40)
 
 
-@dataclass(frozen=True)
-class KeyScope(Entry):
-    """Where an unscoped key entry of the same release applies besides the `ppo` family (`applies-to`)
-    and where it does not (`not-in`): configs outside PPO that share the key."""
-
-    KIND = "key-scope"
-    FAMILY = "key-scope"
-    FIELDS = {"old": (True, check_key), "applies-to": (False, check_names), "not-in": (False, check_names),
-              "why": (True, check_text), "commit": (False, SCOPED["commit"][1]), **COMMON}
-    old: str = ""
-    applies_to: tuple[str, ...] = ()
-    not_in: tuple[str, ...] = ()
-    why: str = ""
-    commit: str | None = None
+def row(entry, mappings) -> Row | None:
+    change = mappings.entry_point(entry.old)
+    if change is None or change.entries[0] is not entry:
+        return None  # a later link of a chain: shown with its first entry
+    return Row({"family": "entry-point", "old": entry.old, "new": change.new,
+                "action": "move" if change.new else "removed", "hint": change.hint, "args": list(change.args),
+                "pins": [f"{p.key}={p.old}" for p in change.pins if p.pin],
+                "config": f"{entry.old_config} -> {entry.new_config}" if change.new else None,
+                "prs": list(change.prs), "releases": releases(change.entries)}, change.entries)
 
 
-ENTRY_POINT_KINDS: dict[str, type[Entry]] = {
-    cls.KIND: cls
-    for cls in (EntryPointMove, EntryPointRemoval, ConfigNameMove, ConfigDirMove, ConfigDirRemoval, KeyScope)
-}
-# Names the rewriters and the lint ask about: a hyphenated field is an underscored attribute.
-FIELD_ATTRIBUTES = {"old-config": "old_config", "new-config": "new_config", "applies-to": "applies_to",
-                    "not-in": "not_in"}
+def notes_rows(mappings) -> list[dict]:
+    """Each entry point that moved or went away, with its key remap, appended args and pinned defaults."""
+    rows = []
+    for entry in mappings.entries():
+        if entry.FAMILY != "entry-point":
+            continue
+        change = mappings.entry_point(entry.old)
+        if change is None or change.entries[0] is not entry:
+            continue  # a later link of a chain: shown with its first entry
+        keys = []
+        for link in change.entries:
+            for item in getattr(link, "keys", ()):
+                if item.action == "rename" and (item.new != item.old or item.add):
+                    keys.append({"old": item.old, "new": ("+" if item.add else "") + item.new, "guidance": ""})
+                elif item.action in ("remove", "warn"):
+                    keys.append({"old": item.old, "new": "", "guidance": item.hint or ""})
+        rows.append({"old": entry.old, "new": change.new or "", "hint": change.hint or "",
+                     "config": f"{entry.old_config} -> {change.entries[-1].new_config}" if change.new else "",
+                     "args": list(change.args), "pins": [f"{p.key}={p.old}" for p in change.pins if p.pin],
+                     "keys": keys, "prs": list(change.prs)})
+    return rows
+
+
+def render(w, rows: list[dict]) -> list[str]:
+    parts = ["verl-migrate rewrites the module a command runs, remaps that command's overrides to the "
+             "new config, and appends the arguments and the old defaults shown (a default is pinned "
+             "only where the script does not set the key).\n",
+             w.table(["Old entry point", "New entry point", "Config", "Appended", "PR"],
+                     [[w.code(r["old"]), w.code(r["new"]) if r["new"] else f"(removed) {w.text(r['hint'])}",
+                       r["config"], " ".join(w.code(a) for a in r["args"] + r["pins"]), links(w, r["prs"])]
+                      for r in rows])]
+    for r in rows:
+        if r["keys"]:
+            parts.append(w.heading(f"Keys of {r['old']}", 3))
+            parts.append(w.table(["Old key", "New key", "Guidance"],
+                                 [[w.code(k["old"]), w.code(k["new"]) if k["new"] else "(removed)",
+                                   w.text(k["guidance"])] for k in r["keys"]]))
+    return parts
+
+
+ENTRY_POINTS = Section("entry_points", 30, "Moved and removed entry points", notes_rows, render,
+                       "moved or removed entry point", 60)
+
+ENTRY_POINT_MOVE = EntryKind(
+    EntryPointMove, family=ENTRY_POINT, role=Role.MOVE, rules=(), tokens=tokens, tokens_before_from=True,
+    codes=(Code("VM152", "manual", "moved entry point: a step the tool cannot take here (edit the launch, set a "
+                "default) by hand"),),
+    shown_in=LAUNCHES, row=row, notes=ENTRY_POINTS, position=700,
+    example={"kind": "entry-point-move", "old": "verl.trainer.old_main", "new": "verl.trainer.new_main",
+             "old-config": "old_trainer", "new-config": "new_trainer", "keys": [{"old": "data.path", "new": "data.files"}],
+             "pr": 20})
+ENTRY_POINT_REMOVAL = EntryKind(
+    EntryPointRemoval, family=ENTRY_POINT, role=Role.REMOVAL, rules=(), tokens=tokens, tokens_before_from=True,
+    codes=(Code("VM151", "manual", "removed entry point: run its successor by hand"),),
+    shown_in=LAUNCHES, row=row, notes=ENTRY_POINTS, position=701,
+    example={"kind": "entry-point-removal", "old": "verl.trainer.gone_main", "hint": "use verl.trainer.main_ppo",
+             "pr": 21})

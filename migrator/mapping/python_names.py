@@ -1,0 +1,108 @@
+"""What becomes of Python modules and names from --from to --to: module entries (a package carries its
+submodules and the names in them), symbol entries (a symbol's own entry wins over its module's), keyword
+renames and signature changes, which name their function as it was before their release's moves."""
+
+from __future__ import annotations
+
+from migrator.mapping.changes import KeywordChange, ModuleChange, SymbolChange
+from migrator.mapping.fields import split_symbol
+from migrator.mapping.kind import Role
+from migrator.mapping.precision import module_lands
+
+
+class NameChanges:
+    def __init__(self, steps, precision, history, to_release: str):
+        self.steps = steps  # the ReleaseRange
+        self.precision = precision
+        self.history = history
+        self.to_release = to_release
+        self._modules: dict = {}
+        self._symbols: dict = {}
+
+    def module(self, module: str) -> ModuleChange | None:
+        """The composed change for a module (or a member of a moved package), or None."""
+        if module not in self._modules:  # asked for every dotted name of every candidate file
+            self._modules[module] = self._compose_module(module)
+        return self._modules[module]
+
+    def _compose_module(self, module: str) -> ModuleChange | None:
+        current, chain = module, []
+        for step in self.steps.steps:
+            found = step.module_entry(current)
+            if found is not None and found[0].unit.role is not Role.NO_ACTION:
+                chain.append(found[0])
+                current = found[1]
+                if current is None:
+                    return ModuleChange(module, None, tuple(chain), chain[-1].hint)
+        if chain and current != module:
+            facts = self.precision.facts_for(chain)  # a user's table may name their own modules
+            if facts is not None and not module_lands(facts, current, self.to_release, self.history.releases):
+                return ModuleChange(module, None, tuple(chain), f"the table moves it to {current}, which verl "
+                                    f"{self.to_release} does not ship: find its successor by hand")
+            return ModuleChange(module, current, tuple(chain))
+        return None
+
+    def symbol(self, ref: str) -> SymbolChange | None:
+        """The composed change for `pkg.mod:Name`: chains of symbol entries and of its module's moves
+        (`a:X` -> `b:X` -> `c:Y`); a removal of the symbol or of the module it is in by then ends it."""
+        cached = self._symbols.get(ref, False)
+        if cached is not False:
+            return cached
+        current, chain, explicit, result = ref, [], False, None
+        for step in self.steps.steps:
+            found = step.symbol_entry(current)
+            if found is None:
+                continue
+            entry, after, by_symbol = found
+            chain.append(entry)
+            explicit = explicit or by_symbol
+            if after is None:
+                result = SymbolChange(ref, None, tuple(chain), getattr(entry, "hint", None), explicit)
+                break
+            current = after
+        else:
+            if chain and current != ref:
+                result = SymbolChange(ref, current, tuple(chain), None, explicit)
+        self._symbols[ref] = result
+        return result
+
+    def keyword(self, function: str, keyword: str) -> KeywordChange | None:
+        """The keyword a call of `function` (named as in the first release) passes instead of `keyword`.
+        A release's keyword entry names the function as it was before that release's symbol moves."""
+        current, kw, chain = function, keyword, []
+        for step in self.steps.steps:
+            e = step.keywords.get((current, kw))
+            if e is not None:
+                chain.append(e)
+                kw = e.new
+            found = step.symbol_entry(current)
+            if found is not None:
+                if found[1] is None:
+                    break
+                current = found[1]
+        return KeywordChange(function, keyword, kw, tuple(chain)) if chain and kw != keyword else None
+
+    def signature_changes(self, symbol: str) -> list:
+        """Signature changes of `pkg.mod:Name` (a function, or a class and its methods) in the range,
+        following the name through moves."""
+        current, out = symbol, []
+        for step in self.steps.steps:
+            out.extend(step.signatures.get(current, ()))
+            found = step.symbol_entry(current)
+            if found is not None:
+                if found[1] is None:
+                    break
+                current = found[1]
+        return out
+
+    def api_modules(self) -> set[str]:
+        """Modules that symbol, keyword and signature entries name (the tokens that call for the API pass)."""
+        out = set()
+        for step in self.steps.steps:
+            out.update(split_symbol(ref)[0] for ref in step.symbols)
+            out.update(split_symbol(function)[0] for function, _ in step.keywords)
+            out.update(split_symbol(symbol)[0] for symbol in step.signatures)
+        return out
+
+    def old_modules(self) -> set[str]:
+        return {m for step in self.steps.steps for m, e in step.modules.items() if e.unit.role is not Role.NO_ACTION}
