@@ -12,15 +12,16 @@ import subprocess
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from migrator.codes import FailureReason, Reason, SkipReason
+
 
 class Candidate(NamedTuple):
     # A tuple, not a frozen dataclass: one is made per file, and a tuple is made 3x faster.
     path: str  # what we open
     display: str  # what we print
-    skip_reason: str | None = None
+    skip: Reason | None = None  # why discovery already settled it (a failure for a PATH that is a symlink)
 
 
-SYMLINK_PATH = "is a symlink"  # a PATH given that is one: refused (the engine fails it), never followed
 # `.hydra`: the record Hydra writes of each run (outputs/DATE/TIME/.hydra/config.yaml), not a config anyone loads.
 ALWAYS_PRUNED = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".venv",
                            "node_modules", ".hydra"})
@@ -125,8 +126,9 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[Candid
         if os.path.islink(given.rstrip("/") or given):  # file or directory, `link/` too: never followed
             target = os.path.realpath(given)
             exists = os.path.exists(target)
-            yield Candidate(given, given, f"{SYMLINK_PATH}; pass its target ({target})" if exists
-                            else "broken symlink or symlink loop")
+            # a PATH given that is one: refused (the rewrite fails it), never followed
+            yield Candidate(given, given, FailureReason.SYMLINK_PATH.because(target) if exists
+                            else SkipReason.BROKEN_SYMLINK.because())
             continue
         if os.path.isfile(given):
             st = os.stat(given)
@@ -135,7 +137,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[Candid
                 yield Candidate(given, given)
             continue
         if not os.path.isdir(given):
-            yield Candidate(given, given, path_problem(given) or "not a regular file or directory")
+            yield Candidate(given, given, path_problem(given) or SkipReason.OTHER_FILE_TYPE.because())
             continue
         yield from _walk(given, exclude, seen)
 
@@ -144,30 +146,30 @@ FILE_TYPES = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR,
               (stat.S_ISBLK, "block device"))
 
 
-def path_problem(path: str) -> str | None:
+def path_problem(path: str) -> Reason | None:
     """Why a path given on the command line cannot be migrated, or None when it can (or is a symlink)."""
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
-        return "no such file or directory"
+        return SkipReason.NO_SUCH_PATH.because()
     except NotADirectoryError:
-        return "no such file or directory (a parent is not a directory)"
+        return SkipReason.PARENT_NOT_A_DIRECTORY.because()
     except OSError as exc:
-        return f"cannot stat: {exc.strerror}"
+        return SkipReason.CANNOT_STAT.because(exc.strerror)
     for is_type, name in FILE_TYPES:
         if is_type(mode):
-            return f"not a regular file or directory: {name}"
+            return SkipReason.SPECIAL_FILE.because(name)
     return None
 
 
 def _symlink_candidate(path: str, display: str, root: str) -> Iterator[Candidate]:
     target = os.path.realpath(path)
     if not os.path.exists(target):
-        yield Candidate(path, display, "broken symlink or symlink loop")
+        yield Candidate(path, display, SkipReason.BROKEN_SYMLINK.because())
     elif os.path.commonpath([os.path.realpath(root), target]) != os.path.realpath(root):
-        yield Candidate(path, display, "symlink to outside the tree; not written through")
+        yield Candidate(path, display, SkipReason.SYMLINK_OUT_OF_TREE.because())
     else:
-        yield Candidate(path, display, "symlink; its target is migrated where it lives")
+        yield Candidate(path, display, SkipReason.SYMLINK_IN_TREE.because())
 
 
 _name = operator.attrgetter("name")
@@ -218,7 +220,7 @@ def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> It
                 regular = entry.is_file(follow_symlinks=False)
                 identity = (device, entry.inode())
             except OSError as exc:
-                yield Candidate(full, full, f"cannot stat: {exc.strerror}")
+                yield Candidate(full, full, SkipReason.CANNOT_STAT.because(exc.strerror))
                 continue
             if not regular or identity in seen:
                 continue
@@ -226,4 +228,4 @@ def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> It
             yield _candidate(Candidate, (full, full, None))
         stack.extend(reversed(subdirs))
     for err in errors:
-        yield Candidate(err.filename or root, err.filename or root, f"cannot read directory: {err.strerror}")
+        yield Candidate(err.filename or root, err.filename or root, SkipReason.DIRECTORY_UNREADABLE.because(err.strerror))

@@ -1,6 +1,7 @@
 """`verl-migrate lint [--to REV] [--output-format text|json|github] PATH...`
 
-Exit codes: 0 no findings, 1 findings, 2 usage or table/facts errors.
+Exit codes: 0 no findings, 1 findings, 2 usage or table/facts errors, 3 a file could not be checked (an
+internal error, its worker process died).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 import click
 
 from migrator.cli.common import (
+    EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
     EXIT_WORK_FOUND,
@@ -39,7 +41,8 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     """Check verl launch scripts for bugs that otherwise surface on the cluster (see docs/lint.md)."""
     from migrator.lint import load_checks
     from migrator.lint.facts import FactsError, load_facts
-    from migrator.lint.runner import lint_paths, usable_cpus
+    from migrator.lint.runner import lint_paths
+    from migrator.parallel import default_jobs
 
     require_paths(paths)
     # The same [tool.verl-migrate] table as the rewrite: to, from, table, exclude.
@@ -72,8 +75,12 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     unknown = unknown_release_note(mappings)
     if unknown:
         click.echo(unknown, err=True)
-    findings, files = [], 0
-    for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes, jobs or usable_cpus()):
+    findings, files, failed = [], 0, 0
+    for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes, jobs or default_jobs()):
+        if report.failed:
+            failed += 1
+            click.echo(f"error: {report.path}: {report.failed}", err=True)
+            continue
         if report.skipped:
             if verbose:
                 click.echo(f"skipped {report.path}: {report.skipped}", err=True)
@@ -95,4 +102,6 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
         plural = "s" if len(findings) != 1 else ""
         click.echo(f"{len(findings)} finding{plural} in {files} script{'s' if files != 1 else ''} "
                    f"(verl {rev})", err=True)
+    if failed:
+        sys.exit(EXIT_FAILED)
     sys.exit(EXIT_WORK_FOUND if findings else EXIT_OK)

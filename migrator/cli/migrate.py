@@ -67,7 +67,8 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         click.echo("error: --diff and --output-format github both print on stdout; pick one", err=True)
         sys.exit(EXIT_USAGE)
     as_json = output_format == "json"
-    fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet, every_file=as_json)
+    jobs = jobs or config.get("jobs") or default_jobs()
+    fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet, every_file=as_json, jobs=jobs)
     mappings, prefilter = load_composed(from_release, to_release, tables)
     from migrator.rewrite.python.resolution import unknown_release_note
 
@@ -94,7 +95,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         progress.update(result)
 
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
-                         allow_staged=allow_staged, jobs=jobs or config.get("jobs") or default_jobs())
+                         allow_staged=allow_staged, jobs=jobs)
     try:
         try:
             results = run(options, mappings, on_result=on_result, prefilter=prefilter,
@@ -134,7 +135,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     sys.exit(EXIT_OK)
 
 
-def release_fit(paths, exclude, from_release, to_release, quiet, every_file=False):
+def release_fit(paths, exclude, from_release, to_release, quiet, every_file=False, jobs=1):
     """(what the files fit, the --from to use). `--from auto`: the oldest release of the run's range,
     said once; an explicit --from is checked against the files (VM301), reading only those that name
     something gone before it unless `every_file` (the JSON report lists every file's fit); the default is not."""
@@ -143,8 +144,8 @@ def release_fit(paths, exclude, from_release, to_release, quiet, every_file=Fals
     from migrator.written_for import fit_paths
 
     if from_release != "auto":
-        return fit_paths(list(paths), tuple(exclude), None if every_file else from_release), from_release
-    fit = fit_paths(list(paths), tuple(exclude))
+        return fit_paths(list(paths), tuple(exclude), None if every_file else from_release, jobs), from_release
+    fit = fit_paths(list(paths), tuple(exclude), jobs=jobs)
     releases = fit.releases
     chosen = fit.oldest() or releases[0]
     to = to_release if to_release in releases else releases[-1]

@@ -11,6 +11,7 @@ from collections import deque
 
 from migrator import parallel
 from migrator.discover import Candidate
+from migrator.fileprocess import RewriteWork
 
 OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
@@ -42,8 +43,8 @@ def test_the_queue_limit_is_a_quarter_of_the_real_pipe_buffer():
 
 def test_a_dead_worker_gives_its_queued_chunks_to_another(tmp_path, core_mappings, monkeypatch, deadline):
     candidates = []
-    for i in range(parallel.SERIAL_BELOW + 4 * parallel.CHUNK):
-        path = tmp_path / ("die.sh" if i == parallel.CHUNK + 5 else f"s{i:04}.sh")
+    for i in range(RewriteWork.serial_below + 4 * RewriteWork.chunk):
+        path = tmp_path / ("die.sh" if i == RewriteWork.chunk + 5 else f"s{i:04}.sh")
         path.write_bytes(OLD)
         candidates.append(Candidate(str(path), str(path)))
     real_chunk = parallel._process_chunk
@@ -63,11 +64,11 @@ def test_a_dead_worker_gives_its_queued_chunks_to_another(tmp_path, core_mapping
 
     monkeypatch.setattr(parallel, "_process_chunk", chunk_or_die)
     monkeypatch.setattr(parallel._Worker, "death", death)
-    out = list(parallel.process_candidates(candidates, core_mappings, None, jobs=2))
+    out = list(parallel.process_files(candidates, RewriteWork(core_mappings, None), jobs=2))
     assert queued_at_death and queued_at_death[0] >= 1, "the dying worker held no queued chunk: nothing tested"
     assert [c for c, _ in out] == candidates
     failed = [c.path for c, r in out if r.status == "failed"]
-    assert failed == [c.path for c in candidates[parallel.CHUNK: 2 * parallel.CHUNK]]  # only the one in its hands
+    assert failed == [c.path for c in candidates[RewriteWork.chunk: 2 * RewriteWork.chunk]]  # only the one in its hands
     assert all(r.status == "changed" for c, r in out if c.path not in failed)
 
 
@@ -75,8 +76,8 @@ def test_chunks_bigger_than_the_pipe_buffer_do_not_hang_the_run(tmp_path, core_m
     # Long paths make each chunk, and long files each chunk's results (a changed file's text comes back),
     # larger than the pipe's buffer: a chunk queued into a busy worker would block the parent while the
     # worker blocks sending its results.
-    monkeypatch.setattr(parallel, "SERIAL_BELOW", 8)
-    monkeypatch.setattr(parallel, "CHUNK", 160)
+    monkeypatch.setattr(RewriteWork, "serial_below", 8)
+    monkeypatch.setattr(RewriteWork, "chunk", 160)
     deep = tmp_path
     for level in range(18):
         deep = deep / (f"{level:02}" + "d" * 200)
@@ -85,13 +86,13 @@ def test_chunks_bigger_than_the_pipe_buffer_do_not_hang_the_run(tmp_path, core_m
     limit = parallel._queueable_bytes(ours)
     ours.close()
     theirs.close()
-    assert len(str(deep)) * 2 * parallel.CHUNK > 4 * limit, "chunks fit the buffer: nothing tested"
+    assert len(str(deep)) * 2 * RewriteWork.chunk > 4 * limit, "chunks fit the buffer: nothing tested"
     candidates = []
-    for i in range(8 * parallel.CHUNK):
+    for i in range(8 * RewriteWork.chunk):
         path = deep / f"s{i:04}.sh"
         path.write_bytes(b"# padding\n" * 100 + OLD)
         candidates.append(Candidate(str(path), str(path)))
-    out = list(parallel.process_candidates(candidates, core_mappings, None, jobs=2))
+    out = list(parallel.process_files(candidates, RewriteWork(core_mappings, None), jobs=2))
     assert [c for c, _ in out] == candidates
     assert all(r.status == "changed" for _, r in out)
 
@@ -100,7 +101,7 @@ def test_each_chunk_is_pickled_once(tmp_path, core_mappings, monkeypatch):
     # With every worker's queue full, the next chunk waits unpickled: it was pickled and thrown away
     # after every result before (a pickle of 128 paths each time).
     candidates = []
-    for i in range(parallel.SERIAL_BELOW + 6 * parallel.CHUNK):
+    for i in range(RewriteWork.serial_below + 6 * RewriteWork.chunk):
         path = tmp_path / f"s{i:04}.sh"
         path.write_bytes(OLD)
         candidates.append(Candidate(str(path), str(path)))
@@ -114,6 +115,28 @@ def test_each_chunk_is_pickled_once(tmp_path, core_mappings, monkeypatch):
             return real.dumps(obj)
 
     monkeypatch.setattr(parallel, "ForkingPickler", Counting)
-    out = list(parallel.process_candidates(candidates, core_mappings, None, jobs=2))
+    out = list(parallel.process_files(candidates, RewriteWork(core_mappings, None), jobs=2))
     assert len(out) == len(candidates)
-    assert sorted(pickled) == list(range(-(-len(candidates) // parallel.CHUNK)))
+    assert sorted(pickled) == list(range(-(-len(candidates) // RewriteWork.chunk)))
+
+
+def test_lint_files_of_a_dead_worker_are_reported_not_lost(tmp_path, core_mappings, monkeypatch, deadline):
+    from migrator.lint.facts import load_facts
+    from migrator.lint.runner import LintWork, lint_paths
+
+    for i in range(4 * LintWork.chunk):
+        (tmp_path / ("die.sh" if i == LintWork.chunk + 1 else f"s{i:03}.sh")).write_bytes(b"echo hi\n")
+    real = parallel._process_chunk
+
+    def chunk_or_die(batch):
+        if any(c.path.endswith("die.sh") for c in batch):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(batch)
+
+    monkeypatch.setattr(parallel, "_process_chunk", chunk_or_die)
+    reports = list(lint_paths([str(tmp_path)], load_facts(), core_mappings, "main", jobs=2))
+    assert len(reports) == 4 * LintWork.chunk
+    failed = [r for r in reports if r.failed]
+    assert len(failed) == LintWork.chunk and any(r.path.endswith("die.sh") for r in failed)
+    assert {r.failed for r in failed} == {"worker process died: killed by signal 9 (SIGKILL)"}
+    assert all(r.failed is None and r.skipped is None for r in reports if r not in failed)
