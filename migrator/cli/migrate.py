@@ -92,7 +92,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
             progress.clear()
             sys.stdout.buffer.write(diff_style.diff(unified_diff(result)))
             sys.stdout.flush()
-        progress.update(result)
+        progress.update(result.status == "changed")
 
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
                          allow_staged=allow_staged, jobs=jobs)
