@@ -133,7 +133,7 @@ def _process_and_write(options: RunOptions, mappings: MappingSet, on_result, pre
     results: list[FileResult] = []
     paths: dict[str, str] = {}
     candidates = discover(options.paths, options.exclude)
-    for candidate, result in process_files(candidates, RewriteWork(mappings, prefilter), options.jobs):
+    for candidate, result in process_files(candidates, RewriteWork(mappings, prefilter), options.jobs, note):
         if candidate.skip is None:
             paths[candidate.display] = candidate.path
         results.append(result)

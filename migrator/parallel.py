@@ -4,8 +4,11 @@
 Workers get the work once (fork shares it; other start methods pickle it once per worker) and then
 only chunks of paths: file bytes never cross a process boundary. At most a few chunks are in flight,
 so memory stays flat however large the tree. Small runs (pre-commit: a handful of files) never start a
-pool. A worker that dies (the OOM killer) fails the files of the chunk it was working on, with the
-signal, and the run goes on.
+pool, and a pool starts a worker only when a chunk waits for one, up to `-j` and what the system's
+process limits leave. A worker that dies (the OOM killer) fails the files of the chunk it was working
+on, with the signal, and the run goes on. Workers cannot outlive the run: they die with the main
+process (a parent-death signal, else a thread that watches the parent), and a run that stops early
+(Ctrl-C, SIGTERM, an error) kills them, stopped ones (SIGSTOP) included.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import os
 import signal
 import socket
 import sys
+import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice
 from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
@@ -24,11 +28,15 @@ from typing import Protocol, TypeVar
 
 from migrator.codes import FailureReason, Reason
 from migrator.discover import Candidate
+from migrator.proclimits import spare_processes
 
 IN_FLIGHT_PER_WORKER = 4
 # Chunks a worker holds at once: the one it works on and the next, already in its pipe, so it never
 # waits for the parent between chunks (that wait was a sixth of a worker's time on a 20k-file tree).
 QUEUED_PER_WORKER = 2
+# A worker may start `bash -n` (the shell validator) and git: two processes a worker, of the room left.
+PROCESSES_PER_WORKER = 2
+STOP_SECONDS = 5  # how long a finished run waits for an idle worker to exit before killing it
 
 Result = TypeVar("Result")
 
@@ -56,6 +64,10 @@ class FileWork(Protocol[Result]):
         """The result of a file whose worker died before its chunk came back."""
 
 
+class WorkerStartError(Exception):
+    """A worker process could not be started (the system's process limit, no memory): str() says so."""
+
+
 def default_jobs() -> int:
     """The CPUs this process may run on."""
     try:
@@ -64,18 +76,34 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def process_files(candidates: Iterable[Candidate], work: FileWork[Result],
-                  jobs: int = 1) -> Iterator[tuple[Candidate, Result]]:
+def process_files(candidates: Iterable[Candidate], work: FileWork[Result], jobs: int = 1,
+                  note: Callable[[str], None] | None = None) -> Iterator[tuple[Candidate, Result]]:
     """(candidate, result) for every candidate, in the order given, whatever `jobs` is. With workers,
-    everything but the walk and the reporting happens in them."""
+    everything but the walk and the reporting happens in them. `note` is told when the system's process
+    limits allow fewer workers than `jobs`. Raises `WorkerStartError` when a needed worker cannot start."""
     stream = iter(candidates)
     first = list(islice(stream, work.serial_below))
+    if jobs > 1 and len(first) >= work.serial_below:
+        jobs = _within_system_limits(jobs, note)
     if jobs <= 1 or len(first) < work.serial_below:
         for candidate in chain(first, stream):
             result = work.by_name(candidate)
             yield candidate, work.expand(candidate, work.run(candidate)) if result is None else result
         return
     yield from _pooled(chain(first, stream), work, jobs)
+
+
+def _within_system_limits(jobs: int, note) -> int:
+    """`jobs`, or fewer when the system's process limits (RLIMIT_NPROC, the cgroup's pids.max) leave room
+    for fewer workers: a fork past them fails."""
+    room = spare_processes()
+    if room is None:
+        return jobs
+    allowed = max(1, room // PROCESSES_PER_WORKER)
+    if allowed < jobs and note is not None:
+        note(f"note: -j {jobs} lowered to {allowed}: the system's process limit leaves room for {room} more "
+             "processes")
+    return min(jobs, allowed)
 
 
 _worker_work: FileWork | None = None
@@ -116,10 +144,43 @@ def _merge(work: FileWork, batch: list[Candidate], decided: list, results: list)
 _as_candidate = tuple.__new__
 
 
-def _serve(conn, inherited: list, work: FileWork) -> None:
-    """A worker: chunks in, results out, until the parent says stop or goes away (EOF on the pipe)."""
+def _parent_death_signal() -> Callable[[], bool] | None:
+    """A function a forked worker calls to be sent SIGKILL when its parent dies (Linux prctl
+    PR_SET_PDEATHSIG; True when set), prepared in the parent so no worker loads ctypes itself."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (ImportError, OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+    return lambda: prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0) == 0
+
+
+def _watch_parent(parent: int) -> None:
+    """Where no parent-death signal exists: a thread that ends the worker once its parent is gone."""
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+
+
+def _serve(conn, inherited: list, work: FileWork, parent: int, die_with_parent) -> None:
+    """A worker: chunks in, results out, until the parent says stop or goes away (EOF on the pipe, or
+    the parent-death signal even mid-file)."""
     global _worker_work
+    if die_with_parent is None or not die_with_parent():
+        _watch_parent(parent)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler: a worker just ends
     for other in inherited:
         other.close()  # the parent's ends of the other pipes: else they would never see EOF
     _worker_work = work
@@ -142,11 +203,18 @@ class _Worker:
     """One worker process, our end of its pipe, and the chunks sent to it whose results have not come
     back (`tasks`, in the order sent: it works on the first; the others wait in its pipe)."""
 
-    def __init__(self, context, work: FileWork, others: list[_Worker]):
+    def __init__(self, context, work: FileWork, others: list[_Worker], die_with_parent):
         ours, theirs = context.Pipe()
         inherited = [w.conn for w in others] + [ours] if context.get_start_method() == "fork" else []
-        self.process = context.Process(target=_serve, args=(theirs, inherited, work), daemon=True)
-        self.process.start()
+        self.process = context.Process(target=_serve, args=(theirs, inherited, work, os.getpid(), die_with_parent),
+                                       daemon=True)
+        try:
+            self.process.start()
+        except OSError as exc:  # BlockingIOError at the process limit, ENOMEM
+            ours.close()
+            theirs.close()
+            raise WorkerStartError(f"cannot start a worker process: {exc.strerror or exc}; the system's "
+                                   "process limit may be reached: pass a smaller -j (-j 1 starts none)") from exc
         theirs.close()
         self.conn = ours
         self.tasks: deque[tuple[int, list[Candidate]]] = deque()
@@ -163,7 +231,7 @@ class _Worker:
 
     def death(self) -> str:
         """Why the process is gone: `killed by signal 9 (SIGKILL)`, `exited with code 1`."""
-        self.process.join(5)
+        self.process.join(STOP_SECONDS)
         if self.process.is_alive():  # it closed its pipe but lingers: not ours to trust any more
             self.process.kill()
             self.process.join()
@@ -176,15 +244,19 @@ class _Worker:
             return f"killed by signal {-code}{name}"
         return f"exited with code {code}"
 
-    def stop(self, wait: float) -> None:
+    def ask_to_stop(self) -> None:
         if not self.tasks and self.process.is_alive():
             try:
                 self.conn.send(None)
             except OSError:
                 pass
+
+    def end(self, wait: float) -> None:
+        """Wait up to `wait` seconds for the process to exit, then kill it: SIGKILL ends a stopped
+        (SIGSTOP) process too, where SIGTERM would wait for it to be continued."""
         self.process.join(wait)
         if self.process.is_alive():
-            self.process.terminate()
+            self.process.kill()
             self.process.join()
         self.conn.close()
 
@@ -200,13 +272,13 @@ def _queueable_bytes(conn) -> int:
 
 
 def _pooled(stream: Iterator[Candidate], work: FileWork, jobs: int) -> Iterator[tuple[Candidate, object]]:
-    """Chunks to `jobs` workers, each over its own pipe, so a worker that dies (the OOM killer) is seen at
-    once (its pipe ends, its sentinel fires): the files of the chunk it was working on fail with the
-    reason, a new worker takes its place, and the run goes on. (multiprocessing.Pool would wait forever.)"""
+    """Chunks to up to `jobs` workers, each over its own pipe, so a worker that dies (the OOM killer) is
+    seen at once (its pipe ends, its sentinel fires): the files of the chunk it was working on fail with
+    the reason, another worker takes the chunks it had not started, and the run goes on.
+    (multiprocessing.Pool would wait forever.)"""
     context = _context()
+    die_with_parent = _parent_death_signal()
     workers: list[_Worker] = []
-    for _ in range(jobs):
-        workers.append(_Worker(context, work, workers))
     # The name settles 40% of a tree (images, data files): the main process decides those itself, which
     # costs it what pickling them for a worker and reading back their results cost (~1 us a file), and
     # spares the workers ~3 us a file. Only the other files of a chunk go to a worker.
@@ -219,15 +291,19 @@ def _pooled(stream: Iterator[Candidate], work: FileWork, jobs: int) -> Iterator[
     def lost(batch: list[Candidate], reason: Reason) -> list:
         return [work.lost(candidate, reason) for candidate in batch]
 
-    def replace(worker: _Worker) -> None:
-        worker.conn.close()
-        workers[workers.index(worker)] = _Worker(context, work, [w for w in workers if w is not worker])
+    def idle_worker() -> _Worker | None:
+        """The least loaded worker, or a new one when every worker has work and `jobs` allows one more."""
+        worker = min(workers, key=lambda w: len(w.tasks), default=None)
+        if (worker is None or worker.tasks) and len(workers) < jobs:
+            worker = _Worker(context, work, workers, die_with_parent)
+            workers.append(worker)
+        return worker
 
     def dispatch() -> None:
         """Send waiting chunks, each to the least loaded worker, while that worker takes it."""
         nonlocal idle_deaths
         while waiting:
-            worker = min(workers, key=lambda w: len(w.tasks))
+            worker = idle_worker()
             if len(worker.tasks) >= QUEUED_PER_WORKER:
                 return  # all full: nothing to pickle yet (after each result, this is the common case)
             index, batch = waiting[0]
@@ -239,16 +315,17 @@ def _pooled(stream: Iterator[Candidate], work: FileWork, jobs: int) -> Iterator[
             except OSError:
                 if worker.tasks:  # died at work: the wait in the loop sees its pipe end and settles its chunks
                     return
-                # died while idle: it held no files; start another (a few times at most)
+                # died while idle: it held no files; another starts in its place (a few times at most)
                 why = worker.death()
                 idle_deaths += 1
+                workers.remove(worker)
+                worker.conn.close()
                 if idle_deaths > 2 * jobs:
                     reason = FailureReason.WORKERS_KEEP_DYING.because(why)
                     for index, batch in waiting:
                         done[index] = lost(batch, reason)
                     waiting.clear()
                     return
-                replace(worker)
                 continue
             worker.tasks.append(waiting.popleft())
 
@@ -290,10 +367,18 @@ def _pooled(stream: Iterator[Candidate], work: FileWork, jobs: int) -> Iterator[
                     done[index] = lost(batch, FailureReason.WORKER_DIED.because(worker.death()))
                     waiting.extendleft(reversed(worker.tasks))
                     worker.tasks.clear()
-                    replace(worker)
+                    workers.remove(worker)
+                    worker.conn.close()
                     continue
                 done[index] = results
                 worker.tasks.popleft()
     finally:
+        # A finished run lets idle workers exit; a run stopped early (Ctrl-C, SIGTERM, an error, a
+        # consumer that stopped reading) kills them at once, stopped ones too.
         for worker in workers:
-            worker.stop(5 if finished else 0)
+            if finished:
+                worker.ask_to_stop()
+            else:
+                worker.process.kill()
+        for worker in workers:
+            worker.end(STOP_SECONDS if finished else 0)

@@ -1,7 +1,7 @@
 """`verl-migrate lint [--to REV] [--output-format text|json|github] PATH...`
 
-Exit codes: 0 no findings, 1 findings, 2 usage or table/facts errors, 3 a file could not be checked (an
-internal error, its worker process died).
+Exit codes: 0 no findings, 1 findings, 2 usage or table/facts errors (or a worker process that cannot
+start), 3 a file could not be checked (an internal error, its worker process died).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     from migrator.lint import load_checks
     from migrator.lint.facts import FactsError, load_facts
     from migrator.lint.runner import lint_paths
-    from migrator.parallel import default_jobs
+    from migrator.parallel import WorkerStartError, default_jobs
     from migrator.progress import Progress
     from migrator.progress import wanted as progress_wanted
 
@@ -88,7 +88,8 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
 
     findings, files, failed = [], 0, 0
     try:
-        for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes, jobs or default_jobs()):
+        for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes, jobs or default_jobs(),
+                                 note=lambda message: echo(message, err=True)):
             progress.update(bool(report.findings))
             if report.failed:
                 failed += 1
@@ -109,6 +110,9 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
             elif output_format == "github":
                 for f in report.findings:
                     echo(f.github())
+    except WorkerStartError as exc:
+        echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
     finally:
         progress.clear()
     if output_format == "json":

@@ -49,7 +49,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     from migrator.engine import DirtyFilesError, RunOptions, run
     from migrator.gitguard import GitGuardError
     from migrator.lock import LockHeld
-    from migrator.parallel import default_jobs
+    from migrator.parallel import WorkerStartError, default_jobs
     from migrator.progress import Progress
     from migrator.progress import wanted as progress_wanted
     from migrator.report import RunSummary, json_report, select_codes, unified_diff
@@ -68,7 +68,12 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         sys.exit(EXIT_USAGE)
     as_json = output_format == "json"
     jobs = jobs or config.get("jobs") or default_jobs()
-    fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet, every_file=as_json, jobs=jobs)
+    try:
+        fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet, every_file=as_json,
+                                        jobs=jobs)
+    except WorkerStartError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
     mappings, prefilter = load_composed(from_release, to_release, tables)
     from migrator.rewrite.python.resolution import unknown_release_note
 
@@ -109,7 +114,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         for name in exc.files:
             click.echo(f"  {name}", err=True)
         sys.exit(EXIT_USAGE)
-    except (GitGuardError, LockHeld) as exc:
+    except (GitGuardError, LockHeld, WorkerStartError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     if fit is not None and mappings.from_release in fit.releases:

@@ -9,6 +9,8 @@ import signal
 import time
 from collections import deque
 
+import pytest
+
 from migrator import parallel
 from migrator.discover import Candidate
 from migrator.fileprocess import RewriteWork
@@ -118,6 +120,79 @@ def test_each_chunk_is_pickled_once(tmp_path, core_mappings, monkeypatch):
     out = list(parallel.process_files(candidates, RewriteWork(core_mappings, None), jobs=2))
     assert len(out) == len(candidates)
     assert sorted(pickled) == list(range(-(-len(candidates) // RewriteWork.chunk)))
+
+
+def _scripts(directory, count: int) -> list[Candidate]:
+    candidates = []
+    for i in range(count):
+        path = directory / f"s{i:04}.sh"
+        path.write_bytes(OLD)
+        candidates.append(Candidate(str(path), str(path)))
+    return candidates
+
+
+def test_no_more_workers_start_than_there_are_chunks(tmp_path, core_mappings, monkeypatch, deadline):
+    started = []
+    real = parallel._Worker.__init__
+
+    def counted(self, *args):
+        started.append(1)
+        real(self, *args)
+
+    monkeypatch.setattr(parallel._Worker, "__init__", counted)
+    candidates = _scripts(tmp_path, 3 * RewriteWork.chunk)  # three chunks, past the serial bound
+    assert len(candidates) >= RewriteWork.serial_below
+    out = list(parallel.process_files(candidates, RewriteWork(core_mappings, None), jobs=8))
+    assert [c for c, _ in out] == candidates and all(r.status == "changed" for _, r in out)
+    assert 1 <= len(started) <= 3
+
+
+def test_jobs_are_bounded_by_the_systems_process_limit(tmp_path, core_mappings, monkeypatch, deadline):
+    notes, started = [], []
+    real = parallel._Worker.__init__
+    monkeypatch.setattr(parallel._Worker, "__init__", lambda self, *a: started.append(1) or real(self, *a))
+    monkeypatch.setattr(parallel, "spare_processes", lambda: 2 * parallel.PROCESSES_PER_WORKER)
+    candidates = _scripts(tmp_path, 6 * RewriteWork.chunk)
+    out = list(parallel.process_files(candidates, RewriteWork(core_mappings, None), jobs=16, note=notes.append))
+    assert len(out) == len(candidates) and all(r.status == "changed" for _, r in out)
+    assert len(started) <= 2
+    assert notes == ["note: -j 16 lowered to 2: the system's process limit leaves room for 4 more processes"]
+    monkeypatch.setattr(parallel, "spare_processes", lambda: 0)  # no room at all: the run works alone
+    started.clear()
+    out = list(parallel.process_files(candidates, RewriteWork(core_mappings, None), jobs=16, note=notes.append))
+    assert len(out) == len(candidates) and started == []
+
+
+def _refuse_to_fork(monkeypatch):
+    def refuse(self):
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(type(parallel._context().Process()), "start", refuse)
+
+
+def test_a_worker_that_cannot_start_is_a_clear_error(tmp_path, core_mappings, monkeypatch, deadline):
+    _refuse_to_fork(monkeypatch)
+    candidates = _scripts(tmp_path, 2 * RewriteWork.chunk)
+    with pytest.raises(parallel.WorkerStartError, match="cannot start a worker process: Resource temporarily "
+                                                         "unavailable; the system's process limit"):
+        list(parallel.process_files(candidates, RewriteWork(core_mappings, None), jobs=4))
+
+
+@pytest.mark.parametrize("command", [["--check"], ["lint"]])
+def test_the_cli_says_a_worker_cannot_start_and_exits_2(tmp_path, monkeypatch, command):
+    from click.testing import CliRunner
+
+    from migrator.cli import cli
+
+    _refuse_to_fork(monkeypatch)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    _scripts(tree, 300)
+    args = (["lint"] if command == ["lint"] else ["migrate", *command]) + ["--to", "v0.8.0", "-j", "4", str(tree)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert isinstance(result.exception, SystemExit)  # no traceback
+    assert "error: cannot start a worker process: Resource temporarily unavailable" in result.output
 
 
 def test_lint_files_of_a_dead_worker_are_reported_not_lost(tmp_path, core_mappings, monkeypatch, deadline):
