@@ -120,8 +120,10 @@ def _git_ignored(directory: str) -> set[str] | None:
 
 
 def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[Candidate]:
-    """Every regular file under `paths`, in a stable order; skipped ones carry a reason."""
+    """Every regular file under `paths`, in a stable order; skipped ones carry a reason. The tool's own
+    cache directory is never walked into (`verl-migrate ~` must not rewrite the cached config trees)."""
     seen: set[tuple[int, int]] = set()  # (device, inode): the same file reached twice is processed once
+    own = _own_cache()
     for given in paths:
         if os.path.islink(given.rstrip("/") or given):  # file or directory, `link/` too: never followed
             target = os.path.realpath(given)
@@ -139,7 +141,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[Candid
         if not os.path.isdir(given):
             yield Candidate(given, given, path_problem(given) or SkipReason.OTHER_FILE_TYPE.because())
             continue
-        yield from _walk(given, exclude, seen)
+        yield from _walk(given, exclude, seen, own)
 
 
 FILE_TYPES = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
@@ -176,14 +178,34 @@ _name = operator.attrgetter("name")
 _candidate = tuple.__new__  # `Candidate(a, b)` runs a Python `__new__`: once per file of the tree
 
 
-def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> Iterator[Candidate]:
+def _own_cache() -> tuple[int, int] | None:
+    """(device, inode) of the cache directory (`migrator.cache.configured_root`), when it exists."""
+    from migrator.cache import configured_root
+
+    where = configured_root()
+    return _identity(str(where)) if where is not None else None
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]],
+          own: tuple[int, int] | None = None) -> Iterator[Candidate]:
     """os.walk's top-down order (a directory's files, then its subdirectories), from one scandir per
-    directory: the entry types and inodes come with the listing, so a file costs no stat call."""
+    directory: the entry types and inodes come with the listing, so a file costs no stat call. `own`:
+    (device, inode) of a directory never walked into."""
     ignored = _git_ignored(root) or set()
     excluded = ExcludeMatcher(exclude, root)
     # Most walks skip nothing by path: then no entry's relative path need be spelled (a tenth of the walk).
     by_path = bool(ignored) or bool(excluded)
     errors: list[OSError] = []
+    if own is not None and _identity(root) == own:
+        return  # the root itself is the cache
     stack = [(root, "")]
     while stack:
         dirpath, rel_dir = stack.pop()
@@ -207,6 +229,8 @@ def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> It
                     continue
                 if entry.is_symlink():
                     continue  # never follow directory symlinks: they may leave the tree or loop
+                if own is not None and own[0] == device and own[1] == entry.inode():
+                    continue
                 subdirs.append((entry.path, rel))
                 continue
             if (by_path and (rel in ignored or (excluded and excluded(rel)))) or \
