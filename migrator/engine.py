@@ -78,6 +78,9 @@ class RunOptions:
     allow_dirty: bool = False
     allow_staged: bool = False  # changes all staged count as clean (the pre-commit hook)
     jobs: int = 1
+    # A dry run's changed results keep their before and after bytes (`--diff` prints them); a writing run
+    # always does. `--check` reports without them.
+    keep_contents: bool = True
 
 
 class DirtyFilesError(Exception):
@@ -133,7 +136,8 @@ def _process_and_write(options: RunOptions, mappings: MappingSet, on_result, pre
     results: list[FileResult] = []
     paths: dict[str, str] = {}
     candidates = discover(options.paths, options.exclude)
-    for candidate, result in process_files(candidates, RewriteWork(mappings, prefilter), options.jobs, note):
+    work = RewriteWork(mappings, prefilter, contents=options.write or options.keep_contents)
+    for candidate, result in process_files(candidates, work, options.jobs, note):
         if candidate.skip is None:
             paths[candidate.display] = candidate.path
         results.append(result)

@@ -196,13 +196,15 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
 
 
 class RewriteWork:
-    """The rewrite as the pool's `parallel.FileWork`."""
+    """The rewrite as the pool's `parallel.FileWork`. `contents`: whether a changed file's result keeps
+    its before and after bytes (a writing run and `--diff` need them; `--check` reports without them, so
+    they are dropped where they were made and never cross a pipe)."""
 
     serial_below = 256  # files: below this one process is faster than starting workers
     chunk = 128
 
-    def __init__(self, mappings: MappingSet, prefilter=None):
-        self.mappings, self.prefilter = mappings, prefilter
+    def __init__(self, mappings: MappingSet, prefilter=None, contents: bool = True):
+        self.mappings, self.prefilter, self.contents = mappings, prefilter, contents
 
     def by_name(self, candidate) -> FileResult | None:
         """The result when the discovery or the file name alone settles it (no I/O), else None."""
@@ -226,6 +228,8 @@ class RewriteWork:
             result = process_file(candidate.path, candidate.display, self.mappings, None, data=data, spec=spec)
         except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
             result = FileResult.not_migrated(candidate.display, internal_error(exc))
+        if not self.contents:
+            result.before = result.after = None
         return _compact(result)
 
     def expand(self, candidate, outcome) -> FileResult:

@@ -97,10 +97,12 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
             progress.clear()
             sys.stdout.buffer.write(diff_style.diff(unified_diff(result)))
             sys.stdout.flush()
+            result.before = result.after = None  # printed: the report needs no more of them
         progress.update(result.status == "changed")
 
+    # --check and the text --diff keep no file's bytes to the end; the JSON --diff puts them in its report.
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
-                         allow_staged=allow_staged, jobs=jobs)
+                         allow_staged=allow_staged, jobs=jobs, keep_contents=show_diff)
     try:
         try:
             results = run(options, mappings, on_result=on_result, prefilter=prefilter,

@@ -195,6 +195,23 @@ def test_the_cli_says_a_worker_cannot_start_and_exits_2(tmp_path, monkeypatch, c
     assert "error: cannot start a worker process: Resource temporarily unavailable" in result.output
 
 
+def test_a_check_keeps_no_file_bytes_and_sends_none_back(tmp_path, core_mappings, monkeypatch, deadline):
+    from migrator.engine import RunOptions, run
+
+    monkeypatch.setattr(RewriteWork, "serial_below", 8)
+    monkeypatch.setattr(RewriteWork, "chunk", 4)
+    _scripts(tmp_path, 40)
+    sent = []
+    real = parallel._process_chunk
+    monkeypatch.setattr(parallel, "_process_chunk", lambda batch: sent.append(1) or real(batch))
+    for jobs in (1, 2):
+        results = run(RunOptions([str(tmp_path)], write=False, jobs=jobs, keep_contents=False), core_mappings)
+        assert len(results) == 40 and all(r.status == "changed" and r.edits for r in results)
+        assert all(r.before is None and r.after is None for r in results)
+    kept = run(RunOptions([str(tmp_path)], write=False, jobs=2), core_mappings)
+    assert all(r.after is not None and r.after != r.before for r in kept)  # --diff's run keeps them
+
+
 def test_lint_files_of_a_dead_worker_are_reported_not_lost(tmp_path, core_mappings, monkeypatch, deadline):
     from migrator.lint.facts import load_facts
     from migrator.lint.runner import LintWork, lint_paths
