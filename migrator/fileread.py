@@ -17,10 +17,7 @@ def read_head_then_rest(path: str, head_size: int, wants_rest) -> bytes:
             head += more  # a short read is not the end of the file
         if len(head) < head_size or not wants_rest(head):  # all of it already, or the rest is not wanted
             return head
-        parts = [head]
-        while chunk := os.read(fd, 1 << 20):
-            parts.append(chunk)
-        return b"".join(parts)
+        return _read_on(fd, head)
     finally:
         os.close(fd)
 
@@ -36,9 +33,14 @@ def read_bytes(path: str) -> bytes:
             return data
         # It grew or shrank since the fstat, or the read came back short (Linux gives at most ~2 GiB a
         # call; some network file systems less): read on to the end.
-        parts = [data]
-        while chunk := os.read(fd, 1 << 20):
-            parts.append(chunk)
-        return b"".join(parts)
+        return _read_on(fd, data)
     finally:
         os.close(fd)
+
+
+def _read_on(fd: int, start: bytes) -> bytes:
+    """`start` and the rest of the file, to its end."""
+    parts = [start]
+    while chunk := os.read(fd, 1 << 20):
+        parts.append(chunk)
+    return b"".join(parts)

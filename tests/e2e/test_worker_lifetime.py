@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from migrator.lock import LOCK_NAME
+from tests.helpers.users import NOBODY, as_nobody
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
 
@@ -166,15 +167,11 @@ def test_workers_die_with_a_sigkilled_main_process_even_mid_file(tmp_path, how):
             pass
 
 
-NOBODY = 65534
-
-
 @pytest.mark.skipif(not hasattr(os, "fork") or os.geteuid() != 0, reason="needs root to become uid 65534")
 def test_jobs_stay_within_a_real_process_limit(core_mappings):
     """As nobody with RLIMIT_NPROC a few tasks above what nobody runs, `-j 16` runs within the limit (a
     fork past it raised BlockingIOError, a traceback and exit 1)."""
     import ctypes  # noqa: F401 - loaded before dropping privileges: the interpreter's files are out of reach
-    import json
     import multiprocessing.popen_fork  # noqa: F401 - (likewise)
     import resource
 
@@ -190,33 +187,19 @@ def test_jobs_stay_within_a_real_process_limit(core_mappings):
     for i in range(3 * RewriteWork.serial_below):
         (tree / f"s{i:04}.sh").write_bytes(OLD)
         candidates.append(Candidate(str(tree / f"s{i:04}.sh"), f"s{i:04}.sh"))
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(read_fd)
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            limit = proclimits._tasks_of_user(NOBODY) + 3
-            resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
-            notes: list[str] = []
-            try:
-                results = list(parallel.process_files(candidates, RewriteWork(core_mappings, None), jobs=16,
-                                                      note=notes.append))
-                out = {"statuses": sorted({r.status for _, r in results}), "count": len(results), "notes": notes}
-            except BaseException as exc:  # noqa: BLE001 - reported to the parent
-                out = {"exception": f"{type(exc).__name__}: {exc}"}
-            os.write(write_fd, json.dumps(out).encode())
-        finally:
-            os._exit(0)
-    os.close(write_fd)
-    chunks = []
-    while chunk := os.read(read_fd, 65536):
-        chunks.append(chunk)
-    os.waitpid(pid, 0)
-    shutil.rmtree(tree)
-    out = json.loads(b"".join(chunks) or b"{}")
+
+    def work() -> dict:
+        limit = proclimits._tasks_of_user(NOBODY) + 3
+        resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+        notes: list[str] = []
+        results = list(parallel.process_files(candidates, RewriteWork(core_mappings, None), jobs=16,
+                                              note=notes.append))
+        return {"statuses": sorted({r.status for _, r in results}), "count": len(results), "notes": notes}
+
+    try:
+        out = as_nobody(work)
+    finally:
+        shutil.rmtree(tree)
     assert "exception" not in out, out
     assert out["count"] == len(candidates) and out["statuses"] == ["changed"]
     assert len(out["notes"]) == 1 and out["notes"][0].startswith("note: -j 16 lowered to 1:"), out["notes"]
