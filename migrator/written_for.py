@@ -219,12 +219,12 @@ def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str 
             return RunFit(history.releases, files)
         wanted = Prefilter(gone)
     for candidate, fit in process_files(discover(paths, exclude), FitWork(history, wanted), jobs):
-        if fit is not NO_FIT:
+        if fit:
             files[candidate.display] = fit
     return RunFit(history.releases, files)
 
 
-NO_FIT = "no fit"  # the file names nothing the facts know, or was not read
+NO_FIT = False  # the file names nothing the facts know, or was not read (a value: it crosses a pipe)
 
 
 class FitWork:

@@ -109,3 +109,16 @@ def test_an_explicit_from_still_reports_every_files_fit_in_json(tmp_path):
     report = json.loads(run_cli("--from", "v0.1", "--to", "v0.9.0", "--check", "--output-format", "json",
                                 tmp_path).stdout)
     assert report["written_for"]["files"] == {str(tmp_path / "run.sh"): ["v0.6.0", "v0.6.1", "v0.7.0", "v0.7.1"]}
+
+
+def test_the_fit_is_the_same_from_workers(tmp_path):
+    from migrator import written_for
+    from migrator.written_for import FitWork
+
+    for i in range(FitWork.serial_below + 3 * FitWork.chunk):  # past the serial bound: the pool fits them
+        (tmp_path / f"run_{i:04}.sh").write_text(V07_SCRIPT if i % 3 else "echo nothing verl had\n")
+        (tmp_path / f"data_{i:04}.json").write_text("{}")
+    serial = written_for.fit_paths([str(tmp_path)], jobs=1)
+    pooled = written_for.fit_paths([str(tmp_path)], jobs=2)
+    assert len(serial.files) == 2 * (FitWork.serial_below + 3 * FitWork.chunk) // 3
+    assert pooled.files == serial.files and pooled.oldest() == serial.oldest()
