@@ -12,6 +12,7 @@ from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROC = Path("/proc")
+PLENTY = 1024  # room for this many more is more than any -j needs: the user's own tasks are not counted
 
 
 def spare_processes() -> int | None:
@@ -29,8 +30,19 @@ def _nproc_room() -> int | None:
         return None
     if soft == resource.RLIM_INFINITY or not hasattr(os, "getuid") or os.getuid() == 0:
         return None  # the kernel does not hold root to it
+    everyone = _tasks_of_everyone()
+    if everyone is not None and soft - everyone >= PLENTY:
+        return soft - everyone  # room enough even if every task were ours: no need to count ours
     used = _tasks_of_user(os.getuid())
     return None if used is None else soft - used
+
+
+def _tasks_of_everyone() -> int | None:
+    """Every task (thread) of the system, from /proc/loadavg's `running/total`: a bound on the user's."""
+    try:
+        return int((PROC / "loadavg").read_text().split()[3].split("/")[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _tasks_of_user(uid: int) -> int | None:

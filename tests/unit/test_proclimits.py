@@ -42,12 +42,18 @@ def test_rlimit_nproc_counts_the_users_threads_and_does_not_bind_root(tmp_path, 
 
     proc = tmp_path / "proc"
     _proc(proc, "0::/\n", {10: (1000, 3), 11: (1000, 1), 12: (0, 50)})
+    (proc / "loadavg").write_text("0.50 0.40 0.30 2/54 999\n")
     monkeypatch.setattr(proclimits, "PROC", proc)
     monkeypatch.setattr(resource, "getrlimit", lambda which: (10, 10))
     monkeypatch.setattr(proclimits.os, "getuid", lambda: 1000)
     assert proclimits._nproc_room() == 6
     monkeypatch.setattr(proclimits.os, "getuid", lambda: 0)
     assert proclimits._nproc_room() is None
+    # A limit far above every task of the system needs no count of the user's own.
+    monkeypatch.setattr(proclimits.os, "getuid", lambda: 1000)
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (54 + proclimits.PLENTY, 54 + proclimits.PLENTY))
+    monkeypatch.setattr(proclimits, "_tasks_of_user", lambda uid: 1 / 0)
+    assert proclimits._nproc_room() == proclimits.PLENTY
 
 
 def test_no_limit_found_is_none(tmp_path, monkeypatch):
