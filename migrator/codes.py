@@ -3,13 +3,15 @@
 The lint's checks own VM001-VM099 (registered in `migrator/lint/registry.py`). The rewrite's findings
 get their code from what they are: the entry kind and the finding's severity, as the kind declares
 (`EntryKind.codes`, migrator/mapping/kinds/), or a code the rewriter set itself (`Finding.code`). A file
-that was skipped or failed gets its code from its reason (`OUTCOME_CODES`). Adding a code is one row in
-its kind (or here) and one row in docs/codes.md.
+that was skipped or failed carries its reason as a member of `SkipReason` or `FailureReason`, which holds
+the code. Adding a code is one row in its kind (or here) and one row in docs/codes.md.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
+from typing import NamedTuple
 
 from migrator.mapping.kinds import codes as kind_codes
 from migrator.mapping.kinds import finding_code as kind_finding_code
@@ -50,24 +52,68 @@ HYDRA_BACKED_OUT_CODE = "VM192"  # the shell review's verdict (migrator/rewrite/
 MANDATORY_UNSET_CODE = "VM193"  # the same review, on what the migrated launch leaves `???`
 FROM_TOO_NEW_CODE = "VM301"
 
-# (status, how the reason starts) -> code, first match wins; reasons come from discovery, fileprocess
-# and the engine's writer.
-OUTCOME_CODES: tuple[tuple[str, str, str], ...] = (
-    ("skipped", "unreadable", "VM201"),
-    ("skipped", "cannot read directory", "VM201"),
-    ("skipped", "binary file", "VM202"),
-    ("skipped", "UTF-16", "VM202"),
-    ("skipped", "not a file kind", "VM208"),
-    ("skipped", "symlink; its target", "VM208"),
-    ("skipped", "no such file", "VM207"),
-    ("skipped", "broken symlink", "VM207"),
-    ("skipped", "symlink to outside", "VM207"),
-    ("skipped", "", "VM203"),  # SourceNotParsed: the rewriter's own words
-    ("failed", "left untouched", "VM204"),
-    ("failed", "could not write", "VM205"),
-    ("failed", "internal error", "VM206"),
-    ("failed", "", "VM206"),
-)
+class _Reason:
+    """A reason a file was not migrated: its rule code and the words people read (`text`). The code
+    comes from the member, never from the words."""
+
+    def __init__(self, code: str, template: str):
+        self.code, self.template = code, template
+
+    def text(self, *details: object) -> str:
+        return self.template.format(*details)
+
+    def because(self, *details: object) -> Reason:
+        """This reason with its words: `SkipReason.UNREADABLE.because("Permission denied")`."""
+        return Reason(self, self.text(*details))
+
+    def __reduce_ex__(self, protocol):  # by name: a result crossing a pipe carries no template
+        return getattr, (type(self), self.name)
+
+
+class SkipReason(_Reason, Enum):
+    """Why a file was skipped: nothing is wrong with the run."""
+
+    UNREADABLE = "VM201", "unreadable: {}"
+    DIRECTORY_UNREADABLE = "VM201", "cannot read directory: {}"
+    BINARY = "VM202", "binary file"
+    UTF16 = "VM202", "UTF-16 encoded text is not supported"
+    NOT_PARSED = "VM203", "{}"  # the rewriter's own words (edits.SourceNotParsed)
+    CANNOT_STAT = "VM203", "cannot stat: {}"
+    SPECIAL_FILE = "VM203", "not a regular file or directory: {}"  # FIFO, socket, device
+    OTHER_FILE_TYPE = "VM203", "not a regular file or directory"
+    NO_SUCH_PATH = "VM207", "no such file or directory"
+    PARENT_NOT_A_DIRECTORY = "VM207", "no such file or directory (a parent is not a directory)"
+    BROKEN_SYMLINK = "VM207", "broken symlink or symlink loop"
+    SYMLINK_OUT_OF_TREE = "VM207", "symlink to outside the tree; not written through"
+    NOT_A_KIND = "VM208", "not a file kind verl-migrate rewrites"
+    SYMLINK_IN_TREE = "VM208", "symlink; its target is migrated where it lives"
+
+    @property
+    def status(self) -> str:
+        return "skipped"
+
+
+class FailureReason(_Reason, Enum):
+    """Why a file failed: the run exits 3."""
+
+    WOULD_BREAK = "VM204", "left untouched: {}"
+    NOT_WRITTEN = "VM205", "could not write: {}"
+    INTERNAL_ERROR = "VM206", "internal error: {}: {}"
+    WORKER_DIED = "VM206", "worker process died: {}"
+    WORKERS_KEEP_DYING = "VM206", "not processed: worker processes keep dying ({})"
+    SYMLINK_PATH = "VM206", "is a symlink; pass its target ({})"  # a PATH given that is one: refused, not followed
+
+    @property
+    def status(self) -> str:
+        return "failed"
+
+
+class Reason(NamedTuple):
+    """What a skipped or failed file carries: the reason (with its code) and the words people read."""
+
+    why: SkipReason | FailureReason
+    text: str
+
 
 PR_URL = "https://github.com/verl-project/verl/pull/{pr}"
 
@@ -76,14 +122,6 @@ def finding_code(kind: str, severity: str, explicit: str | None = None) -> str:
     """The code a rewriter set, else the one the finding's kind declares for its severity (LookupError when
     none does: every finding has its kind's own code)."""
     return explicit or kind_finding_code(kind, severity)
-
-
-def outcome_code(status: str, reason: str | None) -> str | None:
-    """The code of a skipped or failed file, None for changed and unchanged ones."""
-    for row_status, start, code in OUTCOME_CODES:
-        if status == row_status and (reason or "").startswith(start):
-            return code
-    return None
 
 
 class CodeSelectionError(ValueError):

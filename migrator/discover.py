@@ -12,15 +12,16 @@ import subprocess
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from migrator.codes import FailureReason, Reason, SkipReason
+
 
 class Candidate(NamedTuple):
     # A tuple, not a frozen dataclass: one is made per file, and a tuple is made 3x faster.
     path: str  # what we open
     display: str  # what we print
-    skip_reason: str | None = None
+    skip: Reason | None = None  # why discovery already settled it (a failure for a PATH that is a symlink)
 
 
-SYMLINK_PATH = "is a symlink"  # a PATH given that is one: refused (the engine fails it), never followed
 # `.hydra`: the record Hydra writes of each run (outputs/DATE/TIME/.hydra/config.yaml), not a config anyone loads.
 ALWAYS_PRUNED = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox", ".venv",
                            "node_modules", ".hydra"})
@@ -119,14 +120,17 @@ def _git_ignored(directory: str) -> set[str] | None:
 
 
 def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[Candidate]:
-    """Every regular file under `paths`, in a stable order; skipped ones carry a reason."""
+    """Every regular file under `paths`, in a stable order; skipped ones carry a reason. The tool's own
+    cache directory is never walked into (`verl-migrate ~` must not rewrite the cached config trees)."""
     seen: set[tuple[int, int]] = set()  # (device, inode): the same file reached twice is processed once
+    own = _own_cache()
     for given in paths:
         if os.path.islink(given.rstrip("/") or given):  # file or directory, `link/` too: never followed
             target = os.path.realpath(given)
             exists = os.path.exists(target)
-            yield Candidate(given, given, f"{SYMLINK_PATH}; pass its target ({target})" if exists
-                            else "broken symlink or symlink loop")
+            # a PATH given that is one: refused (the rewrite fails it), never followed
+            yield Candidate(given, given, FailureReason.SYMLINK_PATH.because(target) if exists
+                            else SkipReason.BROKEN_SYMLINK.because())
             continue
         if os.path.isfile(given):
             st = os.stat(given)
@@ -135,53 +139,73 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> Iterator[Candid
                 yield Candidate(given, given)
             continue
         if not os.path.isdir(given):
-            yield Candidate(given, given, path_problem(given) or "not a regular file or directory")
+            yield Candidate(given, given, path_problem(given) or SkipReason.OTHER_FILE_TYPE.because())
             continue
-        yield from _walk(given, exclude, seen)
+        yield from _walk(given, exclude, seen, own)
 
 
 FILE_TYPES = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
               (stat.S_ISBLK, "block device"))
 
 
-def path_problem(path: str) -> str | None:
+def path_problem(path: str) -> Reason | None:
     """Why a path given on the command line cannot be migrated, or None when it can (or is a symlink)."""
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
-        return "no such file or directory"
+        return SkipReason.NO_SUCH_PATH.because()
     except NotADirectoryError:
-        return "no such file or directory (a parent is not a directory)"
+        return SkipReason.PARENT_NOT_A_DIRECTORY.because()
     except OSError as exc:
-        return f"cannot stat: {exc.strerror}"
+        return SkipReason.CANNOT_STAT.because(exc.strerror)
     for is_type, name in FILE_TYPES:
         if is_type(mode):
-            return f"not a regular file or directory: {name}"
+            return SkipReason.SPECIAL_FILE.because(name)
     return None
 
 
 def _symlink_candidate(path: str, display: str, root: str) -> Iterator[Candidate]:
     target = os.path.realpath(path)
     if not os.path.exists(target):
-        yield Candidate(path, display, "broken symlink or symlink loop")
+        yield Candidate(path, display, SkipReason.BROKEN_SYMLINK.because())
     elif os.path.commonpath([os.path.realpath(root), target]) != os.path.realpath(root):
-        yield Candidate(path, display, "symlink to outside the tree; not written through")
+        yield Candidate(path, display, SkipReason.SYMLINK_OUT_OF_TREE.because())
     else:
-        yield Candidate(path, display, "symlink; its target is migrated where it lives")
+        yield Candidate(path, display, SkipReason.SYMLINK_IN_TREE.because())
 
 
 _name = operator.attrgetter("name")
 _candidate = tuple.__new__  # `Candidate(a, b)` runs a Python `__new__`: once per file of the tree
 
 
-def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> Iterator[Candidate]:
+def _own_cache() -> tuple[int, int] | None:
+    """(device, inode) of the cache directory (`migrator.cache.configured_root`), when it exists."""
+    from migrator.cache import configured_root
+
+    where = configured_root()
+    return _identity(str(where)) if where is not None else None
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]],
+          own: tuple[int, int] | None = None) -> Iterator[Candidate]:
     """os.walk's top-down order (a directory's files, then its subdirectories), from one scandir per
-    directory: the entry types and inodes come with the listing, so a file costs no stat call."""
+    directory: the entry types and inodes come with the listing, so a file costs no stat call. `own`:
+    (device, inode) of a directory never walked into."""
     ignored = _git_ignored(root) or set()
     excluded = ExcludeMatcher(exclude, root)
     # Most walks skip nothing by path: then no entry's relative path need be spelled (a tenth of the walk).
     by_path = bool(ignored) or bool(excluded)
     errors: list[OSError] = []
+    if own is not None and _identity(root) == own:
+        return  # the root itself is the cache
     stack = [(root, "")]
     while stack:
         dirpath, rel_dir = stack.pop()
@@ -205,6 +229,8 @@ def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> It
                     continue
                 if entry.is_symlink():
                     continue  # never follow directory symlinks: they may leave the tree or loop
+                if own is not None and own[0] == device and own[1] == entry.inode():
+                    continue
                 subdirs.append((entry.path, rel))
                 continue
             if (by_path and (rel in ignored or (excluded and excluded(rel)))) or \
@@ -218,7 +244,7 @@ def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> It
                 regular = entry.is_file(follow_symlinks=False)
                 identity = (device, entry.inode())
             except OSError as exc:
-                yield Candidate(full, full, f"cannot stat: {exc.strerror}")
+                yield Candidate(full, full, SkipReason.CANNOT_STAT.because(exc.strerror))
                 continue
             if not regular or identity in seen:
                 continue
@@ -226,4 +252,4 @@ def _walk(root: str, exclude: tuple[str, ...], seen: set[tuple[int, int]]) -> It
             yield _candidate(Candidate, (full, full, None))
         stack.extend(reversed(subdirs))
     for err in errors:
-        yield Candidate(err.filename or root, err.filename or root, f"cannot read directory: {err.strerror}")
+        yield Candidate(err.filename or root, err.filename or root, SkipReason.DIRECTORY_UNREADABLE.because(err.strerror))

@@ -12,11 +12,12 @@ import stat
 from dataclasses import dataclass
 
 from migrator.atomic import replace_atomically, sync_directories
-from migrator.discover import SYMLINK_PATH, discover
+from migrator.codes import FailureReason
+from migrator.discover import discover
 from migrator.filekind import build_prefilter
-from migrator.fileprocess import FileResult
+from migrator.fileprocess import FileResult, RewriteWork
 from migrator.mapping import MappingSet
-from migrator.parallel import process_candidates
+from migrator.parallel import process_files
 
 
 class WriteError(Exception):
@@ -63,8 +64,7 @@ def write_results(results: list[FileResult], paths: dict[str, str], on_failed=No
             write_atomic(paths[result.path], result.before or b"", result.after or b"")
             written.append(os.path.dirname(os.path.abspath(paths[result.path])))
         except (OSError, WriteError) as exc:
-            result.status = "failed"
-            result.reason = f"could not write: {getattr(exc, 'strerror', None) or exc}"
+            result.fail(FailureReason.NOT_WRITTEN.because(getattr(exc, "strerror", None) or exc))
             if on_failed is not None:
                 on_failed(result)
     sync_directories(written)
@@ -78,6 +78,9 @@ class RunOptions:
     allow_dirty: bool = False
     allow_staged: bool = False  # changes all staged count as clean (the pre-commit hook)
     jobs: int = 1
+    # A dry run's changed results keep their before and after bytes (`--diff` prints them); a writing run
+    # always does. `--check` reports without them.
+    keep_contents: bool = True
 
 
 class DirtyFilesError(Exception):
@@ -133,11 +136,10 @@ def _process_and_write(options: RunOptions, mappings: MappingSet, on_result, pre
     results: list[FileResult] = []
     paths: dict[str, str] = {}
     candidates = discover(options.paths, options.exclude)
-    for candidate, result in process_candidates(candidates, mappings, prefilter, options.jobs):
-        if not candidate.skip_reason:
+    work = RewriteWork(mappings, prefilter, contents=options.write or options.keep_contents)
+    for candidate, result in process_files(candidates, work, options.jobs, note):
+        if candidate.skip is None:
             paths[candidate.display] = candidate.path
-        elif candidate.skip_reason.startswith(SYMLINK_PATH):
-            result.status = "failed"  # asked for by name and not done: an error, not a quiet skip
         results.append(result)
         if on_result is not None:
             on_result(result)

@@ -1,6 +1,8 @@
-"""The two checks before a file is parsed, both per file kind (`migrator.rewrite.REWRITERS`):
-- `kind_for`: the file kind from the name alone, or from the first bytes (the `#!` line) when the name does
-  not decide; data and binary files (JSON, images, archives, ...) are never opened.
+"""Before a file is parsed, per file kind (`migrator.rewrite.REWRITERS`), for every command that reads files
+(the rewrite, `lint`, `--from auto`):
+- `sniff`: the one read/sniff/kind step. The kind from the name alone, or from the first bytes (the `#!`
+  line, after a UTF-8 BOM) when the name does not decide; data and binary files (JSON, images, archives,
+  ...) are never opened; binary and UTF-16 text is skipped with its reason.
 - `build_prefilter`: the `prefilter.Prefilter` search for every old token of the composed tables, plus the
   parts of names for the kinds that split them.
 """
@@ -8,14 +10,19 @@
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
+from migrator.codes import Reason, SkipReason
+from migrator.fileread import read_bytes, read_head_then_rest
 from migrator.prefilter import Prefilter
 from migrator.rewrite import REWRITERS, RewriterSpec, spec_for
 from migrator.rewrite.python.callbacks import callback_tokens
 from migrator.rewrite.python.resolution import import_roots
 
-# Read this much to decide the kind and to spot binary files; same bound as fileprocess.BINARY_SNIFF.
+# Read this much to decide the kind and to spot binary files.
 HEAD_BYTES = 8192
+UTF8_BOM = b"\xef\xbb\xbf"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 # Extensions that never carry a script we rewrite: decided without opening the file.
 BINARY_EXTENSIONS = frozenset({
@@ -32,7 +39,9 @@ OTHER_TEXT_EXTENSIONS = frozenset({
     ".html", ".css", ".go", ".rs", ".java", ".proto", ".xml",
 })
 NEVER_SCRIPT_EXTENSIONS = BINARY_EXTENSIONS | OTHER_TEXT_EXTENSIONS
-NOT_A_KIND = "not a file kind verl-migrate rewrites"
+_NOT_A_KIND = SkipReason.NOT_A_KIND.because()
+_BINARY = SkipReason.BINARY.because()
+_UTF16 = SkipReason.UTF16.because()
 
 
 def _extension(name: str) -> str:
@@ -47,7 +56,7 @@ def _base_name(path: str) -> str:
     return name.rpartition(os.altsep)[2] if os.altsep else name
 
 
-def skip_reason_by_name(path: str) -> str | None:
+def skip_reason_by_name(path: str) -> Reason | None:
     """Why the name alone says no rewriter applies (a binary or data file, another language), or None."""
     name = _base_name(path)
     ext = _extension(name)
@@ -59,12 +68,12 @@ def skip_reason_by_name(path: str) -> str | None:
     if ext not in NEVER_SCRIPT_EXTENSIONS or spec_for(name, b"") is not None:
         reason = None
     else:
-        reason = "binary file" if ext in BINARY_EXTENSIONS else NOT_A_KIND
+        reason = _BINARY if ext in BINARY_EXTENSIONS else _NOT_A_KIND
     _SKIP_REASON_BY_EXTENSION[ext] = reason
     return reason
 
 
-_SKIP_REASON_BY_EXTENSION: dict[str, str | None] = {}
+_SKIP_REASON_BY_EXTENSION: dict[str, Reason | None] = {}
 
 
 def spec_by_name(path: str) -> RewriterSpec | None:
@@ -85,24 +94,64 @@ def spec_by_name(path: str) -> RewriterSpec | None:
 _SPEC_BY_EXTENSION: dict = {}
 
 
-def kind_for(path: str) -> tuple[RewriterSpec | None, bytes | None]:
-    """The rewriter for `path` and the head bytes read to decide it (None when the name decided).
+def shebang_head(data: bytes) -> bytes:
+    """The bytes the `#!` line is read from: the first line's worth, after a UTF-8 BOM."""
+    return data[3:200] if data.startswith(UTF8_BOM) else data[:200]
 
-    Raises OSError when the head had to be read and could not be.
-    """
-    name = os.path.basename(path)
-    spec = spec_for(name, b"")
-    if spec is not None:
-        return spec, None
-    if os.path.splitext(name)[1].lower() in NEVER_SCRIPT_EXTENSIONS:
-        return None, None
-    with open(path, "rb") as fh:
-        head = fh.read(HEAD_BYTES)
-    if b"\x00" in head:
-        return None, head
-    shebang = head[3:200] if head.startswith(b"\xef\xbb\xbf") else head[:200]
-    return spec_for(name, shebang), head
 
+def sniff_bytes(data: bytes) -> Reason | None:
+    """Why a file's bytes are not text we edit (UTF-16, binary), or None."""
+    if data.startswith(UTF16_BOMS):
+        return _UTF16
+    if b"\x00" in data[:HEAD_BYTES]:
+        return _BINARY
+    return None
+
+
+class Sniffed(NamedTuple):
+    """What the read/sniff/kind step found: the kind (None: none) and the bytes, or why the file is skipped
+    (then `data` may be None: decided by the name, or unreadable)."""
+
+    spec: RewriterSpec | None
+    data: bytes | None
+    skip: Reason | None
+
+
+def _kind_from_head(name: str):
+    def decides(head: bytes) -> bool:
+        """Whether the rest is wanted: the head is text whose `#!` line names a kind."""
+        return sniff_bytes(head) is None and spec_for(name, shebang_head(head)) is not None
+    return decides
+
+
+def sniff(path: str, kinds: frozenset[str] | None = None, spec: RewriterSpec | None = None) -> Sniffed:
+    """The one read/sniff/kind step. A name that gives a kind outside `kinds` (None: every kind) is not
+    read: `Sniffed(spec, None, None)`. A name that gives no kind reads only the head, and the rest when
+    the `#!` line names one. `spec`: the kind, when the caller decided it. Never raises."""
+    spec = spec or spec_by_name(path)
+    if spec is None:
+        reason = skip_reason_by_name(path)
+        if reason is not None:
+            return Sniffed(None, None, reason)
+    elif kinds is not None and spec.kind not in kinds:
+        return Sniffed(spec, None, None)
+    try:
+        if spec is not None:
+            data = read_bytes(path)
+        else:
+            data = read_head_then_rest(path, HEAD_BYTES, _kind_from_head(_base_name(path)))
+    except OSError as exc:
+        return Sniffed(spec, None, SkipReason.UNREADABLE.because(exc.strerror or exc))
+    reason = sniff_bytes(data)
+    if reason is not None:
+        return Sniffed(None, data, reason)
+    if spec is None:
+        spec = spec_for(_base_name(path), shebang_head(data))
+        if spec is None:
+            return Sniffed(None, data, _NOT_A_KIND)
+        if kinds is not None and spec.kind not in kinds:
+            return Sniffed(spec, None, None)
+    return Sniffed(spec, data, None)
 
 
 class KindPrefilter:

@@ -12,15 +12,14 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
-from migrator.codes import BACKED_OUT_EDIT_CODE, finding_code, outcome_code
-from migrator.edits import Edit, Finding, SourceNotParsed, apply_edits
-from migrator.fileread import read_bytes
+from migrator.codes import BACKED_OUT_EDIT_CODE, FailureReason, Reason, SkipReason, finding_code
+from migrator.edits import Finding, SourceNotParsed, apply_edits
+from migrator.filekind import shebang_head, skip_reason_by_name, sniff, sniff_bytes
 from migrator.mapping import MappingSet
 from migrator.pulls import pr_name
-from migrator.rewrite import load_review, load_rewriter, spec_for
+from migrator.rewrite import RewriterSpec, load_rewriter, spec_for
 
 SUPPRESS_MARKER = b"verl-migrate: skip"
-BINARY_SNIFF = 8192
 
 
 @dataclass(frozen=True)
@@ -55,6 +54,9 @@ class AppliedEdit:
 
 @dataclass
 class FileResult:
+    """One file's outcome: a small picklable value. A skipped or failed file carries `why` (a `SkipReason`
+    or `FailureReason`, which holds its code) and `reason`, the words people read."""
+
     path: str
     status: str  # "changed" | "unchanged" | "skipped" | "failed"
     reason: str | None = None
@@ -64,11 +66,21 @@ class FileResult:
     before: bytes | None = field(default=None, repr=False)
     after: bytes | None = field(default=None, repr=False)
     hydra_rejections: int | None = None  # overrides the target's Hydra still rejects (None: not judged)
+    why: SkipReason | FailureReason | None = None
+
+    @classmethod
+    def not_migrated(cls, path: str, reason: Reason, **fields) -> FileResult:
+        """A skipped or failed file (the reason says which)."""
+        return cls(path, reason.why.status, reason=reason.text, why=reason.why, **fields)
+
+    def fail(self, reason: Reason) -> None:
+        """Turn this result into a failure (a changed file that could not be written)."""
+        self.status, self.reason, self.why = reason.why.status, reason.text, reason.why
 
     @property
     def code(self) -> str | None:
         """The rule code of a skipped or failed file (None when it was processed)."""
-        return outcome_code(self.status, self.reason)
+        return self.why.code if self.why is not None else None
 
     @property
     def edit_counts(self) -> Counter:
@@ -106,48 +118,40 @@ def _suppressed_lines(source: bytes) -> set[int]:
     return {i + 1 for i, line in enumerate(source.split(b"\n")) if SUPPRESS_MARKER in line}
 
 
-def sniff_skip_reason(data: bytes) -> str | None:
-    """Why a file's bytes are not text we edit, or None."""
-    head = data[:BINARY_SNIFF]
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "UTF-16 encoded text is not supported"
-    if b"\x00" in head:
-        return "binary file"
-    return None
-
-
 def process_file(path: str, display: str, mappings: MappingSet, prefilter=None, data: bytes | None = None,
-                 spec=None) -> FileResult:
+                 spec: RewriterSpec | None = None) -> FileResult:
     """Locate, apply and validate the edits for one file. Never writes; never raises.
 
-    `spec`: the rewriter when the caller already decided it (from the name or the `#!` line)."""
+    `data`: the file's bytes when the caller read them; `spec`: the rewriter when the caller already
+    decided it (`filekind.sniff`)."""
     try:
         return _process(path, display, mappings, prefilter, data, spec)
     except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
-        return FileResult(display, "failed", reason=f"internal error: {type(exc).__name__}: {exc}")
+        return FileResult.not_migrated(display, internal_error(exc))
 
 
-def _process(path: str, display: str, mappings: MappingSet, prefilter, data: bytes | None, spec) -> FileResult:
+def internal_error(exc: Exception) -> Reason:
+    return FailureReason.INTERNAL_ERROR.because(type(exc).__name__, exc)
+
+
+def _process(path: str, display: str, mappings: MappingSet, prefilter, data: bytes | None,
+             spec: RewriterSpec | None) -> FileResult:
     if data is None:
-        try:
-            data = read_bytes(path)
-        except OSError as exc:
-            return FileResult(display, "skipped", reason=f"unreadable: {exc.strerror or exc}")
-    reason = sniff_skip_reason(data)
-    if reason:
-        return FileResult(display, "skipped", reason=reason)
-    if spec is None:
-        head = data[3:200] if data.startswith(b"\xef\xbb\xbf") else data[:200]
-        spec = spec_for(os.path.basename(path), head)
-    if spec is None:
-        return FileResult(display, "skipped", reason="not a file kind verl-migrate rewrites")
+        spec, data, skip = sniff(path, spec=spec)
+    else:
+        skip = sniff_bytes(data)
+        if skip is None and spec is None:
+            spec = spec_for(os.path.basename(path), shebang_head(data))
+            skip = None if spec is not None else SkipReason.NOT_A_KIND.because()
+    if skip is not None:
+        return FileResult.not_migrated(display, skip)
     if prefilter is not None and not prefilter(data, spec.kind):
         return FileResult(display, "unchanged", kind=spec.kind)
     rewriter = load_rewriter(spec)
     try:
         located = rewriter.locate(data, mappings, display)
     except SourceNotParsed as exc:
-        return FileResult(display, "skipped", reason=str(exc), kind=spec.kind)
+        return FileResult.not_migrated(display, SkipReason.NOT_PARSED.because(exc), kind=spec.kind)
     suppressed = _suppressed_lines(data)
     lines = LineIndex(data)
 
@@ -162,9 +166,8 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     findings = [f for f in located.findings if keep(f.offset, f.offset)]
     new, applied, rejected = apply_edits(data, edits)
     rejections = None
-    review = load_review(spec) if new != data else None
-    if review is not None:  # the rewriter's second look at its result: edits to back out or add
-        second = review(data, new, applied, mappings)
+    second = rewriter.review_edits(data, new, applied, mappings) if new != data else None
+    if second is not None:  # the rewriter's second look at its result: edits to back out or add
         findings.extend(f for f in second.findings if keep(f.offset, f.offset))
         rejections = second.rejections
         added = [e for e in second.added if keep(e.start, e.end)]
@@ -182,23 +185,70 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     if new == data:
         return FileResult(display, "unchanged", kind=spec.kind, findings=reported, hydra_rejections=rejections)
     try:
-        problem = None if _keeps_validity(rewriter, data, applied) else _validate(rewriter, data, new, mappings)
+        problem = None if rewriter.edits_keep_validity(data, applied) else rewriter.validate(data, new, mappings)
     except SourceNotParsed as exc:
-        return FileResult(display, "skipped", reason=str(exc), kind=spec.kind, findings=reported)
+        return FileResult.not_migrated(display, SkipReason.NOT_PARSED.because(exc), kind=spec.kind, findings=reported)
     if problem:
-        return FileResult(display, "failed", reason=f"left untouched: {problem}", kind=spec.kind, findings=reported)
+        return FileResult.not_migrated(display, FailureReason.WOULD_BREAK.because(problem), kind=spec.kind,
+                                       findings=reported)
     return FileResult(display, "changed", kind=spec.kind, edits=applied_report, findings=reported,
                       before=data, after=new, hydra_rejections=rejections)
 
 
-def _keeps_validity(rewriter, before: bytes, applied: list[Edit]) -> bool:
-    """Rewriters whose validation is costly (a `bash -n` process) may prove some edits harmless."""
-    proof = getattr(rewriter, "edits_keep_validity", None)
-    return proof is not None and proof(before, applied)
+class RewriteWork:
+    """The rewrite as the pool's `parallel.FileWork`. `contents`: whether a changed file's result keeps
+    its before and after bytes (a writing run and `--diff` need them; `--check` reports without them, so
+    they are dropped where they were made and never cross a pipe)."""
+
+    serial_below = 256  # files: below this one process is faster than starting workers
+    chunk = 128
+
+    def __init__(self, mappings: MappingSet, prefilter=None, contents: bool = True):
+        self.mappings, self.prefilter, self.contents = mappings, prefilter, contents
+
+    def by_name(self, candidate) -> FileResult | None:
+        """The result when the discovery or the file name alone settles it (no I/O), else None."""
+        if candidate.skip is not None:
+            return FileResult.not_migrated(candidate.display, candidate.skip)
+        reason = skip_reason_by_name(candidate.path)
+        if reason is not None:
+            return FileResult.not_migrated(candidate.display, reason)
+        return None
+
+    def run(self, candidate):
+        """The file's result, the common ones as small tuples: most files are read and left unchanged,
+        and a tuple crosses the process boundary 5x cheaper than a FileResult."""
+        try:
+            spec, data, skip = sniff(candidate.path)
+            if skip is not None:
+                return ("skipped", skip)
+            if self.prefilter is not None and not self.prefilter(data, spec.kind):
+                return ("unchanged", spec.kind)
+            # The prefilter has passed it: not asked again.
+            result = process_file(candidate.path, candidate.display, self.mappings, None, data=data, spec=spec)
+        except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
+            result = FileResult.not_migrated(candidate.display, internal_error(exc))
+        if not self.contents:
+            result.before = result.after = None
+        return _compact(result)
+
+    def expand(self, candidate, outcome) -> FileResult:
+        if not isinstance(outcome, tuple):
+            return outcome
+        status, detail = outcome
+        if status == "skipped":
+            return FileResult.not_migrated(candidate.display, detail)
+        return FileResult(candidate.display, "unchanged", kind=detail)
+
+    def lost(self, candidate, reason: Reason) -> FileResult:
+        return FileResult.not_migrated(candidate.display, reason)
 
 
-def _validate(rewriter, before: bytes, after: bytes, mappings: MappingSet) -> str | None:
-    """Rewriters that check the result against the intended changes (YAML) declare it and get the mappings."""
-    if getattr(rewriter, "VALIDATE_WITH_MAPPINGS", False):
-        return rewriter.validate(before, after, mappings)
-    return rewriter.validate(before, after)
+def _compact(result: FileResult):
+    if result.edits or result.findings or result.before is not None or result.hydra_rejections:
+        return result
+    if result.status == "skipped" and result.kind is None:
+        return ("skipped", Reason(result.why, result.reason))
+    if result.status == "unchanged" and result.reason is None:
+        return ("unchanged", result.kind)
+    return result

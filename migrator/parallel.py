@@ -1,10 +1,14 @@
-"""Process discovered files in worker processes, streaming results back in discovery order.
+"""The one worker pool: every command that reads files (the rewrite, `lint`, `--from auto`) runs its
+`FileWork` over the discovered files here, results streaming back in discovery order.
 
-Workers get the composed tables once (fork shares them; other start methods pickle them once per worker)
-and then only chunks of paths: file bytes never cross a process boundary, except
-the before/after of files that change. At most a few chunks are in flight, so memory stays flat however
-large the tree. Small runs (pre-commit: a handful of files) never start a pool. A worker that dies
-(the OOM killer) fails the files of the chunk it was working on, with the signal, and the run goes on.
+Workers get the work once (fork shares it; other start methods pickle it once per worker) and then
+only chunks of paths: file bytes never cross a process boundary. At most a few chunks are in flight,
+so memory stays flat however large the tree. Small runs (pre-commit: a handful of files) never start a
+pool, and a pool starts a worker only when a chunk waits for one, up to `-j` and what the system's
+process limits leave. A worker that dies (the OOM killer) fails the files of the chunk it was working
+on, with the signal, and the run goes on. Workers cannot outlive the run: they die with the main
+process (a parent-death signal, else a thread that watches the parent), and a run that stops early
+(Ctrl-C, SIGTERM, an error) kills them, stopped ones (SIGSTOP) included.
 """
 
 from __future__ import annotations
@@ -14,25 +18,54 @@ import os
 import signal
 import socket
 import sys
+import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice
 from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
+from typing import Protocol, TypeVar
 
+from migrator.codes import FailureReason, Reason
 from migrator.discover import Candidate
-from migrator.filekind import NOT_A_KIND, kind_for, skip_reason_by_name, spec_by_name
-from migrator.filekind import KindPrefilter as Prefilter
-from migrator.fileprocess import FileResult, process_file, sniff_skip_reason
-from migrator.fileread import read_bytes
+from migrator.proclimits import spare_processes
 
-# Below this many files one process is faster than starting workers.
-SERIAL_BELOW = 256
-CHUNK = 128
 IN_FLIGHT_PER_WORKER = 4
 # Chunks a worker holds at once: the one it works on and the next, already in its pipe, so it never
 # waits for the parent between chunks (that wait was a sixth of a worker's time on a 20k-file tree).
 QUEUED_PER_WORKER = 2
+# A worker may start `bash -n` (the shell validator) and git: two processes a worker, of the room left.
+PROCESSES_PER_WORKER = 2
+STOP_SECONDS = 5  # how long a finished run waits for an idle worker to exit before killing it
+
+Result = TypeVar("Result")
+
+
+class FileWork(Protocol[Result]):
+    """What the pool runs over each file. The main process asks `by_name` (no I/O) and `expand`; a worker
+    (or the main process, for a small run) asks `run`. Lives in every worker: fork shares it."""
+
+    # Fewer files than this: one process is faster than starting workers.
+    serial_below: int
+    # Files a worker is sent at once: enough that the pipe's cost per file is small, few enough that
+    # the workers share the tree evenly.
+    chunk: int
+
+    def by_name(self, candidate: Candidate) -> Result | None:
+        """The result when discovery or the file's name settles it, else None."""
+
+    def run(self, candidate: Candidate) -> object:
+        """The result, or a smaller picklable stand-in for it that `expand` turns back. Never raises."""
+
+    def expand(self, candidate: Candidate, outcome: object) -> Result:
+        """The result of what `run` returned."""
+
+    def lost(self, candidate: Candidate, reason: Reason) -> Result:
+        """The result of a file whose worker died before its chunk came back."""
+
+
+class WorkerStartError(Exception):
+    """A worker process could not be started (the system's process limit, no memory): str() says so."""
 
 
 def default_jobs() -> int:
@@ -43,115 +76,50 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def process_candidate(candidate: Candidate, mappings, prefilter: Prefilter | None) -> FileResult:
-    """One candidate's result: the kind check first (the name, else the head bytes), then `process_file`."""
-    try:
-        return _process_candidate(candidate, mappings, prefilter)
-    except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
-        return FileResult(candidate.display, "failed", reason=f"internal error: {type(exc).__name__}: {exc}")
+def process_files(candidates: Iterable[Candidate], work: FileWork[Result], jobs: int = 1,
+                  note: Callable[[str], None] | None = None) -> Iterator[tuple[Candidate, Result]]:
+    """(candidate, result) for every candidate, in the order given, whatever `jobs` is. With workers,
+    everything but the walk and the reporting happens in them. `note` is told when the system's process
+    limits allow fewer workers than `jobs`. Raises `WorkerStartError` when a needed worker cannot start."""
+    stream = iter(candidates)
+    first = list(islice(stream, work.serial_below))
+    if jobs > 1 and len(first) >= work.serial_below:
+        jobs = _within_system_limits(jobs, note)
+    if jobs <= 1 or len(first) < work.serial_below:
+        for candidate in chain(first, stream):
+            result = work.by_name(candidate)
+            yield candidate, work.expand(candidate, work.run(candidate)) if result is None else result
+        return
+    yield from _pooled(chain(first, stream), work, jobs)
 
 
-def _process_candidate(candidate: Candidate, mappings, prefilter: Prefilter | None) -> FileResult:
-    if candidate.skip_reason:
-        return FileResult(candidate.display, "skipped", reason=candidate.skip_reason)
-    try:
-        spec, head = kind_for(candidate.path)
-    except OSError as exc:
-        return FileResult(candidate.display, "skipped", reason=f"unreadable: {exc.strerror or exc}")
-    if spec is None:
-        reason = sniff_skip_reason(head) if head else None
-        return FileResult(candidate.display, "skipped", reason=reason or NOT_A_KIND)
-    return process_file(candidate.path, candidate.display, mappings, prefilter, spec=spec)
+def _within_system_limits(jobs: int, note) -> int:
+    """`jobs`, or fewer when the system's process limits (RLIMIT_NPROC, the cgroup's pids.max) leave room
+    for fewer workers: a fork past them fails."""
+    room = spare_processes()
+    if room is None:
+        return jobs
+    allowed = max(1, room // PROCESSES_PER_WORKER)
+    if allowed < jobs and note is not None:
+        note(f"note: -j {jobs} lowered to {allowed}: the system's process limit leaves room for {room} more "
+             "processes")
+    return min(jobs, allowed)
 
 
-_worker_state: tuple = ()
-
-
-def _init_worker(mappings, prefilter) -> None:
-    global _worker_state
-    _worker_state = (mappings, prefilter)
+_worker_work: FileWork | None = None
 
 
 def _process_chunk(chunk: list[Candidate]) -> list:
-    """Every candidate's result, the common ones as small tuples (`_compact`): most files are read and
-    left unchanged, and a tuple crosses the process boundary 5x cheaper. The main process sends only
-    files their name does not decide (`_pooled`)."""
-    mappings, prefilter = _worker_state
-    return [_unchanged_by_prefilter(c, mappings, prefilter) or _compact(process_candidate(c, mappings, prefilter))
-            for c in chunk]
+    """Every candidate's result (or its stand-in) in a worker. The main process sends only the files
+    their name does not decide."""
+    run = _worker_work.run
+    return [run(candidate) for candidate in chunk]
 
 
-def _unchanged_by_prefilter(candidate: Candidate, mappings, prefilter):
-    """The result of the commonest file, a text file of a kind its name gives that holds no old token,
-    straight from its bytes; for one that holds a token, `process_file`'s result from the bytes read here.
-    None when the full way must decide (no kind by name, unreadable, binary), which then reads again.
-    The same result `process_candidate` gives, without its layers and a FileResult a file (~3 us of
-    ~20 us a file, on the 12,000 files a 20k-file tree reads)."""
-    if candidate.skip_reason or prefilter is None:
-        return None
-    spec = spec_by_name(candidate.path)
-    if spec is None:
-        return None
-    try:
-        data = read_bytes(candidate.path)
-    except OSError:
-        return None
-    if sniff_skip_reason(data):
-        return None
-    if not prefilter(data, spec.kind):
-        return ("unchanged", spec.kind)
-    # The prefilter has passed it: not asked again.
-    return _compact(process_file(candidate.path, candidate.display, mappings, None, data=data, spec=spec))
-
-
-def _compact(result: FileResult):
-    if result.edits or result.findings or result.before is not None or result.hydra_rejections:
-        return result
-    if result.status == "skipped" and result.kind is None:
-        return ("skipped", result.reason)
-    if result.status == "unchanged" and result.reason is None:
-        return ("unchanged", result.kind)
-    return result
-
-
-def _expand(candidate: Candidate, compact) -> FileResult:
-    if not isinstance(compact, tuple):
-        return compact
-    status, detail = compact
-    if status == "skipped":
-        return FileResult(candidate.display, "skipped", reason=detail)
-    return FileResult(candidate.display, "unchanged", kind=detail)
-
-
-def decided_by_name(candidate: Candidate) -> FileResult | None:
-    """The result when the discovery or the file name alone settles it (no I/O), else None."""
-    if candidate.skip_reason:
-        return FileResult(candidate.display, "skipped", reason=candidate.skip_reason)
-    reason = skip_reason_by_name(candidate.path)
-    if reason:
-        return FileResult(candidate.display, "skipped", reason=reason)
-    return None
-
-
-def process_candidates(candidates: Iterable[Candidate], mappings, prefilter: Prefilter | None,
-                       jobs: int = 1) -> Iterator[tuple[Candidate, FileResult]]:
-    """(candidate, result) for every candidate, in the order given, whatever `jobs` is.
-
-    With workers, everything but the walk and the reporting happens in them.
-    """
-    stream = iter(candidates)
-    first = list(islice(stream, SERIAL_BELOW))
-    if jobs <= 1 or len(first) < SERIAL_BELOW:
-        for candidate in chain(first, stream):
-            yield candidate, decided_by_name(candidate) or process_candidate(candidate, mappings, prefilter)
-        return
-    yield from _pooled(chain(first, stream), mappings, prefilter, jobs)
-
-
-def _batches(stream: Iterator[Candidate]) -> Iterator[list[Candidate]]:
+def _batches(stream: Iterator[Candidate], size: int) -> Iterator[list[Candidate]]:
     """Chunks of candidates, in discovery order."""
     while True:
-        batch = list(islice(stream, CHUNK))
+        batch = list(islice(stream, size))
         if not batch:
             return
         yield batch
@@ -164,11 +132,11 @@ def _context():
     return multiprocessing.get_context()
 
 
-def _merge(batch: list[Candidate], decided: list, results: list) -> Iterator[tuple[Candidate, FileResult]]:
+def _merge(work: FileWork, batch: list[Candidate], decided: list, results: list) -> Iterator[tuple[Candidate, object]]:
     """The chunk's results in its order: what the name settled here, the workers' results for the rest."""
     from_workers = iter(results)
     for candidate, result in zip(batch, decided):
-        yield candidate, result if result is not None else _expand(candidate, next(from_workers))
+        yield candidate, result if result is not None else work.expand(candidate, next(from_workers))
 
 
 # A chunk crosses the pipe as plain tuples: a NamedTuple pickles through a Python call per item, which
@@ -176,12 +144,46 @@ def _merge(batch: list[Candidate], decided: list, results: list) -> Iterator[tup
 _as_candidate = tuple.__new__
 
 
-def _serve(conn, inherited: list, mappings, prefilter) -> None:
-    """A worker: chunks in, results out, until the parent says stop or goes away (EOF on the pipe)."""
+def _parent_death_signal() -> Callable[[], bool] | None:
+    """A function a forked worker calls to be sent SIGKILL when its parent dies (Linux prctl
+    PR_SET_PDEATHSIG; True when set), prepared in the parent so no worker loads ctypes itself."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (ImportError, OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+    return lambda: prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0) == 0
+
+
+def _watch_parent(parent: int) -> None:
+    """Where no parent-death signal exists: a thread that ends the worker once its parent is gone."""
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+
+
+def _serve(conn, inherited: list, work: FileWork, parent: int, die_with_parent) -> None:
+    """A worker: chunks in, results out, until the parent says stop or goes away (EOF on the pipe, or
+    the parent-death signal even mid-file)."""
+    global _worker_work
+    if die_with_parent is None or not die_with_parent():
+        _watch_parent(parent)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler: a worker just ends
     for other in inherited:
         other.close()  # the parent's ends of the other pipes: else they would never see EOF
-    _init_worker(mappings, prefilter)
+    _worker_work = work
     while True:
         try:
             task = conn.recv()
@@ -201,11 +203,18 @@ class _Worker:
     """One worker process, our end of its pipe, and the chunks sent to it whose results have not come
     back (`tasks`, in the order sent: it works on the first; the others wait in its pipe)."""
 
-    def __init__(self, context, mappings, prefilter, others: list["_Worker"]):
+    def __init__(self, context, work: FileWork, others: list[_Worker], die_with_parent):
         ours, theirs = context.Pipe()
         inherited = [w.conn for w in others] + [ours] if context.get_start_method() == "fork" else []
-        self.process = context.Process(target=_serve, args=(theirs, inherited, mappings, prefilter), daemon=True)
-        self.process.start()
+        self.process = context.Process(target=_serve, args=(theirs, inherited, work, os.getpid(), die_with_parent),
+                                       daemon=True)
+        try:
+            self.process.start()
+        except OSError as exc:  # BlockingIOError at the process limit, ENOMEM
+            ours.close()
+            theirs.close()
+            raise WorkerStartError(f"cannot start a worker process: {exc.strerror or exc}; the system's "
+                                   "process limit may be reached: pass a smaller -j (-j 1 starts none)") from exc
         theirs.close()
         self.conn = ours
         self.tasks: deque[tuple[int, list[Candidate]]] = deque()
@@ -222,7 +231,7 @@ class _Worker:
 
     def death(self) -> str:
         """Why the process is gone: `killed by signal 9 (SIGKILL)`, `exited with code 1`."""
-        self.process.join(5)
+        self.process.join(STOP_SECONDS)
         if self.process.is_alive():  # it closed its pipe but lingers: not ours to trust any more
             self.process.kill()
             self.process.join()
@@ -235,15 +244,19 @@ class _Worker:
             return f"killed by signal {-code}{name}"
         return f"exited with code {code}"
 
-    def stop(self, wait: float) -> None:
+    def ask_to_stop(self) -> None:
         if not self.tasks and self.process.is_alive():
             try:
                 self.conn.send(None)
             except OSError:
                 pass
+
+    def end(self, wait: float) -> None:
+        """Wait up to `wait` seconds for the process to exit, then kill it: SIGKILL ends a stopped
+        (SIGSTOP) process too, where SIGTERM would wait for it to be continued."""
         self.process.join(wait)
         if self.process.is_alive():
-            self.process.terminate()
+            self.process.kill()
             self.process.join()
         self.conn.close()
 
@@ -258,38 +271,39 @@ def _queueable_bytes(conn) -> int:
         return 0
 
 
-def _lost(batch: list[Candidate], why: str) -> list:
-    """Results for the files of a chunk whose worker died (none the name decides): failed, with the reason."""
-    return [FileResult(c.display, "failed", reason=why) for c in batch]
-
-
-def _pooled(stream: Iterator[Candidate], mappings, prefilter, jobs: int) -> Iterator[tuple[Candidate, FileResult]]:
-    """Chunks to `jobs` workers, each over its own pipe, so a worker that dies (the OOM killer) is seen
-    at once (its pipe ends, its sentinel fires): the files of the chunk it was working on fail with the reason,
-    a new worker takes its place, and the run goes on. (multiprocessing.Pool would wait forever.)"""
+def _pooled(stream: Iterator[Candidate], work: FileWork, jobs: int) -> Iterator[tuple[Candidate, object]]:
+    """Chunks to up to `jobs` workers, each over its own pipe, so a worker that dies (the OOM killer) is
+    seen at once (its pipe ends, its sentinel fires): the files of the chunk it was working on fail with
+    the reason, another worker takes the chunks it had not started, and the run goes on.
+    (multiprocessing.Pool would wait forever.)"""
     context = _context()
+    die_with_parent = _parent_death_signal()
     workers: list[_Worker] = []
-    for _ in range(jobs):
-        workers.append(_Worker(context, mappings, prefilter, workers))
     # The name settles 40% of a tree (images, data files): the main process decides those itself, which
     # costs it what pickling them for a worker and reading back their results cost (~1 us a file), and
     # spares the workers ~3 us a file. Only the other files of a chunk go to a worker.
     window: deque = deque()  # (index, chunk, what the name decided or None a file) in discovery order
     waiting: deque = deque()  # (index, the chunk's files the name did not decide) not yet sent to a worker
     done: dict[int, list] = {}
-    batches = enumerate(_batches(stream))
+    batches = enumerate(_batches(stream, work.chunk))
     exhausted, idle_deaths, finished = False, 0, False
 
-    def replace(worker: _Worker) -> None:
-        worker.conn.close()
-        workers[workers.index(worker)] = _Worker(context, mappings, prefilter,
-                                                 [w for w in workers if w is not worker])
+    def lost(batch: list[Candidate], reason: Reason) -> list:
+        return [work.lost(candidate, reason) for candidate in batch]
+
+    def idle_worker() -> _Worker | None:
+        """The least loaded worker, or a new one when every worker has work and `jobs` allows one more."""
+        worker = min(workers, key=lambda w: len(w.tasks), default=None)
+        if (worker is None or worker.tasks) and len(workers) < jobs:
+            worker = _Worker(context, work, workers, die_with_parent)
+            workers.append(worker)
+        return worker
 
     def dispatch() -> None:
         """Send waiting chunks, each to the least loaded worker, while that worker takes it."""
         nonlocal idle_deaths
         while waiting:
-            worker = min(workers, key=lambda w: len(w.tasks))
+            worker = idle_worker()
             if len(worker.tasks) >= QUEUED_PER_WORKER:
                 return  # all full: nothing to pickle yet (after each result, this is the common case)
             index, batch = waiting[0]
@@ -301,15 +315,17 @@ def _pooled(stream: Iterator[Candidate], mappings, prefilter, jobs: int) -> Iter
             except OSError:
                 if worker.tasks:  # died at work: the wait in the loop sees its pipe end and settles its chunks
                     return
-                # died while idle: it held no files; start another (a few times at most)
+                # died while idle: it held no files; another starts in its place (a few times at most)
                 why = worker.death()
                 idle_deaths += 1
+                workers.remove(worker)
+                worker.conn.close()
                 if idle_deaths > 2 * jobs:
+                    reason = FailureReason.WORKERS_KEEP_DYING.because(why)
                     for index, batch in waiting:
-                        done[index] = _lost(batch, f"not processed: worker processes keep dying ({why})")
+                        done[index] = lost(batch, reason)
                     waiting.clear()
                     return
-                replace(worker)
                 continue
             worker.tasks.append(waiting.popleft())
 
@@ -321,7 +337,7 @@ def _pooled(stream: Iterator[Candidate], mappings, prefilter, jobs: int) -> Iter
                     exhausted = True
                     break
                 index, batch = item
-                decided = [decided_by_name(c) for c in batch]
+                decided = [work.by_name(c) for c in batch]
                 window.append((index, batch, decided))
                 rest = [c for c, result in zip(batch, decided) if result is None]
                 if rest:
@@ -331,7 +347,7 @@ def _pooled(stream: Iterator[Candidate], mappings, prefilter, jobs: int) -> Iter
             dispatch()
             while window and window[0][0] in done:
                 index, batch, decided = window.popleft()
-                yield from _merge(batch, decided, done.pop(index))
+                yield from _merge(work, batch, decided, done.pop(index))
             if exhausted and not window:
                 finished = True
                 return
@@ -348,13 +364,21 @@ def _pooled(stream: Iterator[Candidate], mappings, prefilter, jobs: int) -> Iter
                     # It works through its chunks in order: the first was in its hands; the others it
                     # never started, and another worker takes them first.
                     index, batch = worker.tasks.popleft()
-                    done[index] = _lost(batch, f"worker process died: {worker.death()}")
+                    done[index] = lost(batch, FailureReason.WORKER_DIED.because(worker.death()))
                     waiting.extendleft(reversed(worker.tasks))
                     worker.tasks.clear()
-                    replace(worker)
+                    workers.remove(worker)
+                    worker.conn.close()
                     continue
                 done[index] = results
                 worker.tasks.popleft()
     finally:
+        # A finished run lets idle workers exit; a run stopped early (Ctrl-C, SIGTERM, an error, a
+        # consumer that stopped reading) kills them at once, stopped ones too.
         for worker in workers:
-            worker.stop(5 if finished else 0)
+            if finished:
+                worker.ask_to_stop()
+            else:
+                worker.process.kill()
+        for worker in workers:
+            worker.end(STOP_SECONDS if finished else 0)

@@ -9,13 +9,13 @@ file fits gets a warning (`VM301`), since the changes between them would be miss
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 
 from migrator.codes import FROM_TOO_NEW_CODE
+from migrator.filekind import skip_reason_by_name, sniff
 from migrator.fileprocess import ReportedFinding, line_col
 from migrator.layout import verl_layout
 from migrator.mapping.facts import OPEN_TYPES
@@ -207,14 +207,15 @@ def gone_before(history: ReleaseHistory, release: str) -> frozenset[str]:
     return frozenset(older)
 
 
-def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str | None = None) -> RunFit:
-    """Read every file the run would process and fit it; unreadable and unknown files say nothing.
-    `too_old_for`: fit only the files that can get VM301 for that `--from` (those naming something gone
-    before it), and none at all when nothing was (the oldest release)."""
+def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str | None = None,
+              jobs: int = 1) -> RunFit:
+    """Read every file the run would process (the rewrite's read/sniff/kind step and pool) and fit it;
+    unreadable, binary and unknown files say nothing. `too_old_for`: fit only the files that can get VM301
+    for that `--from` (those naming something gone before it), and none at all when nothing was (the
+    oldest release)."""
     from migrator.discover import discover
-    from migrator.fileread import read_bytes
+    from migrator.parallel import process_files
     from migrator.prefilter import Prefilter
-    from migrator.rewrite import spec_for
 
     history = ReleaseHistory()
     files: dict[str, Fit] = {}
@@ -224,18 +225,40 @@ def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str 
         if not gone:
             return RunFit(history.releases, files)
         wanted = Prefilter(gone)
-    for candidate in discover(paths, exclude):
-        if candidate.skip_reason:
-            continue
-        try:
-            data = read_bytes(candidate.path)
-        except OSError:
-            continue
-        if spec_for(os.path.basename(candidate.path), data[:200]) is None:
-            continue
-        if wanted is not None and not wanted(data):
-            continue
-        fit = history.fit(data)
-        if fit is not None:
+    for candidate, fit in process_files(discover(paths, exclude), FitWork(history, wanted), jobs):
+        if fit:
             files[candidate.display] = fit
     return RunFit(history.releases, files)
+
+
+NO_FIT = False  # the file names nothing the facts know, or was not read (a value: it crosses a pipe)
+
+
+class FitWork:
+    """`fit_paths` as the pool's `parallel.FileWork`: a file's `Fit`, or `NO_FIT`."""
+
+    serial_below = 256
+    chunk = 128
+
+    def __init__(self, history: ReleaseHistory, wanted):
+        self.history, self.wanted = history, wanted
+
+    def by_name(self, candidate):
+        if candidate.skip is not None or skip_reason_by_name(candidate.path) is not None:
+            return NO_FIT
+        return None
+
+    def run(self, candidate):
+        try:
+            _, data, skip = sniff(candidate.path)
+            if skip is not None or (self.wanted is not None and not self.wanted(data)):
+                return NO_FIT
+            return self.history.fit(data) or NO_FIT
+        except Exception:  # noqa: BLE001 - a file that cannot be fitted says nothing; the run reports it
+            return NO_FIT
+
+    def expand(self, candidate, fit):
+        return fit
+
+    def lost(self, candidate, reason):
+        return NO_FIT

@@ -1,7 +1,8 @@
 """Command line: `verl-migrate [OPTIONS] PATH...` and its subcommands (black/ruff conventions).
 
 Exit codes: 0 done; 1 `--check` found work (or `lint`/`audit` found problems); 2 usage, table,
-config or git-guard error; 3 some files failed (`common.py`). One module per command; heavy
+config or git-guard error, or a worker process that cannot start; 3 some files failed (`common.py`);
+130 and 143 stopped by Ctrl-C (SIGINT) or SIGTERM. One module per command; heavy
 modules load only when a command runs.
 """
 
@@ -11,6 +12,8 @@ import difflib
 import importlib
 import os
 import re
+import signal
+import sys
 
 import click
 
@@ -133,8 +136,31 @@ def cli():
 cli.add_command(migrate)
 
 
+class Interrupted(BaseException):
+    """Ctrl-C (SIGINT) or SIGTERM, raised in the main thread so that every `finally` of the run runs (its
+    workers killed, its lock removed). Not a KeyboardInterrupt, which click turns into exit 1: the code
+    `--check` gives for "files would change"."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupt(signum, frame) -> None:
+    for stop in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the clean-up short
+        signal.signal(stop, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
 def main() -> None:
-    cli(prog_name="verl-migrate")
+    """The command line. A run stopped by SIGINT or SIGTERM exits 128 + the signal (130, 143)."""
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, _interrupt)
+    try:
+        cli(prog_name="verl-migrate")
+    except Interrupted as interrupted:
+        click.echo(f"interrupted ({signal.Signals(interrupted.signum).name})", err=True)
+        sys.exit(128 + interrupted.signum)
 
 
 if __name__ == "__main__":  # pragma: no cover

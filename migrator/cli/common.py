@@ -34,12 +34,13 @@ def load_composed(from_release: str | None, to_release: str | None, tables: tupl
 
 def require_paths(paths) -> None:
     """Every PATH must exist (a typo must not pass CI as "1 skipped"); each bad one is named, then exit 2."""
+    from migrator.codes import SkipReason
     from migrator.discover import path_problem
 
     problems = [(path, problem) for path in paths for problem in [path_problem(path)]
-                if problem and not problem.startswith("cannot stat")]  # unreadable: reported per file later
+                if problem and problem.why is not SkipReason.CANNOT_STAT]  # unreadable: reported per file later
     for path, problem in problems:
-        click.echo(f"error: {path}: {problem}", err=True)
+        click.echo(f"error: {path}: {problem.text}", err=True)
     if problems:
         sys.exit(EXIT_USAGE)
 

@@ -1,6 +1,7 @@
 """`verl-migrate lint [--to REV] [--output-format text|json|github] PATH...`
 
-Exit codes: 0 no findings, 1 findings, 2 usage or table/facts errors.
+Exit codes: 0 no findings, 1 findings, 2 usage or table/facts errors (or a worker process that cannot
+start), 3 a file could not be checked (an internal error, its worker process died).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 import click
 
 from migrator.cli.common import (
+    EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
     EXIT_WORK_FOUND,
@@ -37,9 +39,13 @@ from migrator.cli.common import (
               help="A facts directory (config-keys/, trees/) instead of the shipped one (for tests).")
 def lint(paths, to_release, from_release, tables, output_format, select, ignore, exclude, verbose, jobs, facts_dir):
     """Check verl launch scripts for bugs that otherwise surface on the cluster (see docs/lint.md)."""
+    from migrator.discover import discover
     from migrator.lint import load_checks
     from migrator.lint.facts import FactsError, load_facts
-    from migrator.lint.runner import lint_paths, usable_cpus
+    from migrator.lint.runner import lint_paths
+    from migrator.parallel import WorkerStartError, default_jobs
+    from migrator.progress import Progress
+    from migrator.progress import wanted as progress_wanted
 
     require_paths(paths)
     # The same [tool.verl-migrate] table as the rewrite: to, from, table, exclude.
@@ -72,27 +78,49 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     unknown = unknown_release_note(mappings)
     if unknown:
         click.echo(unknown, err=True)
-    findings, files = [], 0
-    for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes, jobs or usable_cpus()):
-        if report.skipped:
+    # The rewrite's progress line, on stderr at a terminal; erased before anything else is printed.
+    progress = Progress(sys.stderr, progress_wanted(sys.stderr, False, output_format != "text"), "with findings")
+    progress.count_in_background(lambda: discover(list(paths), tuple(exclude)))
+
+    def echo(message: str, err: bool = False) -> None:
+        progress.clear()
+        click.echo(message, err=err)
+
+    findings, files, failed = [], 0, 0
+    try:
+        for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes, jobs or default_jobs(),
+                                 note=lambda message: echo(message, err=True)):
+            progress.update(bool(report.findings))
+            if report.failed:
+                failed += 1
+                echo(f"error: {report.path}: {report.failed}", err=True)
+                continue
+            if report.skipped:
+                if verbose:
+                    echo(f"skipped {report.path}: {report.skipped}", err=True)
+                continue
+            files += 1
             if verbose:
-                click.echo(f"skipped {report.path}: {report.skipped}", err=True)
-            continue
-        files += 1
-        if verbose:
-            for note in report.notes:
-                click.echo(f"{report.path}: {note}", err=True)
-        findings.extend(report.findings)
-        if output_format == "text":
-            for f in report.findings:
-                click.echo(f.text())
-        elif output_format == "github":
-            for f in report.findings:
-                click.echo(f.github())
+                for note in report.notes:
+                    echo(f"{report.path}: {note}", err=True)
+            findings.extend(report.findings)
+            if output_format == "text":
+                for f in report.findings:
+                    echo(f.text())
+            elif output_format == "github":
+                for f in report.findings:
+                    echo(f.github())
+    except WorkerStartError as exc:
+        echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    finally:
+        progress.clear()
     if output_format == "json":
         click.echo(json.dumps([f.as_dict() for f in findings], indent=2))
     elif output_format == "text":
         plural = "s" if len(findings) != 1 else ""
         click.echo(f"{len(findings)} finding{plural} in {files} script{'s' if files != 1 else ''} "
                    f"(verl {rev})", err=True)
+    if failed:
+        sys.exit(EXIT_FAILED)
     sys.exit(EXIT_WORK_FOUND if findings else EXIT_OK)

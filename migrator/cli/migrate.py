@@ -49,7 +49,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     from migrator.engine import DirtyFilesError, RunOptions, run
     from migrator.gitguard import GitGuardError
     from migrator.lock import LockHeld
-    from migrator.parallel import default_jobs
+    from migrator.parallel import WorkerStartError, default_jobs
     from migrator.progress import Progress
     from migrator.progress import wanted as progress_wanted
     from migrator.report import RunSummary, json_report, select_codes, unified_diff
@@ -67,7 +67,13 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         click.echo("error: --diff and --output-format github both print on stdout; pick one", err=True)
         sys.exit(EXIT_USAGE)
     as_json = output_format == "json"
-    fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet, every_file=as_json)
+    jobs = jobs or config.get("jobs") or default_jobs()
+    try:
+        fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet, every_file=as_json,
+                                        jobs=jobs)
+    except WorkerStartError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
     mappings, prefilter = load_composed(from_release, to_release, tables)
     from migrator.rewrite.python.resolution import unknown_release_note
 
@@ -91,10 +97,12 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
             progress.clear()
             sys.stdout.buffer.write(diff_style.diff(unified_diff(result)))
             sys.stdout.flush()
-        progress.update(result)
+            result.before = result.after = None  # printed: the report needs no more of them
+        progress.update(result.status == "changed")
 
+    # --check and the text --diff keep no file's bytes to the end; the JSON --diff puts them in its report.
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
-                         allow_staged=allow_staged, jobs=jobs or config.get("jobs") or default_jobs())
+                         allow_staged=allow_staged, jobs=jobs, keep_contents=show_diff)
     try:
         try:
             results = run(options, mappings, on_result=on_result, prefilter=prefilter,
@@ -108,7 +116,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         for name in exc.files:
             click.echo(f"  {name}", err=True)
         sys.exit(EXIT_USAGE)
-    except (GitGuardError, LockHeld) as exc:
+    except (GitGuardError, LockHeld, WorkerStartError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     if fit is not None and mappings.from_release in fit.releases:
@@ -134,7 +142,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     sys.exit(EXIT_OK)
 
 
-def release_fit(paths, exclude, from_release, to_release, quiet, every_file=False):
+def release_fit(paths, exclude, from_release, to_release, quiet, every_file=False, jobs=1):
     """(what the files fit, the --from to use). `--from auto`: the oldest release of the run's range,
     said once; an explicit --from is checked against the files (VM301), reading only those that name
     something gone before it unless `every_file` (the JSON report lists every file's fit); the default is not."""
@@ -143,8 +151,8 @@ def release_fit(paths, exclude, from_release, to_release, quiet, every_file=Fals
     from migrator.written_for import fit_paths
 
     if from_release != "auto":
-        return fit_paths(list(paths), tuple(exclude), None if every_file else from_release), from_release
-    fit = fit_paths(list(paths), tuple(exclude))
+        return fit_paths(list(paths), tuple(exclude), None if every_file else from_release, jobs), from_release
+    fit = fit_paths(list(paths), tuple(exclude), jobs=jobs)
     releases = fit.releases
     chosen = fit.oldest() or releases[0]
     to = to_release if to_release in releases else releases[-1]

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 
-from migrator.fileprocess import sniff_skip_reason
-from migrator.fileread import read_bytes
+from migrator.codes import Reason, SkipReason
+from migrator.filekind import skip_reason_by_name, sniff, spec_by_name
+from migrator.fileprocess import internal_error
 from migrator.lint import LintFinding, load_checks
 from migrator.lint.facts import Facts
 from migrator.lint.script import Script
 from migrator.mapping import MappingSet
-from migrator.rewrite import spec_for
 
 # `# verl-migrate: skip` silences every code on its line; `# verl-migrate: ignore VM003,VM005` those codes.
 _SUPPRESS = re.compile(rb"verl-migrate:[ \t]*(?:(?P<skip>skip)\b|ignore[ \t]+(?P<codes>VM\d{3}(?:[ \t]*,[ \t]*VM\d{3})*))")
@@ -25,6 +24,7 @@ class FileReport:
     findings: list[LintFinding] = field(default_factory=list)
     skipped: str | None = None
     notes: list[str] = field(default_factory=list)
+    failed: str | None = None  # why the file could not be checked (an internal error, its worker died)
 
 
 def suppressions(src: bytes) -> dict[int, set[str] | None]:
@@ -79,36 +79,64 @@ def lint_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: 
 
 
 def lint_paths(paths: list[str], facts: Facts, mappings: MappingSet, rev: str, exclude: tuple[str, ...] = (),
-               select: frozenset[str] | None = None, jobs: int = 1):
-    """Yield a FileReport per discovered file, in discovery order; files that are not shell scripts are
-    skipped with a reason. With `jobs` > 1 the scripts are linted by that many worker processes: judging
-    a script's overrides with Hydra is CPU work (~10 ms a launch on an empty cache)."""
+               select: frozenset[str] | None = None, jobs: int = 1, note=None):
+    """Yield a FileReport per discovered file, in discovery order; files that are not shell scripts or
+    Python files are skipped with a reason. The files go through the rewrite's pipeline and pool
+    (`parallel.process_files`): judging a script's overrides with Hydra is CPU work (~10 ms a launch
+    on an empty cache)."""
     from migrator.discover import discover
+    from migrator.parallel import process_files
 
-    pending: list[FileReport | tuple[bytes, str]] = []
-    for candidate in discover(paths, exclude):
-        candidate = candidate._replace(display=os.path.normpath(candidate.display))  # `./a.sh` -> `a.sh`
-        if candidate.skip_reason:
-            pending.append(FileReport(candidate.display, skipped=candidate.skip_reason))
-            continue
+    work = LintWork(facts, mappings, rev, select)
+    for _, report in process_files(discover(paths, exclude), work, jobs, note):
+        yield report
+
+
+LINTED_KINDS = frozenset({"shell", "python"})
+NOT_LINTED = "not a shell script or Python file (lint checks launch scripts and Python's imports of verl)"
+
+
+class LintWork:
+    """The lint as the pool's `parallel.FileWork`: shell scripts get every check, Python files the import
+    check; the rest is skipped, by name where the name decides."""
+
+    serial_below = 16  # files: a script costs milliseconds, so a pool pays off early
+    chunk = 8
+
+    def __init__(self, facts: Facts, mappings: MappingSet, rev: str, select: frozenset[str] | None):
+        self.facts, self.mappings, self.rev, self.select = facts, mappings, rev, select
+
+    def by_name(self, candidate) -> FileReport | None:
+        display = os.path.normpath(candidate.display)  # `./a.sh` -> `a.sh`
+        if candidate.skip is not None:
+            return FileReport(display, skipped=candidate.skip.text)
+        reason = skip_reason_by_name(candidate.path)
+        if reason is not None:
+            return FileReport(display, skipped=NOT_LINTED if reason.why is SkipReason.NOT_A_KIND else reason.text)
+        spec = spec_by_name(candidate.path)
+        if spec is not None and spec.kind not in LINTED_KINDS:
+            return FileReport(display, skipped=NOT_LINTED)
+        return None
+
+    def run(self, candidate) -> FileReport:
+        display = os.path.normpath(candidate.display)
         try:
-            data = read_bytes(candidate.path)
-        except OSError as exc:
-            pending.append(FileReport(candidate.display, skipped=f"unreadable: {exc.strerror or exc}"))
-            continue
-        reason = sniff_skip_reason(data)
-        head = data[3:200] if data.startswith(b"\xef\xbb\xbf") else data[:200]
-        spec = spec_for(os.path.basename(candidate.path), head)
-        if reason is None and spec is not None and spec.kind == "python":
-            pending.append(lint_python_source(data, candidate.display, mappings, select))
-            continue
-        if reason is None and (spec is None or spec.kind != "shell"):
-            reason = "not a shell script or Python file (lint checks launch scripts and Python's imports of verl)"
-        pending.append(FileReport(candidate.display, skipped=reason) if reason else (data, candidate.display))
-    scripts = [item for item in pending if isinstance(item, tuple)]
-    reports = iter(_lint_all(scripts, (facts, mappings, rev, select), jobs))
-    for item in pending:
-        yield next(reports) if isinstance(item, tuple) else item
+            spec, data, skip = sniff(candidate.path, LINTED_KINDS)
+            if skip is not None:
+                return FileReport(display, skipped=NOT_LINTED if skip.why is SkipReason.NOT_A_KIND else skip.text)
+            if data is None:  # a kind the lint does not check
+                return FileReport(display, skipped=NOT_LINTED)
+            if spec.kind == "python":
+                return lint_python_source(data, display, self.mappings, self.select)
+            return lint_source(data, display, self.facts, self.mappings, self.rev, self.select)
+        except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
+            return FileReport(display, failed=internal_error(exc).text)
+
+    def expand(self, candidate, report: FileReport) -> FileReport:
+        return report
+
+    def lost(self, candidate, reason: Reason) -> FileReport:
+        return FileReport(os.path.normpath(candidate.display), failed=reason.text)
 
 
 def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: frozenset[str] | None = None) -> FileReport:
@@ -122,38 +150,3 @@ def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: froz
         if (select is None or finding.code in select) and codes is not None and finding.code not in codes:
             report.findings.append(finding)
     return report
-
-
-def usable_cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-_SHARED: tuple = ()  # (facts, mappings, rev, select) for the workers, inherited through fork
-MIN_SCRIPTS_PER_WORKER = 8  # below this a worker's start-up costs more than it saves
-
-
-def _lint_one(script: tuple[bytes, str]) -> FileReport:
-    facts, mappings, rev, select = _SHARED
-    return lint_source(script[0], script[1], facts, mappings, rev, select)
-
-
-def _lint_all(scripts: list[tuple[bytes, str]], shared: tuple, jobs: int):
-    """The reports of `scripts`, in order; in worker processes when there are enough scripts and fork is
-    there to share the tables. A worker that dies (the OOM killer) costs its scripts a serial run."""
-    global _SHARED
-    _SHARED = shared
-    jobs = min(jobs, len(scripts) // MIN_SCRIPTS_PER_WORKER)
-    if jobs <= 1 or sys.platform != "linux":
-        return map(_lint_one, scripts)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(_lint_one, scripts, chunksize=max(1, len(scripts) // (jobs * 4))))
-    except BrokenProcessPool:
-        return map(_lint_one, scripts)

@@ -1,13 +1,21 @@
 """Rewriters: one module per file kind. Each only *locates* spans and returns `Edit`s and `Finding`s.
 
-The engine picks a rewriter by extension or shebang from `REWRITERS`, imports it lazily, and does
-all applying, validating and writing itself.
+The engine picks a rewriter by extension or shebang from `REWRITERS`, imports it lazily (`load_rewriter`),
+and does all applying, validating and writing itself. Every kind's module is a `Rewriter`: it offers the
+protocol's four functions (those a kind has no use for say so: no proof, no second look), so nothing
+is looked up by name.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # annotations only: the registry must import nothing heavy
+    from migrator.edits import Edit, LocateResult, Review
+    from migrator.mapping import MappingSet
 
 
 @dataclass(frozen=True)
@@ -21,14 +29,30 @@ class RewriterSpec:
     # YAML code block nests keys: every component must occur); and "declared-keys": its launch commands
     # may write `+key=` on a key the target declares, which Hydra refuses.
     split_names: frozenset[str] = frozenset()
-    # "module:function" that takes a second look at the applied edits of a changed file:
-    # review(before, after, applied, mappings) -> edits.Review (edits to back out or add, findings).
-    review: str | None = None
+
+
+@runtime_checkable
+class Rewriter(Protocol):
+    """What the engine (and `embedded`, for code inside other files) asks of a file kind; each kind's
+    module is one (tests/unit/rewrite/test_registry.py checks every module of `REWRITERS`)."""
+
+    def locate(self, source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
+        """The edits and findings for `source`; raises `edits.SourceNotParsed` when it cannot parse it."""
+
+    def validate(self, before: bytes, after: bytes, mappings: MappingSet | None = None) -> str | None:
+        """Why `after` must not be written (it no longer parses, or changed more than the tables say), or None."""
+
+    def edits_keep_validity(self, before: bytes, applied: Sequence[Edit]) -> bool:
+        """True when the applied edits provably keep `before` valid, sparing a costly `validate` (`bash -n`)."""
+
+    def review_edits(self, before: bytes, after: bytes, applied: Sequence[Edit], mappings: MappingSet) -> Review | None:
+        """A second look at the applied edits of a changed file: edits to back out or add, findings; None
+        when the kind has none."""
 
 
 REWRITERS: tuple[RewriterSpec, ...] = (
     RewriterSpec("shell", "migrator.rewrite.shell", (".sh", ".bash"), ("bash", "sh", "dash", "zsh", "ksh"),
-                 frozenset({"declared-keys"}), review="migrator.rewrite.shell:review_edits"),
+                 frozenset({"declared-keys"})),
     RewriterSpec("python", "migrator.rewrite.python", (".py",), ("python", "python3"), frozenset({"modules"})),
     RewriterSpec("yaml", "migrator.rewrite.yaml", (".yaml", ".yml"), (), frozenset({"keys", "modules"})),
     RewriterSpec("markdown", "migrator.rewrite.markdown", (".md", ".markdown", ".rst", ".txt"),
@@ -55,13 +79,6 @@ def spec_for(name: str, head: bytes) -> RewriterSpec | None:
     return None
 
 
-def load_rewriter(spec: RewriterSpec):
+def load_rewriter(spec: RewriterSpec) -> Rewriter:
+    """The kind's module, imported on first use: it is the kind's `Rewriter`."""
     return importlib.import_module(spec.module)
-
-
-def load_review(spec: RewriterSpec):
-    """The kind's review function, or None when it has none."""
-    if spec.review is None:
-        return None
-    module, _, name = spec.review.partition(":")
-    return getattr(importlib.import_module(module), name)

@@ -17,17 +17,13 @@ from migrator.rewrite import literal
 
 def block_edits(rewriter, label: str, src: bytes, start: int, end: int, maps: MappingSet, edits: list,
                 findings: list) -> None:
-    """`src[start:end]` through `rewriter` (a rewriter module) when it parses and validates, else the text scan."""
+    """`src[start:end]` through `rewriter` (a rewriter module: a `migrator.rewrite.Rewriter`) when it parses
+    and validates, else the text scan."""
     block = src[start:end]
     try:
         located = _reviewed(rewriter, block, rewriter.locate(block, maps, label), maps)
         after = apply(block, located.edits)
-        if after == block:
-            problem = None
-        elif getattr(rewriter, "VALIDATE_WITH_MAPPINGS", False):
-            problem = rewriter.validate(block, after, maps)
-        else:
-            problem = rewriter.validate(block, after)
+        problem = None if after == block else rewriter.validate(block, after, maps)
     except SourceNotParsed:
         located, problem = None, "unparsed"
     if located is not None and problem is None:
@@ -38,14 +34,14 @@ def block_edits(rewriter, label: str, src: bytes, start: int, end: int, maps: Ma
 
 
 def _reviewed(rewriter, block: bytes, located: LocateResult, maps: MappingSet) -> LocateResult:
-    """The block's edits after its rewriter's second look (its module's `review_edits`, the function the
-    engine runs on a changed file of that kind): a launch command in a docs block or a Python string gets
-    Hydra's verdict like one in a script."""
-    review = getattr(rewriter, "review_edits", None)
-    if review is None or not located.edits:
+    """The block's edits after its rewriter's second look (the review the engine runs on a changed file of
+    that kind): a launch command in a docs block or a Python string gets Hydra's verdict like one in a script."""
+    if not located.edits:
         return located
     applied = list(located.edits)
-    second = review(block, apply(block, applied), applied, maps)
+    second = rewriter.review_edits(block, apply(block, applied), applied, maps)
+    if second is None:
+        return located
     kept = tuple(e for e in applied if e not in second.back_out) + tuple(second.added)
     return LocateResult(kept, tuple(located.findings) + tuple(second.findings))
 

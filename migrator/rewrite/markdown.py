@@ -16,6 +16,7 @@ import re
 from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import embedded
+from migrator.rewrite.plain import edits_keep_validity, review_edits  # noqa: F401 - the Rewriter protocol
 
 KIND = "markdown"
 
@@ -160,7 +161,7 @@ def _fence_lines(source: bytes) -> list[bytes]:
            [m.group().strip() for m in _RST_DIRECTIVE.finditer(source)]
 
 
-def validate(before: bytes, after: bytes) -> str | None:
+def validate(before: bytes, after: bytes, mappings=None) -> str | None:
     """Textual: the edited file still decodes as before and keeps its code block structure."""
     try:
         before.decode("utf-8")

@@ -15,6 +15,7 @@ from migrator.mapping import MappingSet
 from migrator.rewrite import python as python_rewriter
 from migrator.rewrite.embedded import block_edits
 from migrator.rewrite.markdown import code_block_edits
+from migrator.rewrite.plain import edits_keep_validity, review_edits  # noqa: F401 - the Rewriter protocol
 
 KIND = "notebook"
 
@@ -207,7 +208,7 @@ def _map_edit(src: bytes, spans, pieces, starts, text: bytes, edit: Edit) -> Edi
     return None
 
 
-def validate(before: bytes, after: bytes) -> str | None:
+def validate(before: bytes, after: bytes, mappings=None) -> str | None:
     """The result still parses as JSON and only code cells' `source` changed."""
     try:
         old = _parse(before)

@@ -130,3 +130,16 @@ def test_a_range_of_no_releases_leaves_a_plus_on_an_existing_key_alone(tmp_path)
     assert script.read_text() == V09_SCRIPT
     # From a release before it, the same `+` is Hydra's refusal to append over the key: dropped.
     assert "1 key-append-prefix" in run_cli("--from", "v0.8.0", "--to", "v0.9.0", "--check", tmp_path).stderr
+
+
+def test_the_fit_is_the_same_from_workers(tmp_path):
+    from migrator import written_for
+    from migrator.written_for import FitWork
+
+    for i in range(FitWork.serial_below + 3 * FitWork.chunk):  # past the serial bound: the pool fits them
+        (tmp_path / f"run_{i:04}.sh").write_text(V07_SCRIPT if i % 3 else "echo nothing verl had\n")
+        (tmp_path / f"data_{i:04}.json").write_text("{}")
+    serial = written_for.fit_paths([str(tmp_path)], jobs=1)
+    pooled = written_for.fit_paths([str(tmp_path)], jobs=2)
+    assert len(serial.files) == 2 * (FitWork.serial_below + 3 * FitWork.chunk) // 3
+    assert pooled.files == serial.files and pooled.oldest() == serial.oldest()

@@ -14,16 +14,17 @@ import pytest
 
 from migrator import parallel
 from migrator.discover import Candidate
+from migrator.fileprocess import RewriteWork
 from migrator.lock import LOCK_NAME
 
 OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
 
 def test_a_killed_worker_fails_its_chunk_and_the_run_goes_on(tmp_path, core_mappings, monkeypatch, deadline):
-    files = parallel.SERIAL_BELOW + 3 * parallel.CHUNK
+    files = RewriteWork.serial_below + 3 * RewriteWork.chunk
     candidates = []
     for i in range(files):
-        path = tmp_path / ("die.sh" if i == parallel.CHUNK + 5 else f"s{i:04}.sh")
+        path = tmp_path / ("die.sh" if i == RewriteWork.chunk + 5 else f"s{i:04}.sh")
         path.write_bytes(OLD)
         candidates.append(Candidate(str(path), str(path)))
     real_chunk = parallel._process_chunk
@@ -34,9 +35,9 @@ def test_a_killed_worker_fails_its_chunk_and_the_run_goes_on(tmp_path, core_mapp
         return real_chunk(batch)
 
     monkeypatch.setattr(parallel, "_process_chunk", chunk_or_die)
-    out = list(parallel.process_candidates(candidates, core_mappings, None, jobs=2))
+    out = list(parallel.process_files(candidates, RewriteWork(core_mappings, None), jobs=2))
     assert [c for c, _ in out] == candidates  # every file, in order
-    lost = {c.path for c in candidates[parallel.CHUNK: 2 * parallel.CHUNK]}
+    lost = {c.path for c in candidates[RewriteWork.chunk: 2 * RewriteWork.chunk]}
     for candidate, result in out:
         if candidate.path in lost:
             assert result.status == "failed"

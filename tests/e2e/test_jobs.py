@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
-from migrator import engine, parallel
+from migrator import engine, filekind, parallel
 from migrator.engine import RunOptions, run
+from migrator.fileprocess import RewriteWork
 from migrator.tablecache import composed
 from tests.helpers.trees import OLD_SCRIPT, TABLE, make_tree, run_with_table
 
@@ -18,8 +21,8 @@ def _summary(results):
 def test_pool_and_serial_give_identical_results(tmp_path, monkeypatch):
     make_tree(tmp_path, files=60)
     monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
-    monkeypatch.setattr(parallel, "SERIAL_BELOW", 4)  # force the pool on a small tree
-    monkeypatch.setattr(parallel, "CHUNK", 3)
+    monkeypatch.setattr(RewriteWork, "serial_below", 4)  # force the pool on a small tree
+    monkeypatch.setattr(RewriteWork, "chunk", 3)
     used = []
     real_pooled = parallel._pooled
     monkeypatch.setattr(parallel, "_pooled", lambda *a: (used.append(1), (yield from real_pooled(*a)))[1])
@@ -35,7 +38,7 @@ def test_pool_and_serial_give_identical_results(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("mode", [["--check", "-v"], ["--diff"], ["--check", "--output-format", "json"]])
 def test_cli_output_identical_for_j1_and_j2(tmp_path, mode):
-    make_tree(tmp_path, files=parallel.SERIAL_BELOW + 40)  # big enough for the pool
+    make_tree(tmp_path, files=RewriteWork.serial_below + 40)  # big enough for the pool
     one = run_with_table(*mode, "-j", "1", str(tmp_path))
     two = run_with_table(*mode, "-j", "2", str(tmp_path))
     assert one.returncode == two.returncode == (0 if "--diff" in mode else 1)
@@ -44,7 +47,7 @@ def test_cli_output_identical_for_j1_and_j2(tmp_path, mode):
 
 
 def test_cli_rewrite_with_workers_writes_every_file(tmp_path):
-    make_tree(tmp_path, files=parallel.SERIAL_BELOW + 40)
+    make_tree(tmp_path, files=RewriteWork.serial_below + 40)
     done = run_with_table("--allow-dirty", "-j", "2", str(tmp_path))
     assert done.returncode == 0, done.stderr
     again = run_with_table("--check", "-j", "2", str(tmp_path))
@@ -65,8 +68,8 @@ def test_the_tables_are_frozen_for_the_run_and_thawed_after(tmp_path, monkeypatc
     monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
     mappings, check = composed("main", "main", (str(TABLE),))
     seen, thresholds = [], []
-    real = parallel.process_candidate
-    monkeypatch.setattr(parallel, "process_candidate",
+    real = RewriteWork.run
+    monkeypatch.setattr(RewriteWork, "run",
                         lambda *a: seen.append(gc.get_freeze_count()) or thresholds.append(gc.get_threshold()) or real(*a))
     assert gc.get_freeze_count() == 0
     before = gc.get_threshold()
@@ -85,9 +88,10 @@ def test_the_tables_are_frozen_for_the_run_and_thawed_after(tmp_path, monkeypatc
         gc.unfreeze()
 
 
-def test_the_workers_quick_way_gives_the_full_ways_results_for_odd_files(tmp_path, monkeypatch):
-    # Workers settle a text file of a kind its name gives from its bytes; everything else (no kind by
-    # name, binary, UTF-16, unreadable) takes the full way. Same results.
+def test_workers_read_each_odd_file_once_and_give_the_serial_results(tmp_path, monkeypatch):
+    # Workers and the serial run go through the one read/sniff/kind step: a text file of a kind its name
+    # gives, a file of no kind by name (read as far as its head, then on when its `#!` line names a kind),
+    # binary, UTF-16, unreadable. Each is read once; the results are the serial run's.
     make_tree(tmp_path / "tree", files=12)
     odd = tmp_path / "tree" / "odd"
     odd.mkdir()
@@ -100,25 +104,28 @@ def test_the_workers_quick_way_gives_the_full_ways_results_for_odd_files(tmp_pat
     (odd / "crlf.sh").write_bytes(OLD_SCRIPT.replace("\n", "\r\n").encode())
     (odd / "gone.sh").symlink_to(odd / "missing")
     monkeypatch.setenv("VERL_MIGRATE_NO_CACHE", "1")
-    monkeypatch.setattr(parallel, "SERIAL_BELOW", 4)
-    monkeypatch.setattr(parallel, "CHUNK", 5)
-    log = tmp_path / "quick.log"  # written by the forked workers
-    real = parallel._unchanged_by_prefilter
+    monkeypatch.setattr(RewriteWork, "serial_below", 4)
+    monkeypatch.setattr(RewriteWork, "chunk", 5)
+    log = tmp_path / "reads.log"  # written by the forked workers
 
-    def logged(candidate, *rest):
-        result = real(candidate, *rest)
-        with open(log, "a") as fh:
-            fh.write(f"{candidate.path.rsplit('/', 1)[-1]}\t{'full' if result is None else 'quick'}\n")
-        return result
+    def logged(real):
+        def read(path, *rest):
+            with open(log, "a") as fh:
+                fh.write(f"{path.rsplit('/', 1)[-1]}\n")
+            return real(path, *rest)
+        return read
 
-    monkeypatch.setattr(parallel, "_unchanged_by_prefilter", logged)
+    monkeypatch.setattr(filekind, "read_bytes", logged(filekind.read_bytes))
+    monkeypatch.setattr(filekind, "read_head_then_rest", logged(filekind.read_head_then_rest))
     mappings, check = composed("main", "main", (str(TABLE),))
     serial = run(RunOptions([str(tmp_path / "tree")], write=False, jobs=1), mappings, prefilter=check)
+    log.unlink()
     pooled = run(RunOptions([str(tmp_path / "tree")], write=False, jobs=2), mappings, prefilter=check)
     assert _summary(serial) == _summary(pooled)
     statuses = {r.path.rsplit("/", 1)[-1]: r.status for r in pooled}
     assert statuses["binary.sh"] == "skipped" and statuses["utf16.md"] == "skipped"
     assert statuses["noext"] == "changed" and statuses["crlf.sh"] == "changed"
-    ways = dict(line.split("\t") for line in log.read_text().splitlines())
-    assert ways["binary.sh"] == ways["utf16.md"] == ways["noext"] == "full"
-    assert ways["plain.txt"] == ways["crlf.sh"] == ways["empty.py"] == ways[".sh"] == "quick"  # read once
+    reads = Counter(log.read_text().splitlines())
+    for name in ("binary.sh", "utf16.md", "noext", "plain.txt", "crlf.sh", "empty.py", ".sh"):
+        assert reads[name] == 1, (name, reads[name])
+    assert "gone.sh" not in reads  # a broken symlink: discovery settles it

@@ -5,7 +5,6 @@ intact, and every other file is still migrated."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -16,8 +15,8 @@ import pytest
 
 from migrator.cli.common import load_mappings
 from migrator.engine import RunOptions, run
+from tests.helpers.users import NOBODY, as_nobody
 
-NOBODY = 65534
 OLD = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=512\n"
 NEW = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=512\n"
 
@@ -40,31 +39,13 @@ def run_as_nobody(paths: list[str], home: str) -> dict:
     from migrator.rewrite.shell import syntax
 
     syntax._parser()
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        try:
-            os.close(read_fd)
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            os.environ["HOME"] = home
-            notes: list[str] = []
-            try:
-                results = run(RunOptions(paths), mappings, on_note=notes.append)
-                out = {"results": {r.path: [r.status, r.reason] for r in results}, "notes": notes}
-            except BaseException as exc:  # noqa: BLE001 - reported to the parent as a failure
-                out = {"exception": f"{type(exc).__name__}: {exc}"}
-            os.write(write_fd, json.dumps(out).encode())
-        finally:
-            os._exit(0)
-    os.close(write_fd)
-    chunks = []
-    while chunk := os.read(read_fd, 65536):
-        chunks.append(chunk)
-    os.close(read_fd)
-    os.waitpid(pid, 0)
-    return json.loads(b"".join(chunks) or b"{}")
+
+    def work() -> dict:
+        notes: list[str] = []
+        results = run(RunOptions(paths), mappings, on_note=notes.append)
+        return {"results": {r.path: [r.status, r.reason] for r in results}, "notes": notes}
+
+    return as_nobody(work, home)
 
 
 @pytest.fixture

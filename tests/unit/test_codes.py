@@ -7,12 +7,13 @@ import re
 import pytest
 
 from migrator.codes import (
-    OUTCOME_CODES,
     RULES,
     CodeFilter,
+    FailureReason,
+    SkipReason,
     finding_code,
-    outcome_code,
 )
+from migrator.fileprocess import FileResult
 from migrator.lint import load_checks
 from migrator.mapping.kinds import FINDING_CODES
 from tests.helpers import REPO
@@ -26,7 +27,7 @@ def test_every_code_is_documented_and_every_documented_code_exists():
 
 
 def test_the_tables_point_at_known_codes_and_the_lint_owns_vm0xx():
-    assert {c.code for c in FINDING_CODES.values()} | {c for *_, c in OUTCOME_CODES} <= set(RULES)
+    assert {c.code for c in FINDING_CODES.values()} | {r.code for r in (*SkipReason, *FailureReason)} <= set(RULES)
     assert not set(RULES) & set(load_checks())
     assert all(not code.startswith("VM0") for code in RULES)
 
@@ -38,12 +39,38 @@ def test_codes_follow_from_kind_severity_and_reason():
     assert finding_code("key-removal", "manual", "VM191") == "VM191"
     with pytest.raises(LookupError):  # no catch-all: a finding's kind declares its code
         finding_code("no-such-kind", "manual")
-    assert outcome_code("skipped", "binary file") == "VM202"
-    assert outcome_code("skipped", "bash -n: syntax error") == "VM203"
-    assert outcome_code("failed", "could not write: the file is read-only") == "VM205"
-    assert outcome_code("failed", "left untouched: the edited file does not pass `bash -n`") == "VM204"
-    assert outcome_code("skipped", "cannot read directory: Permission denied") == "VM201"
-    assert outcome_code("changed", None) is None
+    assert _outcome(SkipReason.BINARY.because()) == ("skipped", "binary file", "VM202")
+    assert _outcome(SkipReason.NOT_PARSED.because("bash -n: syntax error")) == ("skipped", "bash -n: syntax error",
+                                                                                "VM203")
+    assert _outcome(FailureReason.NOT_WRITTEN.because("the file is read-only")) == \
+        ("failed", "could not write: the file is read-only", "VM205")
+    assert _outcome(FailureReason.WOULD_BREAK.because("the edited file does not pass `bash -n`")) == \
+        ("failed", "left untouched: the edited file does not pass `bash -n`", "VM204")
+    assert _outcome(SkipReason.DIRECTORY_UNREADABLE.because("Permission denied")) == \
+        ("skipped", "cannot read directory: Permission denied", "VM201")
+    assert FileResult("run.sh", "changed").code is None
+
+
+def _outcome(reason):
+    result = FileResult.not_migrated("run.sh", reason)
+    return result.status, result.reason, result.code
+
+
+def test_the_code_comes_from_the_reason_never_from_its_words():
+    # A parser's message that starts like another reason's words keeps the parse failure's code.
+    assert _outcome(SkipReason.NOT_PARSED.because("unreadable heredoc at line 3"))[2] == "VM203"
+    assert _outcome(SkipReason.NOT_PARSED.because("internal error: not really"))[0] == "skipped"
+    assert all(reason.status == "skipped" for reason in SkipReason)
+    assert all(reason.status == "failed" for reason in FailureReason)
+
+
+def test_results_carry_their_reason_across_a_pipe_by_name():
+    import pickle
+
+    result = FileResult.not_migrated("run.sh", SkipReason.UNREADABLE.because("Permission denied"))
+    back = pickle.loads(pickle.dumps(result))
+    assert back.why is SkipReason.UNREADABLE and back.code == "VM201" and back == result
+    assert b"unreadable: {}" not in pickle.dumps(SkipReason.UNREADABLE)  # by name, not with its template
 
 
 def test_select_and_ignore_prefixes_the_longer_one_wins():

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from migrator import fileprocess, prefilter
+from migrator.codes import SkipReason
 from migrator.engine import RunOptions, run
-from migrator.filekind import build_prefilter, kind_for
+from migrator.filekind import HEAD_BYTES, build_prefilter, sniff, spec_by_name
 from migrator.mapping import compose, load_builtin
 from migrator.prefilter import Prefilter
 from migrator.tablecache import composed
@@ -70,17 +71,42 @@ def test_shell_variable_tokens_are_prefiltered():
 
 
 def test_kind_from_name_never_opens_data_files(tmp_path):
-    assert kind_for(str(tmp_path / "missing.json")) == (None, None)  # decided without opening
-    assert kind_for(str(tmp_path / "missing.csv")) == (None, None)
-    assert kind_for(str(tmp_path / "missing.py"))[0].kind == "python"  # by name: nothing read
-    assert kind_for(str(tmp_path / "missing.sh"))[0].kind == "shell"
+    assert sniff(str(tmp_path / "missing.json")) == (None, None, SkipReason.NOT_A_KIND.because())  # not opened
+    assert sniff(str(tmp_path / "missing.csv")).skip.why is SkipReason.NOT_A_KIND
+    assert spec_by_name(str(tmp_path / "missing.py")).kind == "python"  # by name: nothing read
+    assert spec_by_name(str(tmp_path / "missing.sh")).kind == "shell"
+    assert sniff(str(tmp_path / "missing.sh")).skip.why is SkipReason.UNREADABLE  # the kind needs no read; the text does
     script = tmp_path / "launch"
     script.write_bytes(b"#!/usr/bin/env bash\necho\n")
-    spec, head = kind_for(str(script))
-    assert spec.kind == "shell" and head.startswith(b"#!")
+    spec, data, skip = sniff(str(script))
+    assert spec.kind == "shell" and data.startswith(b"#!") and skip is None
     blob = tmp_path / "weights"
     blob.write_bytes(b"\x00\x01" * 10)
-    assert kind_for(str(blob))[0] is None
+    assert sniff(str(blob)).spec is None
+
+
+def test_one_sniff_for_every_command_a_bom_before_the_shebang_included(tmp_path):
+    script = tmp_path / "launch"
+    script.write_bytes(b"\xef\xbb\xbf#!/bin/bash\necho\n")
+    assert sniff(str(script)).spec.kind == "shell"
+    utf16 = tmp_path / "notes.md"
+    utf16.write_bytes("trainer.x=1\n".encode("utf-16"))
+    assert sniff(str(utf16)).skip.why is SkipReason.UTF16
+    # A name whose kind a command does not want is not read; a shebang's kind it does not want is said so.
+    assert sniff(str(tmp_path / "missing.md"), frozenset({"shell"})) == (spec_by_name("x.md"), None, None)
+    py = tmp_path / "tool"
+    py.write_bytes(b"#!/usr/bin/env python3\nprint()\n")
+    assert sniff(str(py), frozenset({"shell"})).data is None and sniff(str(py)).spec.kind == "python"
+
+
+def test_a_file_of_no_kind_by_name_is_read_only_as_far_as_its_head(tmp_path, monkeypatch):
+    big = tmp_path / "weights"
+    big.write_bytes(b"just some text, no shebang\n" * 100_000)  # 2.7 MB
+    _, data, skip = sniff(str(big))
+    assert skip.why is SkipReason.NOT_A_KIND and len(data) == HEAD_BYTES
+    script = tmp_path / "launch"
+    script.write_bytes(b"#!/bin/bash\n" + b"echo x\n" * 100_000)
+    assert sniff(str(script)).data == script.read_bytes()
 
 
 def test_file_without_a_token_is_not_parsed(tmp_path, monkeypatch):

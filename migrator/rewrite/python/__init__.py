@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from migrator.edits import LocateResult, SourceNotParsed
 from migrator.mapping import MappingSet
+from migrator.rewrite.plain import review_edits  # noqa: F401 - the Rewriter protocol: no second look
 from migrator.rewrite.python.api import locate_api
 from migrator.rewrite.python.ast_front import locate_ast as _locate_ast
 from migrator.rewrite.python.callbacks import callback_findings
@@ -90,7 +91,7 @@ def _locate_module(source: bytes, mappings: MappingSet) -> LocateResult:
     return cst_front.locate_module(source, mappings)
 
 
-def validate(before: bytes, after: bytes) -> str | None:
+def validate(before: bytes, after: bytes, mappings=None) -> str | None:
     """None when the edited file still compiles."""
     try:  # from the tree the import check made of the same bytes, when it made one
         compile(parsed_already(after) or after, "<migrated>", "exec", dont_inherit=True)

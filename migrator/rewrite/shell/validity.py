@@ -247,7 +247,7 @@ def _word_after(text: bytes, at: int) -> bytes | None:
 _GLUED = b"\\\n"
 
 
-def validate(before: bytes, after: bytes) -> str | None:
+def validate(before: bytes, after: bytes, mappings=None) -> str | None:
     """None when `after` is a valid script; else why not. CRLF is normalised only for checking."""
     bash = shutil.which("bash")
     if bash:

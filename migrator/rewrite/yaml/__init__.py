@@ -9,12 +9,12 @@ comments. `validate` loads both versions and checks the data changed by exactly 
 
 from __future__ import annotations
 
+from migrator.rewrite.plain import edits_keep_validity, review_edits
 from migrator.rewrite.yaml.document import compose_all, has_anchors, load_all, package_prefix
 from migrator.rewrite.yaml.planner import locate
 from migrator.rewrite.yaml.validation import expected_data, validate
 
 KIND = "yaml"
-VALIDATE_WITH_MAPPINGS = True
 
-__all__ = ["KIND", "VALIDATE_WITH_MAPPINGS", "compose_all", "expected_data", "has_anchors", "load_all", "locate",
-           "package_prefix", "validate"]
+__all__ = ["KIND", "compose_all", "edits_keep_validity", "expected_data", "has_anchors", "load_all", "locate",
+           "package_prefix", "review_edits", "validate"]

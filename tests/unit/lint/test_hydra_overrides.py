@@ -187,9 +187,11 @@ def test_a_script_beside_its_entry_point(mappings):
 
 def test_workers_lint_like_one_process(mappings, tmp_path):
     """`-j N` splits the scripts over worker processes: the same findings, notes and order as one process."""
-    from migrator.lint.runner import MIN_SCRIPTS_PER_WORKER, lint_paths
+    from migrator.lint.runner import LintWork, lint_paths
 
-    for n in range(2 * MIN_SCRIPTS_PER_WORKER + 3):
+    scripts = 2 * LintWork.chunk + 3  # three chunks: more than one worker
+    assert scripts + 1 >= LintWork.serial_below, "too few files for the pool: nothing tested"
+    for n in range(scripts):
         (tmp_path / f"run_{n:02d}.sh").write_text(
             "python3 -m verl.trainer.main_ppo \\\n"
             f"    trainer.nnodes={n} \\\n"
@@ -202,5 +204,5 @@ def test_workers_lint_like_one_process(mappings, tmp_path):
                 for r in lint_paths([str(tmp_path)], load_facts(), mappings, REV, jobs=jobs)]
 
     serial = reports(1)
-    assert sum(len(findings) for _, _, findings, _ in serial) >= 2 * (2 * MIN_SCRIPTS_PER_WORKER + 3)
+    assert sum(len(findings) for _, _, findings, _ in serial) >= 2 * scripts
     assert reports(2) == serial

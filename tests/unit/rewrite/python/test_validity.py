@@ -131,16 +131,14 @@ def test_the_engine_skips_the_compile_only_under_the_proof(monkeypatch, tmp_path
 
     compiled = []
     real = python_rewriter.validate
-    monkeypatch.setattr(python_rewriter, "validate", lambda b, a: compiled.append(a) or real(b, a))
+    monkeypatch.setattr(python_rewriter, "validate", lambda b, a, mappings=None: compiled.append(a) or real(b, a))
     maps = compose(load_builtin(), "v0.4.0", "v0.9.0")
     moved = b"import verl.utils.vllm_utils\nverl.utils.vllm_utils.patch()\n"  # verl.utils.vllm.utils (#2782)
     result = process_file("m.py", "m.py", maps, data=moved)
     assert result.status == "changed" and b"verl.utils.vllm.utils" in result.after and compiled == []
     assert validate(moved, result.after) is None
     # a name renamed on its own (a symbol, a keyword argument) is compiled as before: `f(new=1, new=2)`
-    from migrator.fileprocess import _keeps_validity
-
     call = b"f(old=1, new=2)\n"
     rename = _edit(call, b"old", b"new")
-    assert not _keeps_validity(python_rewriter, call, [rename])
+    assert not python_rewriter.edits_keep_validity(call, [rename])
     assert _compiles(call) and not _compiles(_apply(call, [rename]))
