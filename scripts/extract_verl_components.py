@@ -148,9 +148,11 @@ def extract(git: Git) -> dict:
         read = line_of(git.show(before, reader), pattern)
         if read is None:
             raise SystemExit(f"{before}: `{pattern}` not in {reader}: {node} was not read there")
-        if line_of(git.show(release, reader), pattern) is not None:
-            raise SystemExit(f"{release}: {reader} still reads {node}")
-        ignored.append({"key": node, "release": release, "entry_points": entries,
+        span = RELEASES[RELEASES.index(release):]
+        for rev in span:
+            if line_of(git.show(rev, reader), pattern) is not None:
+                raise SystemExit(f"{rev}: {reader} still reads {node}")
+        ignored.append({"key": node, "release": release, "releases": span, "entry_points": entries,
                         "read_before": f"{before}:{reader}:{read}", "absent": f"{release}:{reader}",
                         "read_instead": instead, "pr": pr})
     return {"registries": registries, "ignored": ignored}
@@ -168,7 +170,8 @@ def main(argv=None) -> int:
               f"({RELEASES[-1]}): do not edit by hand.\n"
               "# registries: the names verl registers for a config key, per release, each with the line that registers\n"
               "# it; read_at: the line that reads the key. ignored: keys still declared that nothing reads from\n"
-              "# `release` on (read_before: the reader at the release before; absent: the file that no longer reads it).\n")
+              "# `release` on, at each of `releases` (read_before: the reader at the release before; absent: the file that no\n"
+              "# longer reads it, checked at each).\n")
     OUT.write_text(header + yaml.safe_dump(facts, sort_keys=False, width=120), encoding="utf-8")
     print(f"{len(facts['registries'])} registry entries, {len(facts['ignored'])} ignored keys -> {OUT.relative_to(ROOT)}")
     return 0

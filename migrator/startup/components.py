@@ -30,6 +30,7 @@ class Registry:
 class IgnoredKey:
     key: str  # a node or a leaf
     release: str  # the first release that no longer reads it
+    releases: tuple[str, ...]  # the releases where its absence is proven
     entry_points: tuple[str, ...]
     read_before: str  # release:file:line that read it at the release before
     read_instead: dict  # old key or node -> what verl reads instead
@@ -66,7 +67,7 @@ def load_components(path: Path | None = None) -> tuple[tuple[Registry, ...], tup
     data = yaml.safe_load((path or facts_path()).read_text(encoding="utf-8"))
     registries = tuple(Registry(r["registry"], r["key"], r["release"], dict(r["names"]), r["read_at"],
                                 dict(r.get("only_when") or {})) for r in data["registries"])
-    ignored = tuple(IgnoredKey(i["key"], i["release"], tuple(i["entry_points"]), i["read_before"],
+    ignored = tuple(IgnoredKey(i["key"], i["release"], tuple(i["releases"]), tuple(i["entry_points"]), i["read_before"],
                                dict(i["read_instead"]), i["pr"]) for i in data["ignored"])
     return registries, ignored
 
@@ -80,15 +81,11 @@ def registries_at(release: str) -> list[Registry]:
 
 
 def ignored_key(key: str, release: str, entry_point: str) -> IgnoredKey | None:
-    """The ignored-key fact covering `key` at `release` for that entry point: from its release on, as long
-    as the release still declares the key (the caller's config says so)."""
-    from migrator.config import known_releases
-
-    order = known_releases()
+    """The ignored-key fact covering `key` at `release` for that entry point (a release where the facts
+    prove nothing reads it; the caller's config says whether the release still declares it)."""
     for item in load_components()[1]:
-        if entry_point not in item.entry_points or item.release not in order or release not in order:
-            continue
-        if order.index(release) >= order.index(item.release) and (key == item.key or key.startswith(item.key + ".")):
+        if entry_point in item.entry_points and release in item.releases and \
+                (key == item.key or key.startswith(item.key + ".")):
             return item
     return None
 
