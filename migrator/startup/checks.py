@@ -20,7 +20,6 @@ from migrator.startup.expr import ABSENT, UNKNOWN, Expression, ExpressionError, 
 
 TABLE = "startup-checks.yaml"
 PHASES = ("main", "task-runner", "trainer-init", "worker")  # where verl runs a validator (see the table's header)
-BEFORE_GPUS = frozenset({"main", "task-runner", "trainer-init"})
 _FIELD = re.compile(r"\{([A-Za-z_][\w.]*)\}")
 
 
@@ -99,14 +98,6 @@ class StartupChecks:
 
     def bindings_at(self, release: str) -> list[Binding]:
         return [b for b in self.bindings if release in b.releases]
-
-    def first_release(self) -> dict[str, str]:
-        """check id -> the oldest release that has it."""
-        out: dict[str, str] = {}
-        for release in self.releases:
-            for check in self.at(release):
-                out.setdefault(check.id, release)
-        return out
 
 
 # -- loading -----------------------------------------------------------------------------------------
