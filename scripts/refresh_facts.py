@@ -35,6 +35,8 @@ WRITERS = {
     "compositions": ("precompose_verl_configs.py", []),
     "default-changes": ("extract_default_changes.py", []),
     "script-moves": ("prove_script_moves.py", []),
+    "components": ("extract_verl_components.py", []),
+    "startup-verdicts": ("prove_startup_checks.py", []),
 }
 
 

@@ -13,7 +13,9 @@ from migrator.ghactions import github_command
 from migrator.lint.registry import CHECKS, Check
 
 # The check modules, in code order; importing one registers its check.
-CHECK_MODULES = ("syntax", "continuation", "keys", "ineffective", "variables", "paths", "hydra_overrides", "mandatory")
+CHECK_MODULES = ("syntax", "continuation", "keys", "ineffective", "variables", "paths", "hydra_overrides", "mandatory",
+                 "startup",
+                 "startup_warnings", "ignored_keys", "components")
 
 
 @dataclass(frozen=True)

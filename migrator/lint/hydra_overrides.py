@@ -42,6 +42,7 @@ class ScriptVerdicts:
         self.rejected: set[int] = set()
         self.launches_judged = 0
         self.unset: list[tuple] = []  # (launch, config name, key): mandatory values a judged command leaves unset
+        self.composed: list[tuple] = []  # (launch, config dir, config name): the judged launches (VM020-VM023)
 
 
 def verdicts(script) -> ScriptVerdicts:
@@ -76,6 +77,7 @@ def _judge_script(script) -> ScriptVerdicts:
                                 "its overrides are not judged")
             continue
         out.launches_judged += 1
+        out.composed.append((launch, config_dir, config_name))
         rejections, failure, skipped, unset = _judge_launch(script, configs, config_dir, config_name,
                                                             launch.overrides)
         if not launch.passes_all_args and not launch.unseen_args:  # words we cannot see may set it

@@ -26,7 +26,7 @@ class ConfigObjectsError(ValueError):
 
 
 def config_objects_from(data) -> ConfigObjects:
-    """From the file's values (mappings carrying `__lines__`, as `load._to_python` gives them); raises
+    """From the file's values (mappings carrying `__lines__`, as `load.yaml_values` gives them); raises
     ConfigObjectsError with the line of the first problem."""
     if not isinstance(data, dict) or set(data) - {"takers", "holders", "classes", "__line__", "__lines__"}:
         raise ConfigObjectsError(1, "expected the mapping keys takers, holders and classes")

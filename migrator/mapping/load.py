@@ -37,7 +37,7 @@ class _Lines(list):
     lines: list[int]
 
 
-def _to_python(node, file: str, _state: dict | None = None, _depth: int = 0):
+def yaml_values(node, file: str, _state: dict | None = None, _depth: int = 0):
     """Convert a composed YAML node tree to plain values, keeping each mapping's line as `__line__`."""
     import yaml  # imported here: a cached run (migrator.tablecache) never needs PyYAML
 
@@ -72,17 +72,17 @@ def _container(node, file: str, state: dict, depth: int):
         out: dict = {}
         lines: dict = {}
         for key_node, value_node in node.value:
-            key = _to_python(key_node, file, state, depth + 1)
+            key = yaml_values(key_node, file, state, depth + 1)
             if not isinstance(key, (str, int, float, bool)) or key is None:
                 raise TableError(file, key_node.start_mark.line + 1, f"mapping key {key!r} is not a scalar")
             if key in out:
                 raise TableError(file, key_node.start_mark.line + 1, f"field {key!r} is given twice")
-            out[key] = _to_python(value_node, file, state, depth + 1)
+            out[key] = yaml_values(value_node, file, state, depth + 1)
             lines[key] = key_node.start_mark.line + 1
         out["__line__"] = node.start_mark.line + 1
         out["__lines__"] = lines
         return out
-    items = _Lines(_to_python(child, file, state, depth + 1) for child in node.value)
+    items = _Lines(yaml_values(child, file, state, depth + 1) for child in node.value)
     items.lines = [child.start_mark.line + 1 for child in node.value]
     return items
 
@@ -91,7 +91,7 @@ def _container(node, file: str, state: dict, depth: int):
 _ODD_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
-def _compose(text: str):
+def yaml_nodes(text: str):
     """The table's node tree: libyaml when PyYAML has it (the pure-Python parser was most of a cache-missing
     run), the pure-Python parser for any text libyaml refuses, so an error's line and words stay the same."""
     import yaml
@@ -267,7 +267,7 @@ def load_table(path: Path, release: str | None = None, display: str | None = Non
     except UnicodeDecodeError as exc:
         raise TableError(file, None, f"cannot read table: {exc}") from None
     try:
-        node = _compose(text)
+        node = yaml_nodes(text)
     except RecursionError:
         raise TableError(file, None, "invalid YAML: values nested too deeply") from None
     except yaml.YAMLError as exc:
@@ -277,7 +277,7 @@ def load_table(path: Path, release: str | None = None, display: str | None = Non
         raise TableError(file, line, f"invalid YAML: {problem}") from None
     if node is None:
         raise TableError(file, None, "table is empty (expected 'release:' and 'entries:')")
-    data = _to_python(node, file)
+    data = yaml_values(node, file)
     if not isinstance(data, dict):
         raise TableError(file, 1, "table must be a mapping with 'release:' and 'entries:'")
     extra = sorted(set(data) - {"release", "entries", "__line__", "__lines__"})
@@ -345,7 +345,7 @@ def load_config_objects(path: Path, display: str) -> ConfigObjects:
     if not path.is_file():
         return ConfigObjects()
     try:
-        data = _to_python(_compose(path.read_text(encoding="utf-8")), display)
+        data = yaml_values(yaml_nodes(path.read_text(encoding="utf-8")), display)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise TableError(display, None, f"cannot read config objects: {exc}") from None
     try:

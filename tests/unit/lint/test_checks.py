@@ -13,6 +13,7 @@ from migrator.lint.facts import load_facts
 from migrator.lint.runner import lint_source, suppressions
 from migrator.mapping import compose, load_builtin
 from tests.helpers import FIXTURES, REPO
+from tests.helpers.launches import MICRO_BATCHES
 
 FIXTURES = FIXTURES / "lint"
 REV = "v0.9.0"
@@ -23,9 +24,10 @@ def mappings():
     return compose(load_builtin(), None, REV, [FIXTURES / "tables.yaml"])
 
 
-def lint(mappings, source: bytes | str, name: str = "run.sh", ignore: tuple[str, ...] = ("VM008",)):
-    """The findings, without `ignore`: most tests here pass one-line commands that name no rollout engine,
-    which v0.9.0 requires (VM008, tested on its own below and in every fixture)."""
+def lint(mappings, source: bytes | str, name: str = "run.sh", ignore: tuple[str, ...] = ("VM008", "VM020")):
+    """The findings, without `ignore`: most tests here pass one-line commands that name no rollout engine
+    and no micro batch size, which v0.9.0 requires (VM008, VM020: tested on their own, in every fixture and
+    tests/unit/lint/test_startup.py)."""
     if isinstance(source, str):
         source = source.encode()
     return [f for f in lint_source(source, name, load_facts(), mappings, REV).findings if f.code not in ignore]
@@ -64,7 +66,8 @@ def test_clean_fixture_is_silent(mappings, name):
 
 def test_every_check_has_a_code_and_a_documented_meaning():
     checks = load_checks()
-    assert list(checks) == ["VM001", "VM002", "VM003", "VM004", "VM005", "VM006", "VM007", "VM008"]
+    assert list(checks) == ["VM001", "VM002", "VM003", "VM004", "VM005", "VM006", "VM007", "VM008",
+                            "VM020", "VM021", "VM022", "VM023"]
     documented = (REPO / "docs" / "lint.md").read_text()
     for code, check in checks.items():
         assert check.doc.startswith(code), code
@@ -331,17 +334,17 @@ def test_a_gated_mandatory_value_is_read_only_once_its_node_is_enabled(mappings)
     def strict(source):
         return lint(mappings, source, ignore=())
 
-    base = "python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm"
+    base = f"python3 -m verl.trainer.main_ppo {MICRO_BATCHES} actor_rollout_ref.rollout.name=vllm"
     assert strict(base + "\n") == []
     assert strict(base + " reward.reward_model.enable=False\n") == []
     assert [f.key for f in strict(base + " reward.reward_model.enable=true\n")] == ["reward.reward_model.rollout.name"]
     assert strict(base + " reward.reward_model.enable=true reward.reward_model.rollout.name=vllm\n") == []
     # a node above it given whole sets it too, as bash passes it: one word, blanks and all
-    assert strict("python3 -m verl.trainer.main_ppo 'actor_rollout_ref.rollout={name: vllm}'\n") == []
+    assert strict(f"python3 -m verl.trainer.main_ppo {MICRO_BATCHES} 'actor_rollout_ref.rollout={{name: vllm}}'\n") == []
     # Hydra lets `+` set a `???` value (it counts as absent)
-    assert strict("python3 -m verl.trainer.main_ppo +actor_rollout_ref.rollout.name=vllm\n") == []
+    assert strict(f"python3 -m verl.trainer.main_ppo {MICRO_BATCHES} +actor_rollout_ref.rollout.name=vllm\n") == []
     # an override Hydra rejects still names the key: VM007 says what is wrong, not a second finding
-    assert [f.code for f in strict("python3 -m verl.trainer.main_ppo "
+    assert [f.code for f in strict(f"python3 -m verl.trainer.main_ppo {MICRO_BATCHES} "
                                    "'actor_rollout_ref.rollout={name: vllm, bogus_key: 1}'\n")] == ["VM007"]
 
 
@@ -349,8 +352,8 @@ def test_a_gated_mandatory_value_is_read_only_once_its_node_is_enabled(mappings)
                                   "trainer.logger='[console, wandb]'"])
 def test_a_quoted_argument_with_blanks_is_one_override(mappings, word):
     # bash passes a quoted argument as one word: it was split at the blank, and Hydra "rejected" `[console,`.
-    assert lint(mappings, f"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm {word}\n",
-                ignore=()) == []
+    command = f"python3 -m verl.trainer.main_ppo {MICRO_BATCHES} actor_rollout_ref.rollout.name=vllm {word}\n"
+    assert lint(mappings, command, ignore=()) == []
 
 
 def test_a_string_of_overrides_expanded_unquoted_is_still_split(mappings):

@@ -13,6 +13,7 @@ import pytest
 from migrator.lint.facts import load_facts
 from migrator.lint.runner import lint_source
 from migrator.mapping import compose, load_builtin
+from tests.helpers.launches import MICRO_BATCHES
 
 REV = "v0.9.0"
 
@@ -135,7 +136,8 @@ def test_broken_override_syntax_is_a_finding(mappings):
 
 def test_cli_json(tmp_path):
     script = tmp_path / "run.sh"
-    script.write_text("#!/bin/bash\npython3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm trainer.nnodes=1 \\\n"
+    script.write_text(f"#!/bin/bash\npython3 -m verl.trainer.main_ppo {MICRO_BATCHES} actor_rollout_ref.rollout.name=vllm "
+                      "trainer.nnodes=1 \\\n"
                       "    actor_rollout_ref.rollout.temprature=1.0\n")
     proc = subprocess.run([sys.executable, "-m", "migrator", "lint", "--to", REV, "--output-format", "json",
                            str(script)], capture_output=True, text=True, timeout=120)
@@ -149,7 +151,8 @@ def test_cli_json(tmp_path):
 
 def test_accepted_but_ineffective_stays_a_vm004_warning(mappings):
     key = "actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel"
-    report, found = run(mappings, f"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm +{key}=True\n")
+    report, found = run(mappings, f"python3 -m verl.trainer.main_ppo {MICRO_BATCHES} actor_rollout_ref.rollout.name=vllm "
+                                  f"+{key}=True\n")
     assert found == []  # Hydra accepts the `+` addition under the free-form dict
     (f,) = report.findings
     assert (f.code, f.severity, f.key, f.override) == ("VM004", "warning", key, f"+{key}=True")
@@ -158,7 +161,8 @@ def test_accepted_but_ineffective_stays_a_vm004_warning(mappings):
 def test_a_key_the_target_still_reads_gets_no_finding(mappings):
     # data.val_batch_size is deprecated but read in v0.9.0 (the validation batch size): the tables keep it
     # (key-no-action) and lint says nothing, one verdict for the key in both commands.
-    report, found = run(mappings, "python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm data.val_batch_size=8\n")
+    report, found = run(mappings, f"python3 -m verl.trainer.main_ppo {MICRO_BATCHES} actor_rollout_ref.rollout.name=vllm "
+                                  "data.val_batch_size=8\n")
     assert found == [] and report.findings == []
 
 

@@ -1,0 +1,103 @@
+"""verl's component registries and its accepted-but-ignored keys, per release (facts/components.yaml,
+written by scripts/extract_verl_components.py with the line of verl that registers or reads each one).
+
+A value that names a component: `reward.reward_manager.name=remote` picks from the reward managers verl
+registers at the release; a name it does not register stops the run ("Unknown reward manager"). A renamed
+key may now select a component that did not exist at the user's release (`remote` was a fork's own name
+before verl v0.7.0 registered its own): `selects_new_component` says so for the migration to report.
+A key a release still declares but no longer reads (`reward_model.*` for main_ppo from v0.9.0, #6710;
+`actor.grad_clip` from v0.8.0, where `actor.optim.clip_grad` is read) is accepted by Hydra and ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Registry:
+    name: str  # "reward-manager", "rollout-name", "rollout-mode"
+    key: str
+    release: str
+    names: dict  # registered name -> verl file:line that registers it
+    read_at: str  # verl file:line that reads the key
+    only_when: dict  # other keys' values under which the key names a registered component
+
+
+@dataclass(frozen=True)
+class IgnoredKey:
+    key: str  # a node or a leaf
+    release: str  # the first release that no longer reads it
+    releases: tuple[str, ...]  # the releases where its absence is proven
+    entry_points: tuple[str, ...]
+    read_before: str  # release:file:line that read it at the release before
+    read_instead: dict  # old key or node -> what verl reads instead
+    pr: int
+
+    def instead(self, key: str) -> str | None:
+        """What verl reads in place of `key` (under a node, by its longest matching prefix)."""
+        best = None
+        for old, new in self.read_instead.items():
+            if (key == old or key.startswith(old + ".")) and (best is None or len(old) > len(best[0])):
+                best = (old, new)
+        return None if best is None else best[1] + key[len(best[0]):]
+
+
+@dataclass(frozen=True)
+class NewComponent:
+    registry: str
+    key: str
+    value: str
+    defined_at: str  # verl file:line that registers it at the target
+    source_names: tuple[str, ...]  # what the same registry knew at the source release
+
+
+def facts_path() -> Path:
+    from migrator.builtin_tables import builtin_mappings_dir
+
+    return builtin_mappings_dir() / "verl" / "facts" / "components.yaml"
+
+
+@lru_cache(maxsize=2)
+def load_components(path: Path | None = None) -> tuple[tuple[Registry, ...], tuple[IgnoredKey, ...]]:
+    import yaml
+
+    data = yaml.safe_load((path or facts_path()).read_text(encoding="utf-8"))
+    registries = tuple(Registry(r["registry"], r["key"], r["release"], dict(r["names"]), r["read_at"],
+                                dict(r.get("only_when") or {})) for r in data["registries"])
+    ignored = tuple(IgnoredKey(i["key"], i["release"], tuple(i["releases"]), tuple(i["entry_points"]), i["read_before"],
+                               dict(i["read_instead"]), i["pr"]) for i in data["ignored"])
+    return registries, ignored
+
+
+def registry_for(key: str, release: str) -> Registry | None:
+    return next((r for r in load_components()[0] if r.key == key and r.release == release), None)
+
+
+def registries_at(release: str) -> list[Registry]:
+    return [r for r in load_components()[0] if r.release == release]
+
+
+def ignored_key(key: str, release: str, entry_point: str) -> IgnoredKey | None:
+    """The ignored-key fact covering `key` at `release` for that entry point (a release where the facts
+    prove nothing reads it; the caller's config says whether the release still declares it)."""
+    for item in load_components()[1]:
+        if entry_point in item.entry_points and release in item.releases and \
+                (key == item.key or key.startswith(item.key + ".")):
+            return item
+    return None
+
+
+def selects_new_component(key: str, value: str, source_release: str, target_release: str) -> NewComponent | None:
+    """`key=value` at the target names a component verl registers there that its registry did not have at
+    the source release (under any key): the run now selects verl's own component, not what the name meant
+    before (a fork's, or an error). None when the value is no registered name at the target, or was one."""
+    target = registry_for(key, target_release)
+    if target is None or value not in target.names:
+        return None
+    source = next((r for r in load_components()[0] if r.name == target.name and r.release == source_release), None)
+    if source is None or value in source.names:
+        return None
+    return NewComponent(target.name, key, value, target.names[value], tuple(source.names))

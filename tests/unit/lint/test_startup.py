@@ -1,0 +1,68 @@
+"""VM020-VM023 on their fixtures (tests/fixtures/lint/startup/): verl's own start-up checks on the launch's
+effective config, the keys verl accepts and ignores, and the values no component registry knows."""
+
+from __future__ import annotations
+
+import pytest
+
+from migrator.lint.facts import load_facts
+from migrator.lint.runner import lint_source
+from migrator.mapping import compose, load_builtin
+from tests.helpers import FIXTURES
+
+FIXTURES = FIXTURES / "lint" / "startup"
+REV = "v0.9.0"
+
+
+@pytest.fixture(scope="module")
+def mappings():
+    return compose(load_builtin(), None, REV, [])
+
+
+def lint(mappings, name: str, rev: str = REV):
+    report = lint_source((FIXTURES / name).read_bytes(), name, load_facts(), mappings, rev)
+    return report, [f for f in report.findings if f.code.startswith("VM02")]
+
+
+def test_batch_divisibility_names_the_keys_and_the_nearest_batch_sizes(mappings):
+    _, found = lint(mappings, "vm020_batch.sh")
+    batch, temperature = found
+    assert (batch.line, batch.code, batch.key, batch.severity) == (5, "VM020", "data.train_batch_size", "error")
+    assert "real_train_batch_size (30) must be divisible by minimal possible batch size (4)" in batch.message
+    assert "trainer.n_gpus_per_node=4" in batch.message and "data.train_batch_size=30" in batch.message
+    assert batch.hint.startswith("set data.train_batch_size to 28 or 32 (a multiple of 4)")
+    assert "verl#1811" in batch.hint
+    assert temperature.line in (9, 10) and "validation gen temperature should be greater than 0" in temperature.message
+    assert "(after an earlier check stops it)" in temperature.message
+
+
+def test_shell_values_and_the_callers_arguments_are_never_guessed(mappings):
+    report, found = lint(mappings, "vm020_unknown.sh")
+    assert found == []
+    assert any("start-up check(s) not judged" in note for note in report.notes)
+
+
+def test_warning_ignored_keys_and_unknown_component(mappings):
+    _, found = lint(mappings, "vm021_vm022_vm023.sh")
+    by_code = {}
+    for f in found:
+        by_code.setdefault(f.code, []).append(f)
+    (mode,) = by_code["VM021"]
+    assert (mode.line, mode.severity) == (8, "warning") and "Unknown rollout mode 'search'" in mode.message
+    ignored = {f.key: f for f in by_code["VM022"]}
+    assert set(ignored) == {"reward_model.reward_manager", "reward_model.model.trust_remote_code",
+                            "actor_rollout_ref.actor.grad_clip"}
+    assert ignored["reward_model.reward_manager"].hint == "set `reward.reward_manager.name=dapo` instead"
+    assert "verl#6710" in ignored["reward_model.reward_manager"].message
+    assert ignored["reward_model.model.trust_remote_code"].hint == "verl reads no replacement: remove it"
+    assert ignored["actor_rollout_ref.actor.grad_clip"].hint == "set `actor_rollout_ref.actor.optim.clip_grad=0.5` instead"
+    (unknown,) = by_code["VM023"]
+    assert unknown.line == 11 and "names no reward-manager of verl v0.9.0" in unknown.message
+    assert "dapo, gdpo, naive, remote" in unknown.message
+
+
+def test_older_release_checks_after_ray_init(mappings):
+    older = compose(load_builtin(), None, "v0.5.0", [])
+    _, found = lint(older, "vm020_batch.sh", "v0.5.0")
+    assert found and all("RayPPOTrainer._validate_config, when the trainer starts, after ray.init" in f.message
+                         for f in found if f.code == "VM020")
