@@ -31,6 +31,8 @@ PASS_THROUGH = frozenset({b'"$@"', b"$@", b'"${@}"', b"${@}", b"$*", b'"$*"'})
 # the array's closing parenthesis (`_assignments`).
 ASSIGNMENT = re.compile(rb"(?m)^[ \t]*(?:(?:export|local|readonly|declare(?:[ \t]+-\w+)*)[ \t]+)?"
                         rb"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=")
+# Arguments that are an expansion alone (`$@`, `$EXTRA`, `${ARGS[@]}`, `$(cmd)`), unquoted.
+EXPANSION_TYPES = frozenset({"simple_expansion", "expansion", "command_substitution"})
 # A pinned value that bash would glob or split is written in single quotes.
 NEEDS_QUOTES = re.compile(rb"[\[\]?*]")
 
@@ -192,11 +194,12 @@ class Launches:
     def plan_appends(self) -> None:
         """After the walk (removals planned): append each moved command's arguments and pins."""
         removed = self.removals.removed_starts()
+        literal = _literal_names(self.src)
         for node, args, (change, extra, prs) in self.pending_appends:
             items = list(extra)
             if change is not None:
                 blocker = pin_blocker([self.src[a.start_byte:a.end_byte] for a in args],
-                                      self.maps.context(change.old), _literal_names(self.src))
+                                      self.maps.context(change.old), literal)
                 for pin in change.pins:
                     if not pin.pin or self._is_set(pin.key):
                         continue
@@ -211,15 +214,22 @@ class Launches:
                     items.append(f"{'+' if pin.absent else ''}{pin.key}={pin.old}")
             if not items:
                 continue
-            kept = [a for a in args[1:] if a.start_byte not in removed]
+            # Unquoted `$@`, `$EXTRA` are expansions, not words: where the arguments go, they count too.
+            kept = [a for a in node.children[1:] if (a.type in ARGUMENT_TYPES or a.type in EXPANSION_TYPES)
+                    and a.start_byte not in removed]
             if not kept:
                 continue
             words = [_quoted(item) for item in items]
-            last = kept[-1]
-            if self.src[last.start_byte:last.end_byte] in PASS_THROUGH:
-                at, text = last.start_byte, b" ".join(words) + b" "
+            caller = next((a for a in kept if a.type in EXPANSION_TYPES and not expanded_names(self.word(a)) <= literal
+                           or carries_callers_overrides(self.word(a), literal)), None)
+            before = kept[kept.index(caller) - 1] if caller is not None and kept.index(caller) > 0 else None
+            if caller is not None and (before is None or self._starts_its_line(caller)):
+                # Hydra lets the last value win: the caller's overrides must come after
+                at, text = caller.start_byte, self._inserted(node, caller, words)
+            elif caller is not None:  # `a=1 "$@"` on one line: after `a=1`, as if it were the last
+                at, text = before.end_byte, self._appended(node, before, words)
             else:
-                at, text = last.end_byte, self._appended(node, last, words)
+                at, text = kept[-1].end_byte, self._appended(node, kept[-1], words)
             label = change.new if change is not None else "config"
             self.edits.append(Edit(at, at, text, "entry-point-move",
                                    f"arguments for {label}: {' '.join(items)}", prs))
@@ -229,12 +239,40 @@ class Launches:
 
     def _appended(self, node, last, words: list[bytes]) -> bytes:
         """` a=1 b=2`, or one per continued line when the command is written one argument a line."""
-        if b"\\\n" not in self.src[node.start_byte:last.end_byte]:
+        indent = self._argument_indent(node, last)
+        if indent is None:
             return b" " + b" ".join(words)
-        line_start = self.src.rfind(b"\n", 0, last.start_byte) + 1
-        indent = self.src[line_start:last.start_byte]
-        indent = indent[:len(indent) - len(indent.lstrip(b" \t"))]
         return b"".join(b" \\\n" + indent + w for w in words)
+
+    def _inserted(self, node, before, words: list[bytes]) -> bytes:
+        """`a=1 b=2 ` before the argument `before`, or one per continued line, each ending in ` \\`."""
+        indent = self._argument_indent(node, before)
+        if indent is None:
+            return b" ".join(words) + b" "
+        return b"".join(w + b" \\\n" + indent for w in words)
+
+    def word(self, node) -> bytes:
+        return self.src[node.start_byte:node.end_byte]
+
+    def _starts_its_line(self, argument) -> bool:
+        line_start = self.src.rfind(b"\n", 0, argument.start_byte) + 1
+        return not self.src[line_start:argument.start_byte].strip(b" \t")
+
+    def _argument_indent(self, node, argument) -> bytes | None:
+        """The indentation of `argument`'s line when the command is written one argument a line, else None."""
+        if b"\\\n" not in self.src[node.start_byte:argument.end_byte]:
+            return None
+        line_start = self.src.rfind(b"\n", 0, argument.start_byte) + 1
+        indent = self.src[line_start:argument.start_byte]
+        return indent[:len(indent) - len(indent.lstrip(b" \t"))]
+
+
+def carries_callers_overrides(word: bytes, literal_names: set[bytes] = frozenset()) -> bool:
+    """`"$@"`, `$*`, `"${ARGS[@]}"` of an array the script does not fill with literal text only: an
+    expansion to a list of words that may hold the caller's overrides."""
+    if word in PASS_THROUGH:
+        return True
+    return (b"[@]}" in word or b"[*]}" in word) and not expanded_names(word) <= literal_names
 
 
 def _is_verl_config_dir(value: bytes) -> bool:

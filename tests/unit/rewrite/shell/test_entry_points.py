@@ -200,3 +200,48 @@ def test_markdown_code_block_runs_its_own_entry_point():
     assert after == (b"```bash\ntorchrun -m verl.trainer.sft_trainer model.path=Q optim.lr=1e-5 "
                      b"optim.betas=[0.9,0.95] optim.lr_scheduler_type=cosine engine.strategy=fsdp2 "
                      b"optim.lr_warmup_steps_ratio=0.1\n```\n")
+
+
+def _migrated(source: str, from_release: str = "v0.7.0") -> str:
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.sh"
+        path.write_text(source)
+        result = process_file(str(path), "run.sh", mappings(from_release))
+        assert result.status == "changed", result.reason
+        return result.after.decode()
+
+
+@pytest.mark.parametrize("caller", ['"$@"', "$@", '"${@}"', "$*"])
+def test_pins_go_before_a_mid_command_list_of_the_callers_overrides(caller):
+    # Hydra lets the last value win: a pin after the caller's overrides would overrule `bash run.sh optim.lr=1e-4`.
+    after = _migrated("torchrun -m verl.trainer.fsdp_sft_trainer \\\n"
+                      "    model.partial_pretrain=Q \\\n"
+                      f"    {caller} \\\n"
+                      "    trainer.total_epochs=2\n")
+    head, tail = after.split(caller, 1)
+    assert "optim.lr=1e-05" in head and "optim.lr" not in tail
+    assert tail == " \\\n    trainer.total_epochs=2\n"
+    assert f"    engine.strategy=fsdp2 \\\n    {caller} \\\n" in after  # one argument a line, as written
+    assert subprocess.run(["bash", "-n"], input=after.encode()).returncode == 0
+
+
+def test_pins_go_before_the_callers_overrides_on_one_line():
+    after = _migrated('torchrun -m verl.trainer.fsdp_sft_trainer model.partial_pretrain=Q "$@" trainer.total_epochs=2\n')
+    assert after.startswith("torchrun -m verl.trainer.sft_trainer model.path=Q ")
+    assert after.endswith(' engine.strategy=fsdp2 "$@" trainer.total_epochs=2\n')
+
+
+@pytest.mark.parametrize("array", ['"${EXTRA_ARGS[@]}"', "${ARGS[*]}"])
+def test_nothing_is_inserted_after_an_array_that_may_hold_overrides(array):
+    source = f"torchrun -m verl.trainer.fsdp_sft_trainer model.partial_pretrain=Q {array} trainer.total_epochs=2\n"
+    with_array = _migrated(source)
+    assert with_array.split(array, 1)[1] == " trainer.total_epochs=2\n"
+    # Quoted, the array the script does not fill itself is a blocker (each pin a finding); bare, the pins
+    # go before it, as before a bare `$EXTRA`: what it carries still wins.
+    assert ("optim.lr=" in with_array) == (not array.startswith('"'))
+    # Filled with literal text by the script, the array's keys are seen and hold no caller's: pinned.
+    filled = _migrated(f"EXTRA_ARGS=(a=1)\nARGS=(b=2)\n{source}")
+    assert "optim.lr=1e-05" in filled
