@@ -35,6 +35,12 @@ RULES: dict[str, Rule] = dict(sorted({
         Rule("VM192", "edit backed out or not made: Hydra at the target release would reject it (or nothing reads "
              "it)", "manual"),
         Rule("VM193", "a migrated launch leaves a mandatory value (`???`) unset: verl stops at start-up", "manual"),
+        Rule("VM194", "the migrated launch leaves defaults to verl that verl changed since the files' release: "
+                      "set the old values to train as before (--unsafe-fixes writes them)", "warning"),
+        Rule("VM195", "a setting of the launch trains with another value at the target, and no table entry says why",
+             "warning"),
+        Rule("VM196", "the launch's config does not compose at one of the releases: what it trains was not compared",
+             "info"),
         Rule("VM201", "file not read: unreadable", "error"),
         Rule("VM202", "file not migrated: not UTF-8/ASCII text (binary, UTF-16)", "error"),
         Rule("VM203", "file not migrated: it could not be parsed reliably", "error"),

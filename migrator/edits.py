@@ -47,7 +47,7 @@ class Review:
     back_out: tuple[Edit, ...] = ()
     added: tuple[Edit, ...] = ()
     findings: tuple[Finding, ...] = ()
-    rejections: int = 0
+    rejections: int | None = 0  # None: Hydra was not asked (no edit touched a launch's overrides)
 
 
 class SourceNotParsed(Exception):

@@ -130,6 +130,20 @@ def process_file(path: str, display: str, mappings: MappingSet, prefilter=None, 
         return FileResult.not_migrated(display, internal_error(exc))
 
 
+def compares_runs(data: bytes, kind: str, mappings: MappingSet) -> bool:
+    """Does the rewriter compare what this file's launches train before and after (`--from` named, a shell
+    script that may launch verl)? Then no prefilter may skip it, and its review runs without edits too."""
+    if kind != "shell":
+        return False
+    from migrator.layout import verl_layout
+    from migrator.rewrite.shell.effect import compares_runs as between_releases
+
+    if not between_releases(mappings):
+        return False
+
+    return any(prefix in data for prefix in verl_layout().launch_markers)
+
+
 def internal_error(exc: Exception) -> Reason:
     return FailureReason.INTERNAL_ERROR.because(type(exc).__name__, exc)
 
@@ -145,7 +159,7 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
             skip = None if spec is not None else SkipReason.NOT_A_KIND.because()
     if skip is not None:
         return FileResult.not_migrated(display, skip)
-    if prefilter is not None and not prefilter(data, spec.kind):
+    if prefilter is not None and not prefilter(data, spec.kind) and not compares_runs(data, spec.kind, mappings):
         return FileResult(display, "unchanged", kind=spec.kind)
     rewriter = load_rewriter(spec)
     try:
@@ -166,7 +180,9 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     findings = [f for f in located.findings if keep(f.offset, f.offset)]
     new, applied, rejected = apply_edits(data, edits)
     rejections = None
-    second = rewriter.review_edits(data, new, applied, mappings) if new != data else None
+    # With the files' release named, a shell script's launches are compared even where nothing is edited.
+    second = rewriter.review_edits(data, new, applied, mappings) \
+        if new != data or compares_runs(data, spec.kind, mappings) else None
     if second is not None:  # the rewriter's second look at its result: edits to back out or add
         findings.extend(f for f in second.findings if keep(f.offset, f.offset))
         rejections = second.rejections
@@ -222,7 +238,8 @@ class RewriteWork:
             spec, data, skip = sniff(candidate.path)
             if skip is not None:
                 return ("skipped", skip)
-            if self.prefilter is not None and not self.prefilter(data, spec.kind):
+            if self.prefilter is not None and not self.prefilter(data, spec.kind) \
+                    and not compares_runs(data, spec.kind, self.mappings):
                 return ("unchanged", spec.kind)
             # The prefilter has passed it: not asked again.
             result = process_file(candidate.path, candidate.display, self.mappings, None, data=data, spec=spec)

@@ -60,6 +60,11 @@ class VerlLayout:
         return tuple(f"{r}." for r in self.roots)
 
     @cached_property
+    def launch_markers(self) -> tuple[bytes, ...]:
+        """`verl.`, `verl/`, ...: what a command that runs a module or script under a root spells."""
+        return tuple(f"{r}{sep}".encode() for r in self.roots for sep in "./")
+
+    @cached_property
     def package_prefixes_bytes(self) -> tuple[bytes, ...]:
         return tuple(f"{p}.".encode() for p in self.packages)
 

@@ -42,8 +42,11 @@ from migrator.cli.common import (
               help="Write files whose uncommitted changes are all staged (the pre-commit hook; see README).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="Also make the edits that change what a run does: pin the defaults verl changed since --from "
+                   "(reported as VM194 otherwise).")
 def migrate(paths, to_release, from_release, tables, check, show_diff, output_format, select, ignore, color, quiet,
-            verbose, allow_dirty, allow_staged, exclude, jobs):
+            verbose, allow_dirty, allow_staged, exclude, jobs, unsafe_fixes):
     """Rewrite files and directories from old verl paths and keys to new ones (the default command)."""
     from migrator.discover import discover
     from migrator.engine import DirtyFilesError, RunOptions, run
@@ -75,6 +78,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     mappings, prefilter = load_composed(from_release, to_release, tables)
+    mappings.unsafe_fixes = unsafe_fixes
     from migrator.rewrite.python.resolution import unknown_release_note
 
     unknown = unknown_release_note(mappings)

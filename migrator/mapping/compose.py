@@ -53,6 +53,8 @@ class MappingSet:
     to_release: str
     tables: tuple[ReleaseTable, ...]
     history: TableSet | None = field(default=None, repr=False)
+    # Set per run (`--unsafe-fixes`): make the edits that change what a run does (pinning old defaults).
+    unsafe_fixes = False
 
     def __post_init__(self):
         self.steps = ReleaseRange(self.tables, self.history, self.to_release)

@@ -40,7 +40,7 @@ def test_an_explicit_from_newer_than_the_scripts_is_warned_about(tmp_path):
     assert lines[at - 1] == ("  hint: this file looks written for verl v0.6.0–v0.7.1: pass --from v0.6.0 "
                              "(or --from auto) and migrate it separately")
     assert lines[at - 2].startswith("VM301 ")
-    assert "1 warning" in lines[-1]
+    assert "2 warnings" in lines[-1] and sum(line.startswith(("VM301 ", "VM194 ")) for line in lines) == 2
     # The same script with the release it fits is migrated and draws no warning.
     fitting = run_cli("--from", "v0.6.0", "--to", "v0.9.0", "--check", tmp_path)
     assert "VM301" not in fitting.stderr and "1 file would change" in fitting.stderr

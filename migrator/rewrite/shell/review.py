@@ -26,6 +26,7 @@ from pathlib import Path
 from migrator.codes import HYDRA_BACKED_OUT_CODE, MANDATORY_UNSET_CODE
 from migrator.edits import Edit, Finding, Review, apply_edits
 from migrator.mapping.kinds.entry_point import ENTRY_POINT_MOVE
+from migrator.rewrite.shell.effect import compares_runs, run_differences
 from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, config_dir_of_launch, launches
 from migrator.rewrite.shell.keys import PLUS_KIND, drop_plus_message
 from migrator.rewrite.shell.syntax import parse
@@ -65,14 +66,15 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
     configs = target_configs(mappings)
     if configs is None:
         return Review()
-    key = (configs.digest, _source_digest(), hashlib.sha256(before).hexdigest(), tuple(applied))
+    run = (mappings.from_release, mappings.unsafe_fixes) if compares_runs(mappings) else None
+    key = (configs.digest, _source_digest(), hashlib.sha256(before).hexdigest(), tuple(applied), run)
     known = REVIEWS.table.get(key)
     if known is None:
-        known = REVIEWS.table[key] = _review(before, after, applied, configs)
+        known = REVIEWS.table[key] = _review(before, after, applied, configs, mappings)
     return known
 
 
-def _review(before: bytes, after: bytes, applied: list[Edit], configs) -> Review:
+def _review(before: bytes, after: bytes, applied: list[Edit], configs, mappings) -> Review:
     found = _judged_launches(ShellScript(before), configs)
     # The locator's `+` drops stand only where Hydra judges the launch (an array a verl launch may not expand).
     unjudged = tuple(e for e in applied if e.kind == PLUS_KIND and not _touches_launch_overrides(found, [e]))
@@ -80,14 +82,27 @@ def _review(before: bytes, after: bytes, applied: list[Edit], configs) -> Review
         applied = [e for e in applied if e not in unjudged]
         after = apply_edits(before, applied)[0]
     judged = _judge_edits(before, after, applied, configs, found)
-    return dataclasses.replace(judged, back_out=judged.back_out + unjudged) if unjudged else judged
+    if unjudged:
+        judged = dataclasses.replace(judged, back_out=judged.back_out + unjudged)
+    return _with_run_differences(before, applied, judged, configs, mappings)
+
+
+def _with_run_differences(before: bytes, applied: list[Edit], judged: Review, configs, mappings) -> Review:
+    """The review's result, plus what the migrated launches train differently (effect.py)."""
+    if not compares_runs(mappings):
+        return judged
+    final = [e for e in applied if e not in judged.back_out] + list(judged.added)
+    after = apply_edits(before, final)[0]
+    effect = run_differences(before, after, _to_original(final), mappings, configs, launch_config)
+    pins = tuple(p for p in effect.pins if not any(e.start <= p.start <= e.end for e in final))
+    return dataclasses.replace(judged, added=judged.added + pins, findings=judged.findings + effect.findings)
 
 
 def _judge_edits(before: bytes, after: bytes, applied: list[Edit], configs, found) -> Review:
     # A moved entry point is judged too: its old module has no config at the target, its new one may refuse
     # a `+key` the old config lacked.
     if not _touches_launch_overrides(found, applied) and not any(e.kind == ENTRY_POINT_MOVE.name for e in applied):
-        return Review()
+        return Review(rejections=None)
     was: list[dict] = []  # the original's verdict, judged only when an edited override is rejected
 
     def before_of(j: _Judged) -> _Judged | None:

@@ -1,0 +1,256 @@
+"""The run itself: does each migrated launch train what the original trained?
+
+With the files' release named (`--from`), every launch of a verl entry point is composed twice
+(migrator.verdict.effective): at the files' release from the original overrides, and at the target from
+the migrated ones; the first goes through the composed tables (renamed keys, renamed values) and the two
+are compared leaf by leaf, skipping the components neither run starts (verdict/in_use.py). What differs is:
+
+- a default verl changed that the command never set: one finding per launch names every such key with
+  its old and new value and the PRs that changed it (mappings/verl/facts/default-changes.yaml). With
+  `--unsafe-fixes` the old values are pinned instead, right after the entry point, before every other
+  override, so that the script's own and the caller's (`"$@"`) still win;
+- a setting of the command that the target reads with another value, where no table entry explains it.
+
+Keys the tables rename, remove or warn about are their own findings already, and not repeated here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from migrator.builtin_tables import builtin_mappings_dir
+from migrator.edits import Edit, Finding
+from migrator.mapping.fields import PIN_VALUE_RE
+from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, launches
+
+DEFAULTS_CHANGED_CODE = "VM194"
+SETTING_CHANGED_CODE = "VM195"
+NOT_COMPARED_CODE = "VM196"
+DEFAULT_PIN_KIND = "default-pin"
+
+
+@dataclass(frozen=True)
+class LaunchEffect:
+    """What one launch's comparison found: its findings and, with unsafe fixes, the pins to write."""
+
+    findings: tuple[Finding, ...] = ()
+    pins: tuple[Edit, ...] = ()
+
+
+def run_differences(before: bytes, after: bytes, to_original: Callable, mappings, target_configs,
+                    launch_config: Callable) -> LaunchEffect:
+    """Compare each launch of `before` (at `mappings.from_release`) with its migrated self in `after` (at
+    the target). `to_original` maps offsets of `after` back; `launch_config(configs, launch)` gives the
+    (config dir, config name) a launch composes, or None (not verl's)."""
+    from migrator.verdict import StoreError, release_configs
+
+    if not compares_runs(mappings):
+        return LaunchEffect()
+    try:
+        source_configs = release_configs(mappings.from_release)
+    except StoreError:
+        return LaunchEffect()
+    originals = {}
+    for launch in launches(ShellScript(before)):
+        config = launch_config(source_configs, launch)
+        if config is not None:
+            originals[launch.start] = (launch, config)
+    findings: list[Finding] = []
+    pins: list[Edit] = []
+    for launch, config in _migrated(after, target_configs, launch_config):
+        at = to_original(launch.start)
+        if at not in originals:
+            continue
+        original, source_config = originals[at]
+        found = _compare(original, source_config, launch, config, source_configs, target_configs, mappings)
+        if isinstance(found, str):
+            findings.append(Finding(at, "run-not-compared", found, None, (), "info", NOT_COMPARED_CODE))
+            continue
+        defaults, settings = found
+        moved = _entry_point_move(original, mappings) is not None
+        if defaults and mappings.unsafe_fixes and not moved:  # a moved entry word is the move's own edit
+            pin = _pin_edit(before, original, defaults, mappings)
+            if pin is not None:
+                pins.append(pin)
+                defaults = [d for d in defaults if not _pinnable(d, mappings.to_release)]
+        if defaults:
+            findings.append(_defaults_finding(at, defaults, mappings))
+        findings += [_setting_finding(at, d, mappings) for d in settings]
+    return LaunchEffect(tuple(findings), tuple(pins))
+
+
+def compares_runs(mappings) -> bool:
+    """Only between two releases, the files' named (`--from`) and an older one than the target."""
+    releases = list(mappings.history.releases) if mappings.history is not None else []
+    return (mappings.from_release_given and mappings.from_release in releases and mappings.to_release in releases
+            and releases.index(mappings.from_release) < releases.index(mappings.to_release))
+
+
+def _migrated(after: bytes, target_configs, launch_config):
+    for launch in launches(ShellScript(after)):
+        config = launch_config(target_configs, launch)
+        if config is not None:
+            yield launch, config
+
+
+def _compare(original: Launch, source_config, launch: Launch, target_config, source_configs, target_configs,
+             mappings):
+    """(default differences, unexplained setting differences), or why the launch was not compared."""
+    from migrator.verdict.effective import NOT_RENAMED, compare, effective_config, shown
+    from migrator.verdict.in_use import inactive
+
+    before = effective_config(source_configs, *source_config, [o.text for o in original.overrides])
+    after = effective_config(target_configs, *target_config, [o.text for o in launch.overrides])
+    for config, release in ((before, mappings.from_release), (after, mappings.to_release)):
+        if config.failure is not None:
+            return (f"the launch's config does not compose at verl {release}, so what it trains there was not "
+                    f"compared with the original: {config.failure.splitlines()[0][:200]}")
+    context = mappings.context(original.entry if original.is_module else None, source_config[1])
+
+    def rename(key):
+        change = mappings.key(key, context)
+        if change is None:
+            return NOT_RENAMED
+        return change.new  # None: removed by the tables (their own finding)
+
+    def revalue(key, value):
+        if isinstance(value, (dict, tuple)):
+            return value
+        change = mappings.value(key, shown(value))
+        return value if change is None or change.new is None else change.new
+
+    differences = [d for d in compare(before, after, rename, revalue, inactive).differences
+                   if not _same_when_derived(d, before, after)]
+    explained = {k for k in (d.source_key for d in differences) if mappings.key(k, context) is not None}
+    moved = _entry_point_move(original, mappings)
+    if moved is not None:  # the move's own defaults: pinned, or left to the target with the table's reason
+        explained |= {pin.key for pin in moved.pins}
+        differences = [d for d in differences if d.key not in explained]
+    defaults = [d for d in differences if d.cause == "default"]
+    settings = [d for d in differences if d.cause == "setting" and d.source_key not in explained]
+    return defaults, settings
+
+
+def _entry_point_move(launch: Launch, mappings):
+    """The tables' move of the launch's entry point (`-m module` or `path/to/module.py`), or None."""
+    from migrator.rewrite.shell.entrypoint import module_of_path
+
+    if launch.is_module:
+        return mappings.entry_point(launch.entry)
+    found = module_of_path(launch.entry.encode())
+    return mappings.entry_point(found[0]) if found is not None else None
+
+
+def _same_when_derived(d, before, after) -> bool:
+    """A null verl fills from another key (verdict/in_use.null_means), equal to the other side's value."""
+    from migrator.verdict.effective import UNKNOWN, same_value
+    from migrator.verdict.in_use import null_means
+
+    for value, other, config, key in ((d.after, d.mapped, after, d.key), (d.mapped, d.after, before, d.source_key)):
+        means = null_means(key) if value is None else None
+        if means is not None and means in config.leaves:
+            filled = config.resolve(means)
+            if filled is not UNKNOWN and same_value(filled, other):
+                return True
+    return False
+
+
+def _defaults_finding(at: int, defaults: list, mappings) -> Finding:
+    from migrator.verdict.effective import shown
+
+    prs = sorted({pr for d in defaults for pr in default_change_prs(d.key, mappings)})
+    listed = "; ".join(f"{d.key} {shown(d.mapped)} -> {shown(d.after)}"
+                       + "".join(f" (#{pr})" for pr in default_change_prs(d.key, mappings))
+                       + _refused(d, mappings.to_release) for d in defaults)
+    count = f"{len(defaults)} default{'s' if len(defaults) != 1 else ''}"
+    return Finding(at, "default-change", f"the command leaves {count} to verl that verl {mappings.to_release} "
+                                         f"changed since {mappings.from_release}: {listed}",
+                   "set the old values on the command to train as before (--unsafe-fixes writes them)",
+                   tuple(prs), "warning", DEFAULTS_CHANGED_CODE)
+
+
+def _setting_finding(at: int, d, mappings) -> Finding:
+    from migrator.verdict.effective import shown
+
+    source = f" (set as {d.source_key})" if d.source_key != d.key else ""
+    return Finding(at, "setting-change", f"{d.key}: the original command trains with {shown(d.mapped)}{source} "
+                                         f"at verl {mappings.from_release}, the migrated one with {shown(d.after)} "
+                                         f"at verl {mappings.to_release}", "check which value the run needs",
+                   tuple(default_change_prs(d.key, mappings)), "warning", SETTING_CHANGED_CODE)
+
+
+def _refused(d, release: str) -> str:
+    """` (verl v0.9.0 accepts only async)` when the old value names a component the target no longer has."""
+    from migrator.startup.components import registry_for
+    from migrator.verdict.effective import shown
+
+    registry = registry_for(d.key, release)
+    if registry is None or shown(d.mapped) in registry.names:
+        return ""
+    return f" (verl {release} accepts only {', '.join(sorted(registry.names))})"
+
+
+def _pinnable(d, release: str) -> bool:
+    return _pin_word(d, release) is not None
+
+
+def _pin_word(d, release: str) -> bytes | None:
+    """`key=old` as a Hydra override the shell passes as one word, or None (a mapping, an odd string, a
+    component the target no longer has)."""
+    from migrator.verdict.effective import shown
+
+    if isinstance(d.mapped, dict) or _refused(d, release):
+        return None
+    value = shown(d.mapped)
+    if isinstance(d.mapped, str) and value in ("null", "true", "false", "") or not PIN_VALUE_RE.match(value):
+        return None  # a string that reads as another type, or one the shell would split: by hand
+    word = f"{d.key}={value}".encode()
+    return b"'" + word + b"'" if any(c in word for c in b"[]?*,") else word
+
+
+def _pin_edit(src: bytes, launch: Launch, defaults: list, mappings) -> Edit | None:
+    """The old defaults, right after the entry point word: every later override (the caller's too) wins."""
+    words = [w for w in (_pin_word(d, mappings.to_release) for d in defaults) if w is not None]
+    if not words:
+        return None
+    at = launch.start + len(launch.entry)
+    if src[launch.start:at] != launch.entry.encode():
+        return None  # the entry point is spelt through quotes or a variable: no place to prove
+    following = [o.start for o in launch.overrides if o.start > at]
+    multiline = bool(following) and b"\\\n" in src[at:following[0]]
+    if multiline:
+        line_start = src.rfind(b"\n", 0, following[0]) + 1
+        indent = src[line_start:following[0]]
+        indent = indent[:len(indent) - len(indent.lstrip(b" \t"))]
+        text = b"".join(b" \\\n" + indent + w for w in words)
+    else:
+        text = b"".join(b" " + w for w in words)
+    keys = ", ".join(w.decode().strip("'").partition("=")[0] for w in words)
+    prs = tuple(sorted({pr for d in defaults for pr in default_change_prs(d.key, mappings)}))
+    return Edit(at, at, text, DEFAULT_PIN_KIND, f"kept the defaults of verl {mappings.from_release}: {keys}", prs)
+
+
+@lru_cache(maxsize=1)
+def _default_changes() -> dict[str, list[tuple[str, tuple[int, ...]]]]:
+    """key -> [(release it changed in, PRs)], from the shipped facts."""
+    import yaml
+
+    path = builtin_mappings_dir() / "verl" / "facts" / "default-changes.yaml"
+    rows = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("changes") or []
+    out: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    for row in rows:
+        out.setdefault(row["key"], []).append((row["release"], tuple(row.get("prs") or ())))
+    return out
+
+
+def default_change_prs(key: str, mappings) -> tuple[int, ...]:
+    """The PRs that changed `key`'s default in a release after the files' and up to the target."""
+    releases = list(mappings.history.releases) if mappings.history is not None else []
+    if mappings.from_release not in releases or mappings.to_release not in releases:
+        return ()
+    first, last = releases.index(mappings.from_release), releases.index(mappings.to_release)
+    found = [pr for release, prs in _default_changes().get(key, ()) if release in releases
+             and first < releases.index(release) <= last for pr in prs]
+    return tuple(dict.fromkeys(found))

@@ -1,0 +1,110 @@
+"""The run itself (migrator/rewrite/shell/effect.py): with `--from` named, each launch's effective config at
+the files' release is compared with the migrated launch's at the target, and what differs is said (VM194,
+VM195, VM196) or, with --unsafe-fixes, the old defaults are pinned."""
+
+from __future__ import annotations
+
+import subprocess
+from functools import lru_cache
+
+import pytest
+
+from migrator.fileprocess import process_file
+from migrator.mapping import compose
+from migrator.mapping.load import load_builtin
+from tests.helpers import run_cli
+
+PPO = "python3 -m verl.trainer.main_ppo"
+
+
+@lru_cache(maxsize=None)
+def mappings(from_release: str, to_release: str, unsafe: bool = False):
+    composed = compose(load_builtin(), from_release, to_release)
+    composed.unsafe_fixes = unsafe
+    return composed
+
+
+def migrate(tmp_path, source: str, from_release: str, to_release: str, unsafe: bool = False):
+    path = tmp_path / "run.sh"
+    path.write_text(source)
+    result = process_file(str(path), "run.sh", mappings(from_release, to_release, unsafe))
+    assert result.status in ("changed", "unchanged"), result.reason
+    return result
+
+
+def by_code(result, code: str) -> list:
+    return [f for f in result.findings if f.code == code]
+
+
+def test_a_default_verl_changed_is_reported_once_per_launch_with_its_pr(tmp_path):
+    # v0.3.0.post1 trained with entropy_coeff 0.001; from v0.4.0 the default is 0 (#1100).
+    result = migrate(tmp_path, f"{PPO} \\\n    data.train_files=x.parquet \\\n    \"$@\"\n", "v0.3.0.post1", "v0.4.1")
+    [finding] = by_code(result, "VM194")
+    assert finding.severity == "warning" and finding.line == 1
+    assert "actor_rollout_ref.actor.entropy_coeff 0.001 -> 0 (#1100)" in finding.message
+    assert 1100 in finding.prs
+    assert result.status == "unchanged"  # reported, not edited: the edit would change what the run does
+
+
+def test_a_default_the_command_sets_is_no_difference(tmp_path):
+    result = migrate(tmp_path, f"{PPO} actor_rollout_ref.actor.entropy_coeff=0.001 data.train_files=x\n",
+                     "v0.3.0.post1", "v0.4.1")
+    assert "entropy_coeff" not in " ".join(f.message for f in result.findings)
+
+
+def test_unsafe_fixes_pin_the_old_defaults_first_so_every_later_override_wins(tmp_path):
+    source = f"{PPO} \\\n    data.train_files=x.parquet \\\n    \"$@\" \\\n    trainer.total_epochs=1\n"
+    result = migrate(tmp_path, source, "v0.3.0.post1", "v0.4.1", unsafe=True)
+    assert result.status == "changed" and not by_code(result, "VM194")
+    after = result.after.decode()
+    head, tail = after.split("    data.train_files=x.parquet", 1)
+    assert head.startswith(f"{PPO} \\\n    ") and "    actor_rollout_ref.actor.entropy_coeff=0.001 \\\n" in head
+    assert tail == " \\\n    \"$@\" \\\n    trainer.total_epochs=1\n"
+    assert subprocess.run(["bash", "-n"], input=result.after).returncode == 0
+    (tmp_path / "again").mkdir()
+    again = migrate(tmp_path / "again", after, "v0.3.0.post1", "v0.4.1", unsafe=True)
+    assert again.status == "unchanged" and not by_code(again, "VM194")  # a second run changes nothing
+
+
+def test_a_value_the_target_refuses_is_reported_never_pinned(tmp_path):
+    # rollout.mode was sync before v0.6.0's async default; verl v0.9.0 registers only `async`.
+    result = migrate(tmp_path, f"{PPO} data.train_files=x actor_rollout_ref.rollout.name=vllm\n", "v0.4.1",
+                     "v0.9.0", unsafe=True)
+    assert b"rollout.mode=" not in result.after
+    [finding] = by_code(result, "VM194")
+    assert "actor_rollout_ref.rollout.mode sync -> async" in finding.message
+    assert "(verl v0.9.0 accepts only async)" in finding.message
+    assert "entropy_coeff" not in finding.message  # pinned: it is an edit now, not a finding
+
+
+def test_a_component_the_run_does_not_start_is_not_compared(tmp_path):
+    # GRPO starts no critic (need_critic: critic.enable unset, adv_estimator != gae): its defaults train nothing.
+    grpo = migrate(tmp_path, f"{PPO} algorithm.adv_estimator=grpo data.train_files=x\n", "v0.4.1", "v0.9.0")
+    assert "critic." not in by_code(grpo, "VM194")[0].message
+    (tmp_path / "gae").mkdir()
+    gae = migrate(tmp_path / "gae", f"{PPO} algorithm.adv_estimator=gae data.train_files=x\n", "v0.4.1", "v0.9.0")
+    assert "critic." in by_code(gae, "VM194")[0].message
+
+
+def test_the_same_release_or_no_release_named_compares_nothing(tmp_path):
+    source = f"{PPO} data.train_files=x\n"
+    assert not by_code(migrate(tmp_path, source, "v0.9.0", "v0.9.0"), "VM194")
+    baseline = load_builtin().releases[0]
+    assert not by_code(migrate(tmp_path, source, baseline, "v0.9.0"), "VM194")  # --from not given
+
+
+def test_a_launch_whose_config_does_not_compose_says_so(tmp_path):
+    result = migrate(tmp_path, f"{PPO} --config-path=./config --config-name=my_own data.train_files=x\n",
+                     "v0.6.1", "v0.9.0")
+    [note] = by_code(result, "VM196")
+    assert note.severity == "info" and "does not compose at verl v0.6.1" in note.message
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_the_cli_reports_or_pins(tmp_path, unsafe):
+    (tmp_path / "run.sh").write_text(f"{PPO} \\\n    data.train_files=x \\\n    \"$@\"\n")
+    args = ["--from", "v0.3.0.post1", "--to", "v0.4.1", "--check", *(["--unsafe-fixes"] if unsafe else []), tmp_path]
+    proc = run_cli(*args)
+    assert ("VM194 " in proc.stderr) is not unsafe
+    assert proc.returncode == (1 if unsafe else 0), proc.stderr  # a pin is an edit: --check fails on it
+    assert "1 default-pin" in proc.stderr if unsafe else "1 warning" in proc.stderr.splitlines()[-1]
