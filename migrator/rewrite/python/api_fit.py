@@ -2,8 +2,8 @@
 
 The import edit alone can turn a loud ImportError into a wrong call: `RolloutSkip` moved to a class with
 another constructor and no `wrap_generate_sequences`; `compute_policy_loss` returns four values where a
-caller unpacks three. For every name a file imports with `from verl.x import Name` (bound by that import
-alone) that the range moves (a symbol entry, or its module's) or renames a keyword of, this compares the
+caller unpacks three. For every name a file imports with `from verl.x import Name` at its top level (bound
+by that import alone) that the range moves (a symbol entry, or its module's) or renames a keyword of, this compares the
 name's shape at the release before its first change (the source) with its target's at the target release
 (`facts/api/signatures.yaml`, migrator/mapping/apifacts.py) and reports, at the use:
 - a call (of the function, or the class's constructor) that fits the source and not the target: too
