@@ -30,6 +30,7 @@ WRITERS = {
     "trees": ("extract_verl_trees.py", []),
     "between-releases": ("extract_between_releases.py", []),
     "modules": ("extract_verl_modules.py", []),
+    "api-signatures": ("extract_api_signatures.py", []),  # reads the module facts just written
     "prs": ("extract_verl_prs.py", []),
     "script-env": ("extract_script_env.py", []),
     "compositions": ("precompose_verl_configs.py", []),

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from migrator.mapping.apifacts import API_FACTS
 from migrator.mapping.modulefacts import read_module_facts
 from migrator.memoize import memoized_method
 
@@ -168,6 +169,14 @@ class ReleaseFacts:
             return {}
         return _ModulesByRelease(path, order, tuple(r for r in order if self.modules_cover(r, order)))
 
+    @cached_property
+    def api_shapes(self) -> dict:
+        """symbol -> its runs of releases with their shapes (api/signatures.yaml; migrator/mapping/apifacts.py)."""
+        path = self.directory / API_FACTS
+        if not path.is_file():
+            return {}
+        return _derived("apishapes", [path], lambda: (load_shipped_yaml(path) or {}).get("symbols") or {})
+
     @property
     def has_modules(self) -> bool:
         return bool(self._module_range_ends)
@@ -260,7 +269,7 @@ def read_entry_points(directory: Path) -> dict[str, dict[str, str]]:
 
 # The code that reads the facts is an input of its cached results too: an edit to it (a dev install) must
 # not read back what the old code made.
-_READERS = [Path(__file__), Path(__file__).with_name("modulefacts.py")]
+_READERS = [Path(__file__), Path(__file__).with_name("modulefacts.py"), Path(__file__).with_name("apifacts.py")]
 
 
 def _derived(tag: str, files: list[Path], read):

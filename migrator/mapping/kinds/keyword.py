@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from migrator.mapping.fields import COMMON, check_identifier, check_symbol, split_symbol
 from migrator.mapping.kind import Code, Entry, EntryKind, Family, Group, Role, Row, Section, new_differs
-from migrator.mapping.kinds.symbol import PYTHON_API, python_api_intro
+from migrator.mapping.kinds.symbol import API_MISMATCH, PYTHON_API, python_api_intro
 from migrator.mapping.presentation import dotted, last_note, links, releases
 
 KEYWORD = Family("keyword", same_subject=lambda entry, other: other.function == entry.function)
@@ -84,6 +84,7 @@ def row(entry: KeywordRename, mappings) -> Row:
 
 KEYWORD_RENAME = EntryKind(
     KeywordRename, family=KEYWORD, role=Role.MOVE, rules=(new_differs,), tokens=tokens, spelled=spelled,
-    codes=(Code("VM128", "manual", "renamed keyword argument the tool cannot rewrite here: edit by hand"),),
+    codes=(Code("VM128", "manual", "renamed keyword argument the tool cannot rewrite here: edit by hand"),
+           API_MISMATCH),
     shown_in=KEYWORDS, row=row, notes=KEYWORD_RENAMES, position=510,
     example={"kind": "keyword-rename", "function": "verl.utils.a:make", "old": "size", "new": "length", "pr": 15})

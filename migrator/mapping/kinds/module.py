@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from migrator.mapping.fields import COMMON, check_module, check_text
 from migrator.mapping.kind import Code, Entry, EntryKind, Family, Group, Role, Row, Section, new_differs
 from migrator.mapping.kinds.key import LEFT_ALONE
+from migrator.mapping.kinds.symbol import API_MISMATCH
 from migrator.mapping.presentation import entry_row, links, releases
 
 
@@ -105,7 +106,7 @@ OTHER_CHANGES = Section("other_changes", 60, "Environment, module and shell vari
 
 MODULE_MOVE = EntryKind(
     ModuleMove, family=MODULE, role=Role.MOVE, rules=(new_differs,), tokens=tokens,
-    codes=(Code("VM122", "manual", "moved module the tool cannot rewrite here: edit by hand"),),
+    codes=(Code("VM122", "manual", "moved module the tool cannot rewrite here: edit by hand"), API_MISMATCH),
     shown_in=MODULES, row=lambda entry, mappings: entry_row(entry, entry.new, "move"), notes=OTHER_CHANGES,
     position=400, example={"kind": "module-move", "old": "verl.old_mod", "new": "verl.new_mod", "pr": 9})
 MODULE_REMOVAL = EntryKind(

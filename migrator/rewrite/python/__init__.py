@@ -21,6 +21,7 @@ from migrator.edits import LocateResult, SourceNotParsed
 from migrator.mapping import MappingSet
 from migrator.rewrite.plain import review_edits  # noqa: F401 - the Rewriter protocol: no second look
 from migrator.rewrite.python.api import locate_api
+from migrator.rewrite.python.api_fit import api_fit_findings
 from migrator.rewrite.python.ast_front import locate_ast as _locate_ast
 from migrator.rewrite.python.callbacks import callback_findings
 from migrator.rewrite.python.config_access import locate_config_keys, might_spell_keys
@@ -48,7 +49,8 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     result = _locate_table(source, mappings, depth)
     if path.startswith(EXAMPLE_LABEL):
         return result
-    more = unresolved_imports(source, mappings, result.edits, result.findings) + callback_findings(source, mappings)
+    more = unresolved_imports(source, mappings, result.edits, result.findings) + callback_findings(source, mappings) \
+        + api_fit_findings(source, mappings)
     return LocateResult(result.edits, result.findings + tuple(more)) if more else result
 
 

@@ -55,6 +55,17 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def scope_nodes(body):
+    """The nodes of a scope's body (a nested function, lambda or class itself, not its inside)."""
+    pending = list(body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            pending.extend(child_nodes(node))
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")  # the tokenizer's line ends
