@@ -47,14 +47,17 @@ def judged_launches(src: bytes, configs):
 
 
 def line_span(src: bytes, launch) -> tuple[int, int]:
-    ends = [o.start + len(o.written) for o in launch.overrides] or [launch.start]
-    return src.count(b"\n", 0, launch.start) + 1, src.count(b"\n", 0, max(ends)) + 1
+    """The lines of the command and of every override it passes (an array's may come before it)."""
+    offsets = [launch.start, *(o.start for o in launch.overrides), *(o.start + len(o.written) for o in launch.overrides)]
+    return src.count(b"\n", 0, min(offsets)) + 1, src.count(b"\n", 0, max(offsets)) + 1
 
 
 def compare_tree(tree: Path, release_from: str, release_to: str, report: dict):
+    from migrator.rewrite.shell.effect import launch_module, same_as_read
     from migrator.tablecache import composed
     from migrator.verdict import release_configs
     from migrator.verdict.effective import NOT_RENAMED, compare, effective_config, shown
+    from migrator.verdict.in_use import inactive
 
     mappings, _ = composed(release_from, release_to, ())
     before_configs, after_configs = release_configs(release_from), release_configs(release_to)
@@ -95,12 +98,16 @@ def compare_tree(tree: Path, release_from: str, release_to: str, report: dict):
                 change = mappings.value(key, shown(value))
                 return value if change is None or change.new is None else change.new
 
-            differences = compare(a, b, rename, revalue).differences
+            # A component the run does not start trains nothing, and a null verl fills from another key is
+            # that key's value (mappings/verl/effective-config.yaml): not differences of the run.
+            differences = [d for d in compare(a, b, rename, revalue, inactive).differences
+                           if not same_as_read(d, a, b, launch_module(launch_a))]
             if not differences:
                 continue
             stats["launches with differences"] += 1
             first, last = line_span(before_src, launch_a)
             near = [f for f in here if first - 1 <= f["line"] <= last + 1]
+            first = before_src.count(b"\n", 0, launch_a.start) + 1  # where the launch is named
             for d in differences:
                 stats[f"differences ({d.cause})"] += 1
                 named = any(d.key in f["message"] or d.source_key in f["message"] or d.key in (f.get("hint") or "")

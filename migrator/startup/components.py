@@ -62,9 +62,19 @@ def facts_path() -> Path:
 
 @lru_cache(maxsize=2)
 def load_components(path: Path | None = None) -> tuple[tuple[Registry, ...], tuple[IgnoredKey, ...]]:
+    """The facts at `path` (default: the shipped ones, from the cache while unchanged: a warm run parses no
+    YAML)."""
+    if path is None:
+        from migrator import cache
+
+        return cache.derived("components", [facts_path(), Path(__file__)], lambda: _parse(facts_path()))
+    return _parse(path)
+
+
+def _parse(path: Path) -> tuple[tuple[Registry, ...], tuple[IgnoredKey, ...]]:
     import yaml
 
-    data = yaml.safe_load((path or facts_path()).read_text(encoding="utf-8"))
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
     registries = tuple(Registry(r["registry"], r["key"], r["release"], dict(r["names"]), r["read_at"],
                                 dict(r.get("only_when") or {})) for r in data["registries"])
     ignored = tuple(IgnoredKey(i["key"], i["release"], tuple(i["releases"]), tuple(i["entry_points"]), i["read_before"],

@@ -360,6 +360,7 @@ class Difference:
     after: object
     cause: str  # "default": neither command sets it; "setting": a command sets it
     mapped: object = None  # `before` in the target's terms (the tables' value changes applied)
+    note: str | None = None  # why the tables leave the target's value (a moved entry point's own default)
 
 
 @dataclass

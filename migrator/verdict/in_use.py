@@ -46,9 +46,18 @@ def _value(config, key: str):
 
 @lru_cache(maxsize=1)
 def _table() -> dict:
-    import yaml
+    """The table's data, from the cache while the file is unchanged (a warm run parses no YAML)."""
+    from pathlib import Path
+
+    from migrator import cache
 
     path = builtin_mappings_dir() / "verl" / TABLE
+    return cache.derived("effective-config", [path, Path(__file__)], lambda: _read(path))
+
+
+def _read(path) -> dict:
+    import yaml
+
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -90,3 +99,17 @@ def null_means(key: str) -> str | None:
         if key == pattern or pattern.startswith("*.") and (key == suffix or key.endswith("." + suffix)):
             return f"{node}.{means}" if node else means
     return None
+
+
+@lru_cache(maxsize=1)
+def _read_instead() -> dict[tuple[str, str], str]:
+    rows = _table().get("read_instead") or []
+    if not all(isinstance(r, dict) and all(isinstance(r.get(f), str) for f in ("entry_point", "key", "reads"))
+               for r in rows):
+        raise TableError(DISPLAY, None, "each read_instead row needs an `entry_point`, a `key` and `reads`")
+    return {(r["entry_point"], r["key"]): r["reads"] for r in rows}
+
+
+def read_instead(entry_point: str | None, key: str) -> str | None:
+    """The key the entry point reads in place of `key` (which its config declares and it ignores), or None."""
+    return _read_instead().get((entry_point, key)) if entry_point else None

@@ -11,11 +11,12 @@ are compared leaf by leaf, skipping the components neither run starts (verdict/i
   override, so that the script's own and the caller's (`"$@"`) still win;
 - a setting of the command that the target reads with another value, where no table entry explains it.
 
-Keys the tables rename, remove or warn about are their own findings already, and not repeated here.
+Keys the tables remove are their own findings already, and not compared here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -122,31 +123,29 @@ def _compare(original: Launch, source_config, launch: Launch, target_config, sou
         return value if change is None or change.new is None else change.new
 
     differences = [d for d in compare(before, after, rename, revalue, inactive).differences
-                   if not _same_when_derived(d, before, after)]
-    explained = {k for k in (d.source_key for d in differences) if mappings.key(k, context) is not None}
+                   if not same_as_read(d, before, after, launch_module(original))]
     moved = _entry_point_move(original, mappings)
-    if moved is not None:  # the move's own defaults: pinned, or left to the target with the table's reason
-        explained |= {pin.key for pin in moved.pins}
-        differences = [d for d in differences if d.key not in explained]
+    if moved is not None:  # the move's own defaults the table leaves to the target: said with its reason
+        reasons = {pin.key: pin.note for pin in moved.pins if not pin.pin}
+        differences = [dataclasses.replace(d, cause="default", note=reasons[d.key]) if d.key in reasons else d
+                       for d in differences]
     defaults = [d for d in differences if d.cause == "default"]
-    settings = [d for d in differences if d.cause == "setting" and d.source_key not in explained]
+    # What the tables map and still differs (two keys onto one, a value they do not follow) is said too.
+    settings = [d for d in differences if d.cause == "setting"]
     return defaults, settings
 
 
 def _entry_point_move(launch: Launch, mappings):
-    """The tables' move of the launch's entry point (`-m module` or `path/to/module.py`), or None."""
-    from migrator.rewrite.shell.entrypoint import module_of_path
-
-    if launch.is_module:
-        return mappings.entry_point(launch.entry)
-    found = module_of_path(launch.entry.encode())
-    return mappings.entry_point(found[0]) if found is not None else None
+    """The tables' move of the launch's entry point, or None."""
+    module = launch_module(launch)
+    return mappings.entry_point(module) if module is not None else None
 
 
-def _same_when_derived(d, before, after) -> bool:
-    """A null verl fills from another key (verdict/in_use.null_means), equal to the other side's value."""
+def same_as_read(d, before, after, source_entry: str | None = None) -> bool:
+    """The same value as verl reads it (verdict/in_use.py): a null verl fills from another key, or a key the
+    source's entry point ignores for another (`source_entry`, a module), equal to the other side's value."""
     from migrator.verdict.effective import UNKNOWN, same_value
-    from migrator.verdict.in_use import null_means
+    from migrator.verdict.in_use import null_means, read_instead
 
     for value, other, config, key in ((d.after, d.mapped, after, d.key), (d.mapped, d.after, before, d.source_key)):
         means = null_means(key) if value is None else None
@@ -154,7 +153,21 @@ def _same_when_derived(d, before, after) -> bool:
             filled = config.resolve(means)
             if filled is not UNKNOWN and same_value(filled, other):
                 return True
+    reads = read_instead(source_entry, d.source_key)
+    if reads is not None and reads in before.leaves:
+        value = before.resolve(reads)
+        return value is not UNKNOWN and same_value(value, d.after)
     return False
+
+
+def launch_module(launch: Launch) -> str | None:
+    """The module a launch runs (`-m module`, or a script path under verl's roots)."""
+    from migrator.rewrite.shell.entrypoint import module_of_path
+
+    if launch.is_module:
+        return launch.entry
+    found = module_of_path(launch.entry.encode())
+    return found[0] if found is not None else None
 
 
 def _defaults_finding(at: int, defaults: list, mappings) -> Finding:
@@ -163,7 +176,7 @@ def _defaults_finding(at: int, defaults: list, mappings) -> Finding:
     prs = sorted({pr for d in defaults for pr in default_change_prs(d.key, mappings)})
     listed = "; ".join(f"{d.key} {shown(d.mapped)} -> {shown(d.after)}"
                        + "".join(f" (#{pr})" for pr in default_change_prs(d.key, mappings))
-                       + _refused(d, mappings.to_release) for d in defaults)
+                       + _refused(d, mappings.to_release) + (f" ({d.note})" if d.note else "") for d in defaults)
     count = f"{len(defaults)} default{'s' if len(defaults) != 1 else ''}"
     return Finding(at, "default-change", f"the command leaves {count} to verl that verl {mappings.to_release} "
                                          f"changed since {mappings.from_release}: {listed}",
@@ -201,8 +214,8 @@ def _pin_word(d, release: str) -> bytes | None:
     component the target no longer has)."""
     from migrator.verdict.effective import shown
 
-    if isinstance(d.mapped, dict) or _refused(d, release):
-        return None
+    if isinstance(d.mapped, dict) or d.note or _refused(d, release):
+        return None  # `note`: the tables chose the target's value
     value = shown(d.mapped)
     if isinstance(d.mapped, str) and value in ("null", "true", "false", "") or not PIN_VALUE_RE.match(value):
         return None  # a string that reads as another type, or one the shell would split: by hand
@@ -234,10 +247,18 @@ def _pin_edit(src: bytes, launch: Launch, defaults: list, mappings) -> Edit | No
 
 @lru_cache(maxsize=1)
 def _default_changes() -> dict[str, list[tuple[str, tuple[int, ...]]]]:
-    """key -> [(release it changed in, PRs)], from the shipped facts."""
-    import yaml
+    """key -> [(release it changed in, PRs)], from the shipped facts (from the cache while they are unchanged)."""
+    from pathlib import Path
+
+    from migrator import cache
 
     path = builtin_mappings_dir() / "verl" / "facts" / "default-changes.yaml"
+    return cache.derived("default-changes", [path, Path(__file__)], lambda: _read_default_changes(path))
+
+
+def _read_default_changes(path) -> dict[str, list[tuple[str, tuple[int, ...]]]]:
+    import yaml
+
     rows = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("changes") or []
     out: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
     for row in rows:
