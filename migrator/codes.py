@@ -41,6 +41,8 @@ RULES: dict[str, Rule] = dict(sorted({
              "warning"),
         Rule("VM196", "the launch's config does not compose at one of the releases: what it trains was not compared",
              "info"),
+        Rule("VM197", "the migrated launch sets a value Hydra accepts and verl refuses at start-up (a component name "
+                      "verl does not register at the target)", "manual"),
         Rule("VM201", "file not read: unreadable", "error"),
         Rule("VM202", "file not migrated: not UTF-8/ASCII text (binary, UTF-16)", "error"),
         Rule("VM203", "file not migrated: it could not be parsed reliably", "error"),

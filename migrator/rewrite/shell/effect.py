@@ -29,6 +29,7 @@ from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, launches
 DEFAULTS_CHANGED_CODE = "VM194"
 SETTING_CHANGED_CODE = "VM195"
 NOT_COMPARED_CODE = "VM196"
+REFUSED_VALUE_CODE = "VM197"
 DEFAULT_PIN_KIND = "default-pin"
 
 
@@ -187,6 +188,13 @@ def _defaults_finding(at: int, defaults: list, mappings) -> Finding:
 def _setting_finding(at: int, d, mappings) -> Finding:
     from migrator.verdict.effective import shown
 
+    refused = _refused(dataclasses.replace(d, mapped=d.after), mappings.to_release)
+    if refused:  # Hydra accepts it; verl's registry does not, after the job has its GPUs
+        return Finding(at, "setting-refused", f"{d.key}={shown(d.after)}: Hydra accepts it, but verl "
+                                              f"{mappings.to_release} stops at start-up{refused}",
+                       "set a value verl registers, or keep the fork that reads it", (), "manual",
+                       REFUSED_VALUE_CODE)
+
     source = f" (set as {d.source_key})" if d.source_key != d.key else ""
     return Finding(at, "setting-change", f"{d.key}: the original command trains with {shown(d.mapped)}{source} "
                                          f"at verl {mappings.from_release}, the migrated one with {shown(d.after)} "
@@ -195,7 +203,7 @@ def _setting_finding(at: int, d, mappings) -> Finding:
 
 
 def _refused(d, release: str) -> str:
-    """` (verl v0.9.0 accepts only async)` when the old value names a component the target no longer has."""
+    """` (verl v0.9.0 accepts only async)` when `d.mapped` names a component the target does not register."""
     from migrator.startup.components import registry_for
     from migrator.verdict.effective import shown
 

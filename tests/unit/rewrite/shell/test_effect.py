@@ -108,3 +108,13 @@ def test_the_cli_reports_or_pins(tmp_path, unsafe):
     assert ("VM194 " in proc.stderr) is not unsafe
     assert proc.returncode == (1 if unsafe else 0), proc.stderr  # a pin is an edit: --check fails on it
     assert "1 default-pin" in proc.stderr if unsafe else "1 warning" in proc.stderr.splitlines()[-1]
+
+
+def test_a_value_hydra_accepts_and_verl_refuses_is_a_manual_step(tmp_path):
+    # A fork's `+actor_rollout_ref.rollout.mode=search` loses its `+` (the key exists at the target): Hydra
+    # accepts it, and verl v0.9.0's RolloutConfig stops at "Unknown rollout mode" after the job has its GPUs.
+    result = migrate(tmp_path, f"{PPO} +actor_rollout_ref.rollout.mode=search data.train_files=x\n", "v0.6.1", "v0.9.0")
+    [finding] = by_code(result, "VM197")
+    assert finding.severity == "manual"
+    assert finding.message == ("actor_rollout_ref.rollout.mode=search: Hydra accepts it, but verl v0.9.0 stops at "
+                               "start-up (verl v0.9.0 accepts only async)")
