@@ -35,6 +35,8 @@ RULES: dict[str, Rule] = dict(sorted({
         Rule("VM192", "edit backed out or not made: Hydra at the target release would reject it (or nothing reads "
              "it)", "manual"),
         Rule("VM193", "a migrated launch leaves a mandatory value (`???`) unset: verl stops at start-up", "manual"),
+        Rule("VM194", "a key the tables only warn about, which Hydra at the target release rejects: the launch "
+                      "fails; delete or replace it by hand", "manual"),
         Rule("VM201", "file not read: unreadable", "error"),
         Rule("VM202", "file not migrated: not UTF-8/ASCII text (binary, UTF-16)", "error"),
         Rule("VM203", "file not migrated: it could not be parsed reliably", "error"),
@@ -50,6 +52,7 @@ RULES: dict[str, Rule] = dict(sorted({
 BACKED_OUT_EDIT_CODE = "VM191"
 HYDRA_BACKED_OUT_CODE = "VM192"  # the shell review's verdict (migrator/rewrite/shell/review.py)
 MANDATORY_UNSET_CODE = "VM193"  # the same review, on what the migrated launch leaves `???`
+REJECTED_AT_TARGET_CODE = "VM194"  # the same review: a warn-only finding on a key Hydra rejects at the target
 FROM_TOO_NEW_CODE = "VM301"
 
 class _Reason:
