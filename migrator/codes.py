@@ -37,6 +37,8 @@ RULES: dict[str, Rule] = dict(sorted({
         Rule("VM193", "a migrated launch leaves a mandatory value (`???`) unset: verl stops at start-up", "manual"),
         Rule("VM194", "a key the tables only warn about, which Hydra at the target release rejects: the launch "
                       "fails; delete or replace it by hand", "manual"),
+        Rule("VM157", "a command runs a module verl did not ship by the files' release (a fork's entry point): "
+                      "its keys are left as they are", "info"),
         Rule("VM201", "file not read: unreadable", "error"),
         Rule("VM202", "file not migrated: not UTF-8/ASCII text (binary, UTF-16)", "error"),
         Rule("VM203", "file not migrated: it could not be parsed reliably", "error"),
@@ -54,6 +56,7 @@ HYDRA_BACKED_OUT_CODE = "VM192"  # the shell review's verdict (migrator/rewrite/
 MANDATORY_UNSET_CODE = "VM193"  # the same review, on what the migrated launch leaves `???`
 REJECTED_AT_TARGET_CODE = "VM194"  # the same review: a warn-only finding on a key Hydra rejects at the target
 FROM_TOO_NEW_CODE = "VM301"
+FORK_ENTRY_POINT_CODE = "VM157"  # the shell and YAML rewriters: a fork's entry point keeps its keys
 
 class _Reason:
     """A reason a file was not migrated: its rule code and the words people read (`text`). The code

@@ -71,6 +71,20 @@ class EntryPoints:
                 return config
         return None
 
+    def runs_verl_config(self, module: str) -> bool:
+        """Is `module` an entry point verl shipped with a Hydra config by the files' release (`--from`, or up
+        to it: a script older than --from is VM301's; any release when the run names none)? Only then are a
+        command's keys verl's config's: a fork's own `verl.trainer.main_grpo` composes its vendored config,
+        and a script of v0.2 cannot run an entry point verl added later. True where the facts know no release."""
+        facts = self.history.facts if self.history is not None else None
+        if facts is None:
+            return True
+        releases = list(self.history.releases)
+        if self.from_release != releases[0] and self.from_release in releases:
+            releases = releases[:releases.index(self.from_release) + 1]
+        known = [r for r in releases if facts.entry_configs(r)]
+        return not known or any(module in facts.entry_configs(r) for r in known)
+
     # -- `+key=` on a key the target declares (Hydra refuses it) ----------------------------------------
     def _target_config(self, context: EntryContext | None) -> str | None:
         """The config a launch composes at the target, when it is the one it composed at --from: an entry
