@@ -37,7 +37,7 @@ RULES: dict[str, Rule] = dict(sorted({
         Rule("VM193", "a migrated launch leaves a mandatory value (`???`) unset: verl stops at start-up", "manual"),
         Rule("VM194", "a key the tables only warn about, which Hydra at the target release rejects: the launch "
                       "fails; delete or replace it by hand", "manual"),
-        Rule("VM157", "a command runs a module verl did not ship by the files' release (a fork's entry point): "
+        Rule("VM157", "a command runs a module no verl release ships as an entry point (a fork's): "
                       "its keys are left as they are", "info"),
         Rule("VM201", "file not read: unreadable", "error"),
         Rule("VM202", "file not migrated: not UTF-8/ASCII text (binary, UTF-16)", "error"),

@@ -72,17 +72,15 @@ class EntryPoints:
         return None
 
     def runs_verl_config(self, module: str) -> bool:
-        """Is `module` an entry point verl shipped with a Hydra config by the files' release (`--from`, or up
-        to it: a script older than --from is VM301's; any release when the run names none)? Only then are a
-        command's keys verl's config's: a fork's own `verl.trainer.main_grpo` composes its vendored config,
-        and a script of v0.2 cannot run an entry point verl added later. True where the facts know no release."""
+        """Is `module` an entry point verl shipped with a Hydra config in some release? Only then are a
+        command's keys verl's config's: a fork's own `verl.trainer.main_grpo` composes its vendored config.
+        Not only at --from: `--from auto` settles a file on the oldest release it fits, which may predate
+        the entry point it runs (verl v0.7.1's own mtp_trainer script fits v0.6.1 and runs
+        verl.experimental.fully_async_policy.fully_async_main). True where the facts know no release."""
         facts = self.history.facts if self.history is not None else None
         if facts is None:
             return True
-        releases = list(self.history.releases)
-        if self.from_release != releases[0] and self.from_release in releases:
-            releases = releases[:releases.index(self.from_release) + 1]
-        known = [r for r in releases if facts.entry_configs(r)]
+        known = [r for r in self.history.releases if facts.entry_configs(r)]
         return not known or any(module in facts.entry_configs(r) for r in known)
 
     # -- `+key=` on a key the target declares (Hydra refuses it) ----------------------------------------

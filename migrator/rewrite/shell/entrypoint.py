@@ -118,10 +118,9 @@ def fork_launch(text: bytes, maps) -> tuple[int, str] | None:
     return at, launch.module
 
 
-def fork_note(offset: int, module: str, keys, maps) -> Finding:
+def fork_note(offset: int, module: str, keys) -> Finding:
     """The one note (VM157) for a fork's command whose keys verl's table would have changed."""
-    where = f"by verl {maps.from_release}" if maps.from_release_given else "in any verl release"
-    return Finding(offset, "entry-point-fork", f"verl does not ship {module} {where}: its keys are its own config's, "
+    return Finding(offset, "entry-point-fork", f"no verl release ships {module}: its keys are its own config's, "
                    f"left as they are ({', '.join(dict.fromkeys(keys))})",
                    "a fork's entry point composes its own (vendored) config: migrate it and these keys together, "
                    "by hand", severity="info", code=FORK_ENTRY_POINT_CODE)

@@ -124,7 +124,7 @@ class Launches:
     def report_forks(self) -> None:
         """One note per fork's command whose keys the table would have changed (VM157)."""
         for (entry, module), keys in self.fork_keys.items():
-            self.findings.append(fork_note(entry, module, keys, self.maps))
+            self.findings.append(fork_note(entry, module, keys))
 
     def plan_command(self, node) -> None:
         """Plan the edits of a command that runs an entry point (called once per command)."""

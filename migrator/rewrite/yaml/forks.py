@@ -30,4 +30,4 @@ def scalar_edits(src: bytes, start: int, end: int, maps, **options) -> tuple[lis
         return edits, findings
     keys = [m.group().decode("ascii") for at in left if (m := _KEY.match(src, at)) is not None]
     return ([e for e in edits if not about_key(e.kind, e.start)],
-            [f for f in findings if not about_key(f.kind, f.offset)] + [fork_note(after, fork[1], keys, maps)])
+            [f for f in findings if not about_key(f.kind, f.offset)] + [fork_note(after, fork[1], keys)])
