@@ -43,6 +43,10 @@ RULES: dict[str, Rule] = dict(sorted({
              "info"),
         Rule("VM197", "the migrated launch sets a value Hydra accepts and verl refuses at start-up (a component name "
                       "verl does not register at the target)", "manual"),
+        Rule("VM198", "a key the tables only warn about, which Hydra at the target release rejects: the launch "
+                      "fails; delete or replace it by hand", "manual"),
+        Rule("VM157", "a command runs a module no verl release ships as an entry point (a fork's): "
+                      "its keys are left as they are", "info"),
         Rule("VM201", "file not read: unreadable", "error"),
         Rule("VM202", "file not migrated: not UTF-8/ASCII text (binary, UTF-16)", "error"),
         Rule("VM203", "file not migrated: it could not be parsed reliably", "error"),
@@ -58,7 +62,9 @@ RULES: dict[str, Rule] = dict(sorted({
 BACKED_OUT_EDIT_CODE = "VM191"
 HYDRA_BACKED_OUT_CODE = "VM192"  # the shell review's verdict (migrator/rewrite/shell/review.py)
 MANDATORY_UNSET_CODE = "VM193"  # the same review, on what the migrated launch leaves `???`
+REJECTED_AT_TARGET_CODE = "VM198"  # the same review: a warn-only finding on a key Hydra rejects at the target
 FROM_TOO_NEW_CODE = "VM301"
+FORK_ENTRY_POINT_CODE = "VM157"  # the shell and YAML rewriters: a fork's entry point keeps its keys
 
 class _Reason:
     """A reason a file was not migrated: its rule code and the words people read (`text`). The code

@@ -42,12 +42,23 @@ class Review:
     """A rewriter's second look at its own applied edits (the engine re-applies what is left).
 
     `back_out`: applied edits to undo (reported in `findings`); `added`: edits to the original source that
-    the result showed to be needed; `rejections`: what the target still refuses in the result, for the summary."""
+    the result showed to be needed; `rejections`: what the target still refuses in the result, for the summary;
+    `rejected`: (offset in the original, why the target refuses it) of each key the result still passes and
+    the target refuses: a finding there below manual is a manual step (`regraded`)."""
 
     back_out: tuple[Edit, ...] = ()
     added: tuple[Edit, ...] = ()
     findings: tuple[Finding, ...] = ()
     rejections: int | None = 0  # None: Hydra was not asked (no edit touched a launch's overrides)
+    rejected: tuple[tuple[int, str], ...] = ()
+
+
+def regraded(findings: list[Finding], rejected: tuple[tuple[int, str], ...], code: str) -> list[Finding]:
+    """`findings` with each one below manual at a key the target refuses made a manual step (`code`): a
+    warn-only "has no effect" on a key Hydra rejects hides a launch that fails."""
+    why = dict(rejected)
+    return [Finding(f.offset, f.kind, f"{f.message}; {why[f.offset]}", f.hint, f.prs, "manual", code)
+            if f.offset in why and f.severity != "manual" else f for f in findings]
 
 
 class SourceNotParsed(Exception):

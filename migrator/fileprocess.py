@@ -12,8 +12,15 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
-from migrator.codes import BACKED_OUT_EDIT_CODE, FailureReason, Reason, SkipReason, finding_code
-from migrator.edits import Finding, SourceNotParsed, apply_edits
+from migrator.codes import (
+    BACKED_OUT_EDIT_CODE,
+    REJECTED_AT_TARGET_CODE,
+    FailureReason,
+    Reason,
+    SkipReason,
+    finding_code,
+)
+from migrator.edits import Finding, SourceNotParsed, apply_edits, regraded
 from migrator.filekind import shebang_head, skip_reason_by_name, sniff, sniff_bytes
 from migrator.mapping import MappingSet
 from migrator.pulls import pr_name
@@ -180,10 +187,13 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     findings = [f for f in located.findings if keep(f.offset, f.offset)]
     new, applied, rejected = apply_edits(data, edits)
     rejections = None
-    # With the files' release named, a shell script's launches are compared even where nothing is edited.
-    second = rewriter.review_edits(data, new, applied, mappings) \
-        if new != data or compares_runs(data, spec.kind, mappings) else None
-    if second is not None:  # the rewriter's second look at its result: edits to back out or add
+    # The rewriter's second look at its result: edits to back out or add, and a finding below manual on a
+    # key the target refuses (an unchanged script's too) made a manual step. With the files' release named, a
+    # shell script's launches are compared even where nothing is edited.
+    reviewed = new != data or any(f.severity != "manual" for f in findings) or compares_runs(data, spec.kind, mappings)
+    second = rewriter.review_edits(data, new, applied, mappings) if reviewed else None
+    if second is not None:
+        findings = regraded(findings, second.rejected, REJECTED_AT_TARGET_CODE)
         findings.extend(f for f in second.findings if keep(f.offset, f.offset))
         rejections = second.rejections
         added = [e for e in second.added if keep(e.start, e.end)]

@@ -14,7 +14,7 @@ from migrator.lint.registry import CHECKS, Check
 
 # The check modules, in code order; importing one registers its check.
 CHECK_MODULES = ("syntax", "continuation", "keys", "ineffective", "variables", "paths", "hydra_overrides", "mandatory",
-                 "startup",
+                 "manual_steps", "startup",
                  "startup_warnings", "ignored_keys", "components")
 
 

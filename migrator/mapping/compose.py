@@ -114,6 +114,12 @@ class MappingSet:
     def is_ppo_config(self, config: str | None) -> bool:
         return self.entry_points.is_ppo_config(config)
 
+    def runs_verl_config(self, module: str) -> bool:
+        """A command running `module` runs verl's config: the entry-point facts say verl shipped it by the
+        files' release (`EntryPoints.runs_verl_config`), or a table moves it (it names it as verl's)."""
+        return self.entry_points.runs_verl_config(module) or self.entry_point(module) is not None or \
+            self.module(module) is not None
+
     def declared_at_target(self, key: str, context: EntryContext | None) -> bool:
         return self.entry_points.declared_at_target(key, context)
 

@@ -71,6 +71,18 @@ class EntryPoints:
                 return config
         return None
 
+    def runs_verl_config(self, module: str) -> bool:
+        """Is `module` an entry point verl shipped with a Hydra config in some release? Only then are a
+        command's keys verl's config's: a fork's own `verl.trainer.main_grpo` composes its vendored config.
+        Not only at --from: `--from auto` settles a file on the oldest release it fits, which may predate
+        the entry point it runs (verl v0.7.1's own mtp_trainer script fits v0.6.1 and runs
+        verl.experimental.fully_async_policy.fully_async_main). True where the facts know no release."""
+        facts = self.history.facts if self.history is not None else None
+        if facts is None:
+            return True
+        known = [r for r in self.history.releases if facts.entry_configs(r)]
+        return not known or any(module in facts.entry_configs(r) for r in known)
+
     # -- `+key=` on a key the target declares (Hydra refuses it) ----------------------------------------
     def _target_config(self, context: EntryContext | None) -> str | None:
         """The config a launch composes at the target, when it is the one it composed at --from: an entry

@@ -87,7 +87,7 @@ def test_a_subtree_move_leaves_a_forks_own_keys_and_reports_them():
            b"custom_reward_function.overlong_buffer.enable=True\n")
     result = process_file("run.sh", "run.sh", maps, data=src)
     assert result.after == src.replace(b" custom_reward_function.path", b" reward.custom_reward_function.path")
-    assert [f.severity for f in result.findings] == ["warning"]
+    assert [(f.severity, f.code) for f in result.findings] == [("manual", "VM198")]  # Hydra rejects it at the target
 
 
 def test_a_subtree_move_in_yaml_keeps_the_forks_key_in_place():

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from migrator.codes import FORK_ENTRY_POINT_CODE
+from migrator.edits import Finding
 from migrator.layout import verl_layout
 
 # Programs that run a Python module or file given later on the line.
@@ -100,3 +102,25 @@ def config_option(words: list[bytes], flag: bytes, start: int = 0) -> tuple[int,
             if word.startswith(spelling + b"="):
                 return i, i, unquote(word[len(spelling) + 1:])
     return None
+
+
+def fork_launch(text: bytes, maps) -> tuple[int, str] | None:
+    """(offset in `text` of the entry word, module) when the first launch in `text` runs a module verl does not
+    ship at the files' release (`MappingSet.runs_verl_config`): a fork's entry point, whose keys verl's table
+    must not touch. For text outside a parsed script (a YAML string); scripts ask `launches.Launches`."""
+    words = text.split()
+    launch = find_launch(words)
+    if launch is None or maps.runs_verl_config(launch.module):
+        return None
+    at = -1
+    for word in words[:launch.index + 1]:
+        at = text.find(word, at + 1)
+    return at, launch.module
+
+
+def fork_note(offset: int, module: str, keys) -> Finding:
+    """The one note (VM157) for a fork's command whose keys verl's table would have changed."""
+    return Finding(offset, "entry-point-fork", f"no verl release ships {module}: its keys are its own config's, "
+                   f"left as they are ({', '.join(dict.fromkeys(keys))})",
+                   "a fork's entry point composes its own (vendored) config: migrate it and these keys together, "
+                   "by hand", severity="info", code=FORK_ENTRY_POINT_CODE)

@@ -27,6 +27,11 @@ class KeyEdits:
     def key_occurrence(self, key: str, start: int, end: int, container, limit: int | None = None) -> None:
         """`container` is (sibling argument nodes, index) when the key's argument can be deleted;
         `limit` is where the override's value must end."""
+        fork = self.launches.fork_at(start)
+        if fork is not None:  # a fork's entry point composes its own config: verl's table does not apply
+            if self.maps.key(key, self.launches.context_at(start)) is not None:
+                self.launches.leave_to_fork(fork, key)
+            return
         if limit is not None and self.src[end:end + 1] == b"=" and self.value_occurrence(key, start, end, container,
                                                                                            limit):
             return

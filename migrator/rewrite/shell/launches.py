@@ -19,6 +19,7 @@ from migrator.rewrite.shell.entrypoint import (
     Launch,
     config_option,
     find_launch,
+    fork_note,
 )
 from migrator.rewrite.shell.plan import ScriptPlan
 from migrator.rewrite.shell.removals import ArgumentRemovals
@@ -54,6 +55,11 @@ class Launches:
         self.pending_appends: list[tuple[object, list, object]] = []
         self.keys_set: set[str] = set()
         self.file_context = None
+        # Commands that run a module verl does not ship at the files' release (a fork's own entry point):
+        # (start, end, entry word start, module); their keys are left alone (`fork_at`).
+        self.fork_spans: list[tuple[int, int, int, str]] = []
+        self.only_forks = False  # every entry point the file names is a fork's: so are its other keys
+        self.fork_keys: dict[tuple[int, str], list[str]] = {}  # (entry word start, module) -> keys left alone
         if self.maps.tables:
             self._collect(root)
 
@@ -74,13 +80,20 @@ class Launches:
                     self.launch_words.add(args[launch.index].start_byte)
                     self.context_spans.append((node.start_byte, node.end_byte, context))
                     contexts.append(context)
+                    if not self.maps.runs_verl_config(launch.module):
+                        self.fork_spans.append((node.start_byte, node.end_byte, args[launch.index].start_byte,
+                                                launch.module))
             stack.extend(node.children)
         # Modules named in strings (`CMD="torchrun -m verl.trainer.x"`) count for the file's context too.
         verl_modules = verl_layout().module_prefixes
+        verl_runs = len(contexts) > len(self.fork_spans)
         for m in scan.MODULE_AFTER_DASH_M.finditer(self.src):
             module = m.group("module").decode("ascii")
             if module.startswith(verl_modules):
                 contexts.append(self.maps.context(module))
+                verl_runs = verl_runs or self.maps.runs_verl_config(module)
+        self.fork_spans.sort()
+        self.only_forks = bool(self.fork_spans) and not verl_runs
         distinct = set(contexts)
         self.file_context = distinct.pop() if len(distinct) == 1 else None
         self.context_spans.sort(key=lambda span: span[0])
@@ -95,6 +108,25 @@ class Launches:
                 return context
             i -= 1
         return self.file_context
+
+    def fork_at(self, offset: int) -> tuple[int, str] | None:
+        """(entry word start, module) of the fork's command around `offset`, or of the file's first when the
+        file runs only forks' entry points; None where verl's table applies."""
+        inner = None
+        for start, end, entry, module in self.fork_spans:
+            if start <= offset < end:
+                inner = (entry, module)
+        if inner is None and self.only_forks and not any(s <= offset < e for s, e, _ in self.context_spans):
+            inner = self.fork_spans[0][2:]
+        return inner
+
+    def leave_to_fork(self, fork: tuple[int, str], key: str) -> None:
+        self.fork_keys.setdefault(fork, []).append(key)
+
+    def report_forks(self) -> None:
+        """One note per fork's command whose keys the table would have changed (VM157)."""
+        for (entry, module), keys in self.fork_keys.items():
+            self.findings.append(fork_note(entry, module, keys))
 
     def plan_command(self, node) -> None:
         """Plan the edits of a command that runs an entry point (called once per command)."""

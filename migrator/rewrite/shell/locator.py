@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from migrator.codes import RULES
 from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import scan
@@ -14,6 +15,7 @@ from migrator.rewrite.shell.entry_points import expanded_names, is_override_list
 from migrator.rewrite.shell.entrypoint import CONFIG_NAME_FLAG, config_option, find_launch
 from migrator.rewrite.shell.keys import KeyEdits
 from migrator.rewrite.shell.launches import Launches
+from migrator.rewrite.shell.markers import OPEN_STEP_HINT, marker_at, open_step_message
 from migrator.rewrite.shell.moves import MoveEdits
 from migrator.rewrite.shell.plan import ScriptPlan
 from migrator.rewrite.shell.removals import ArgumentRemovals
@@ -99,6 +101,7 @@ class ScriptWalker:
         self.removals.plan_edits()
         self.variables.plan_var_renames(self.root, self.in_comment)
         self.launches.plan_appends()
+        self.launches.report_forks()
 
     def in_comment(self, offset: int) -> bool:
         at = bisect.bisect_right(self.comment_spans, (offset, len(self.src) + 1)) - 1
@@ -186,6 +189,12 @@ class ScriptWalker:
     def comment(self, node) -> None:
         start, end = node.start_byte, node.end_byte
         if start == 0 and self.src.startswith(b"#!"):
+            return
+        marker = marker_at(self.src, start, end)
+        if marker is not None:  # an open manual step an earlier run marked: reported until it is deleted
+            code = marker.code if marker.code in RULES else None
+            self.findings.append(Finding(start, "key-removal", open_step_message(marker), OPEN_STEP_HINT,
+                                         marker.prs, code=code))
             return
         context = self.commented_context(start, end)
         for key_start, key_end, change in scan.find_keys_in_prose(self.src, start, end, self.maps, context):

@@ -6,9 +6,19 @@ from __future__ import annotations
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange
 from migrator.mapping.changes import ConfigChange
+from migrator.mapping.kinds import finding_code
 from migrator.mapping.kinds.entry_point import moved_by_entry_point
+from migrator.rewrite.shell.markers import marker_line, marker_place
 from migrator.rewrite.shell.plan import ScriptPlan
 from migrator.rewrite.shell.removal_spans import argument_removal_span
+
+KEY_REMOVAL = "key-removal"
+MARKER_KIND = KEY_REMOVAL  # the marker is part of the removal's edit: counted and listed with it
+
+
+def leaves_trace(change) -> bool:
+    """A removed key whose meaning has no replacement: a manual step the script must keep a trace of."""
+    return isinstance(change, KeyChange) and bool(change.hint) and change.manual
 
 
 class ArgumentRemovals:
@@ -36,6 +46,28 @@ class ArgumentRemovals:
         self.plan.findings.append(Finding(start, "key-removal", f"{key} was removed; delete it by hand",
                                           change.hint, change.prs))
 
+    def leave_traces(self, siblings: list, removed: list) -> list:
+        """A marker line (`markers.py`) before the command for each removal that is a manual step; where none is
+        legal, those arguments stay and are reported. Returns the removals still to make."""
+        manual = [item for item in removed if leaves_trace(item[2])]
+        if not manual:
+            return removed
+        src = self.plan.src
+        place = marker_place(src, siblings[0])
+        if place is None:
+            for _, key, change, start in manual:
+                self.by_hand(key, start, change)
+            return [item for item in removed if item not in manual]
+        at, indent, ending = place
+        lines = [marker_line(finding_code(KEY_REMOVAL, "manual"), key, change.prs, change.hint)
+                 for _, key, change, _ in sorted(manual, key=lambda item: item[0])]
+        text = b"".join(indent + line + ending for line in dict.fromkeys(lines) if line not in src)
+        if text:  # a second run finds its marker in place
+            prs = tuple(dict.fromkeys(pr for *_, change, _ in manual for pr in change.prs))
+            self.plan.edits.append(Edit(at, at, text, MARKER_KIND, "marked the manual step: removed "
+                                        + ", ".join(key for _, key, _, _ in manual), prs, True))
+        return removed
+
     def plan_edits(self) -> None:
         src, findings = self.plan.src, self.plan.findings
         for first, (siblings, removed) in self.by_list.items():
@@ -45,6 +77,10 @@ class ArgumentRemovals:
                 # words may be anything (`FILES=(a.b=1 ...)`), so nothing is deleted from it.
                 for _, key, change, start in removed:
                     self.by_hand(key, start, change)
+                continue
+            removed = self.leave_traces(siblings, removed)
+            self.by_list[first] = (siblings, removed)  # an argument kept for want of a marker is no removal
+            if not removed:
                 continue
             for _, key, change, start in removed:
                 if change.hint and isinstance(change, KeyChange):  # a value removal reported its own finding

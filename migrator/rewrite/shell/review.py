@@ -70,8 +70,19 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
     key = (configs.digest, _source_digest(), hashlib.sha256(before).hexdigest(), tuple(applied), run)
     known = REVIEWS.table.get(key)
     if known is None:
-        known = REVIEWS.table[key] = _review(before, after, applied, configs, mappings)
+        known = REVIEWS.table[key] = _with_rejected(before, applied, _review(before, after, applied, configs, mappings), configs)
     return known
+
+
+def _with_rejected(before: bytes, applied: list[Edit], reviewed: Review, configs) -> Review:
+    """`reviewed` with the keys Hydra rejects in the result it leaves (`Review.rejected`, original offsets): the
+    engine makes a warn-only finding on one a manual step (VM198)."""
+    edits = [e for e in applied if e not in reviewed.back_out] + list(reviewed.added)
+    result = apply_edits(before, edits)[0]
+    found = _judged_launches(ShellScript(result, parse(result)), configs)
+    rejected = tuple((j.key_start, f"Hydra at verl {configs.release} rejects `{j.written}`: the launch fails")
+                     for j in _judged(found, configs, _to_original(edits)) if j.message is not None)
+    return dataclasses.replace(reviewed, rejected=rejected) if rejected else reviewed
 
 
 def _review(before: bytes, after: bytes, applied: list[Edit], configs, mappings) -> Review:

@@ -31,6 +31,7 @@ from migrator.rewrite.yaml.document import (
     node_last_line,
     package_prefix,
 )
+from migrator.rewrite.yaml.forks import scalar_edits
 from migrator.rewrite.yaml.insert import Insert
 from migrator.rewrite.yaml.values import plan_values
 
@@ -118,8 +119,8 @@ class Planner:
                 style = current.style
                 if style in ("'", '"'):
                     start, end = start + 1, end - 1
-                edits, findings = literal.text_edits(self.src, start, end, self.maps, escapes=style == '"',
-                                                     whole_key=style in (None, "", "'", '"'), interpolations=True)
+                edits, findings = scalar_edits(self.src, start, end, self.maps, escapes=style == '"',
+                                               whole_key=style in (None, "", "'", '"'), interpolations=True)
                 self.edits.extend(edits)
                 self.findings.extend(findings)
 
@@ -461,3 +462,4 @@ class Planner:
 def _overlaps(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """Is one path the other or inside it?"""
     return a[:len(b)] == b or b[:len(a)] == a
+

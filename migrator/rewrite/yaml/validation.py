@@ -13,6 +13,7 @@ from migrator.rewrite import literal
 from migrator.rewrite.yaml.context import in_file_context
 from migrator.rewrite.yaml.defaults import config_part, overrides, renamed
 from migrator.rewrite.yaml.document import Lines, compose_all, has_anchors, load_all
+from migrator.rewrite.yaml.forks import scalar_edits
 from migrator.rewrite.yaml.planner import Planner, Unsafe, plan_keys
 from migrator.rewrite.yaml.relative import relocate_value
 
@@ -156,7 +157,7 @@ def _text(value) -> str:
 def _rewrite_strings(value, maps: MappingSet):
     if isinstance(value, str):
         data = value.encode("utf-8")
-        edits, _ = literal.text_edits(data, 0, len(data), maps, whole_key=True, interpolations=True)
+        edits, _ = scalar_edits(data, 0, len(data), maps, whole_key=True, interpolations=True)
         out, cursor = [], 0
         for edit in sorted(set(edits), key=lambda e: (e.start, e.end)):
             if edit.start >= cursor:

@@ -51,6 +51,7 @@ SEEDED = {
     "vm005_undefined.sh": [(8, "VM005")],
     "vm006_paths.sh": [(3, "VM006"), (4, "VM006"), (5, "VM006")],
     "vm008_mandatory.sh": [(5, "VM008"), (10, "VM008")],
+    "vm009_open_step.sh": [(3, "VM009")],
 }
 
 
@@ -67,7 +68,7 @@ def test_clean_fixture_is_silent(mappings, name):
 def test_every_check_has_a_code_and_a_documented_meaning():
     checks = load_checks()
     assert list(checks) == ["VM001", "VM002", "VM003", "VM004", "VM005", "VM006", "VM007", "VM008",
-                            "VM020", "VM021", "VM022", "VM023"]
+                            "VM009", "VM020", "VM021", "VM022", "VM023"]
     documented = (REPO / "docs" / "lint.md").read_text()
     for code, check in checks.items():
         assert check.doc.startswith(code), code

@@ -211,7 +211,6 @@ LEGACY = b"trainer.use_legacy_worker_impl"
     b"grep -q " + LEGACY + b"=auto run.log\n",
     b"cp a " + LEGACY + b"=x\n",
     b"my_launcher --override " + LEGACY + b"=v data.x=1\n",
-    b"python3 -m my_pkg.train " + LEGACY + b"=auto\n",
     b"python3 my_train.py " + LEGACY + b"=auto\n",
     b"bash my_run.sh " + LEGACY + b"=auto\n",
     b"echo python3 -m verl.trainer.main_ppo " + LEGACY + b"=auto\n",
@@ -226,6 +225,14 @@ def test_a_removed_key_outside_a_verl_command_is_reported_not_deleted(source):
     assert result.status == "unchanged", result.after
     assert [f.message for f in result.findings if f.kind == "key-removal"] == [
         "trainer.use_legacy_worker_impl was removed; delete it by hand"], result.findings
+
+
+def test_a_removed_key_of_a_module_verl_never_shipped_is_left_alone():
+    # `-m my_pkg.train` composes its own config: its keys are left alone, and a note says why (VM157).
+    result = run(b"python3 -m my_pkg.train " + LEGACY + b"=auto\n")
+    assert result.status == "unchanged", result.after
+    assert [(f.code, f.severity) for f in result.findings] == [("VM157", "info")]
+    assert LEGACY.decode() in result.findings[0].message
 
 
 @pytest.mark.parametrize("command", [
