@@ -89,7 +89,7 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     findings, files, failed = [], 0, 0
     try:
         for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes, jobs or default_jobs(),
-                                 note=lambda message: echo(message, err=True)):
+                                 note=lambda message: echo(message, err=True), progress=progress):
             progress.update(bool(report.findings))
             if report.failed:
                 failed += 1

@@ -79,16 +79,19 @@ def lint_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: 
 
 
 def lint_paths(paths: list[str], facts: Facts, mappings: MappingSet, rev: str, exclude: tuple[str, ...] = (),
-               select: frozenset[str] | None = None, jobs: int = 1, note=None):
+               select: frozenset[str] | None = None, jobs: int = 1, note=None, progress=None):
     """Yield a FileReport per discovered file, in discovery order; files that are not shell scripts or
     Python files are skipped with a reason. The files go through the rewrite's pipeline and pool
     (`parallel.process_files`): judging a script's overrides with Hydra is CPU work (~10 ms a launch
-    on an empty cache)."""
+    on an empty cache). `progress`: told the total when the walk ends (`Progress.counting`)."""
     from migrator.discover import discover
     from migrator.parallel import process_files
 
     work = LintWork(facts, mappings, rev, select)
-    for _, report in process_files(discover(paths, exclude), work, jobs, note):
+    candidates = discover(paths, exclude)
+    if progress is not None:
+        candidates = progress.counting(candidates)
+    for _, report in process_files(candidates, work, jobs, note):
         yield report
 
 

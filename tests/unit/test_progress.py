@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrator.progress import format_seconds, progress_line
+from migrator.progress import Progress, format_seconds, progress_line
 
 
 def test_line_with_a_total():
@@ -131,3 +131,12 @@ def test_the_rate_follows_a_run_that_slows_down(monkeypatch):
     done, eta = _run(monkeypatch, total, fast + slow)[-1]
     left = (total - done) / 100
     assert left / 2 <= eta <= 2 * left
+
+
+def test_the_walk_that_ends_sets_the_total_the_background_count_has_not():
+    import io
+
+    progress = Progress(io.StringIO(), enabled=True)
+    assert list(progress.counting(iter("abc"))) == ["a", "b", "c"] and progress.total == 3
+    progress.total = 7  # the background count was first: its total stays
+    assert list(progress.counting(iter("ab"))) == ["a", "b"] and progress.total == 7
