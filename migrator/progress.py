@@ -107,11 +107,12 @@ class Progress:
     def counting(self, candidates):
         """`candidates`, passed on; once they run out their number is the total, if the count in the
         background has not set it yet (under load it may still be walking when the run's own walk ends)."""
-        n = 0
-        for n, candidate in enumerate(candidates, 1):
+        seen = 0
+        for candidate in candidates:
+            seen += 1
             yield candidate
         if self.total is None:
-            self.total = n
+            self.total = seen
 
     def count_in_background(self, candidates) -> None:
         """Set `total` from `candidates()` (an iterable of every file the run will report) in a thread."""
