@@ -31,6 +31,8 @@ RULES: dict[str, Rule] = dict(sorted({
         Rule("VM123", "import of verl that does not resolve at the target release (no table entry covers it): "
                       "fix it by hand", "manual"),
         Rule("VM124", "guarded import (`except ImportError`) that does not resolve at the target release", "info"),
+        Rule("VM189", "a name the migrated launch gives selects a component verl registered only after the files' "
+                      "release (what the name ran before, a fork's own, is not run)", "warning"),
         Rule("VM191", "edit backed out: it overlapped another edit", "manual"),
         Rule("VM192", "edit backed out or not made: Hydra at the target release would reject it (or nothing reads "
              "it)", "manual"),

@@ -30,6 +30,7 @@ DEFAULTS_CHANGED_CODE = "VM194"
 SETTING_CHANGED_CODE = "VM195"
 NOT_COMPARED_CODE = "VM196"
 REFUSED_VALUE_CODE = "VM197"
+NEW_COMPONENT_CODE = "VM189"
 DEFAULT_PIN_KIND = "default-pin"
 
 
@@ -71,6 +72,7 @@ def run_differences(before: bytes, after: bytes, to_original: Callable, mappings
             findings.append(Finding(at, "run-not-compared", found, None, (), "info", NOT_COMPARED_CODE))
             continue
         defaults, settings = found
+        findings += _new_components(launch, to_original, mappings)
         moved = _entry_point_move(original, mappings) is not None
         if defaults and mappings.unsafe_fixes and not moved:  # a moved entry word is the move's own edit
             pin = _pin_edit(before, original, defaults, mappings)
@@ -169,6 +171,26 @@ def launch_module(launch: Launch) -> str | None:
         return launch.entry
     found = module_of_path(launch.entry.encode())
     return found[0] if found is not None else None
+
+
+def _new_components(launch: Launch, to_original: Callable, mappings) -> list[Finding]:
+    """A name the migrated launch gives that selects a component verl registered only after the files'
+    release (`reward.reward_manager.name=remote`: a fork's manager before verl v0.7.0 had its own)."""
+    from migrator.startup.components import selects_new_component
+
+    out = []
+    for o in launch.overrides:
+        value = o.text.partition("=")[2].strip("'\"")
+        found = selects_new_component(o.key, value, mappings.from_release, mappings.to_release)
+        if found is not None:
+            known = ", ".join(found.source_names) or "none"
+            out.append(Finding(to_original(o.start), "new-component",
+                               f"{o.key}={value} now selects verl's own {found.registry} `{value}` "
+                               f"({found.defined_at}), which verl {mappings.from_release} did not have "
+                               f"(it registered: {known}): what the name ran before (a fork's own) is not run",
+                               "keep the fork's component registered under another name, or check verl's",
+                               (), "warning", NEW_COMPONENT_CODE))
+    return out
 
 
 def _defaults_finding(at: int, defaults: list, mappings) -> Finding:

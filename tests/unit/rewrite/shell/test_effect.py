@@ -118,3 +118,18 @@ def test_a_value_hydra_accepts_and_verl_refuses_is_a_manual_step(tmp_path):
     assert finding.severity == "manual"
     assert finding.message == ("actor_rollout_ref.rollout.mode=search: Hydra accepts it, but verl v0.9.0 stops at "
                                "start-up (verl v0.9.0 accepts only async)")
+
+
+def test_a_name_that_now_selects_verls_own_component_is_said(tmp_path):
+    # `remote` was no reward manager of verl v0.6.1 (a fork's own name); verl registers its own later.
+    result = migrate(tmp_path, f"{PPO} reward_model.reward_manager=remote data.train_files=x\n", "v0.6.1", "v0.9.0")
+    assert b"reward.reward_manager.name=remote" in result.after
+    [finding] = by_code(result, "VM189")
+    assert finding.severity == "warning"
+    assert finding.message.startswith("reward.reward_manager.name=remote now selects verl's own reward-manager "
+                                      "`remote` (")
+    assert "which verl v0.6.1 did not have (it registered: " in finding.message
+    (tmp_path / "naive").mkdir()
+    naive = migrate(tmp_path / "naive", f"{PPO} reward_model.reward_manager=naive data.train_files=x\n", "v0.6.1",
+                    "v0.9.0")
+    assert not by_code(naive, "VM189")  # a name verl had all along
