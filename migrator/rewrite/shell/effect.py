@@ -7,8 +7,8 @@ are compared leaf by leaf, skipping the components neither run starts (verdict/i
 
 - a default verl changed that the command never set: one finding per launch names every such key with
   its old and new value and the PRs that changed it (mappings/verl/facts/default-changes.yaml). With
-  `--unsafe-fixes` the old values are pinned instead, right after the entry point, before every other
-  override, so that the script's own and the caller's (`"$@"`) still win;
+  `--unsafe-fixes` the old values are pinned instead, right before the command's first override, so that
+  the script's own and the caller's (`"$@"`) still win;
 - a setting of the command that the target reads with another value, where no table entry explains it.
 
 Keys the tables remove are their own findings already, and not compared here.
@@ -254,25 +254,24 @@ def _pin_word(d, release: str) -> bytes | None:
 
 
 def _pin_edit(src: bytes, launch: Launch, defaults: list, mappings) -> Edit | None:
-    """The old defaults, right after the entry point word: every later override (the caller's too) wins."""
+    """The old defaults, right before the command's first override: every later override (the caller's too)
+    wins, and Hydra's own flags (`--config-name`) stay where its parser takes them (an override before a flag
+    and another after it is an error: "unrecognized arguments"). None when the command shows no override of
+    its own to place them before."""
     words = [w for w in (_pin_word(d, mappings.to_release) for d in defaults) if w is not None]
-    if not words:
+    first = min((o.start for o in launch.overrides if o.start > launch.start and src[o.start - 1:o.start] in b" \t\n"),
+                default=None)
+    if not words or first is None:
         return None
-    at = launch.start + len(launch.entry)
-    if src[launch.start:at] != launch.entry.encode():
-        return None  # the entry point is spelt through quotes or a variable: no place to prove
-    following = [o.start for o in launch.overrides if o.start > at]
-    multiline = bool(following) and b"\\\n" in src[at:following[0]]
-    if multiline:
-        line_start = src.rfind(b"\n", 0, following[0]) + 1
-        indent = src[line_start:following[0]]
-        indent = indent[:len(indent) - len(indent.lstrip(b" \t"))]
-        text = b"".join(b" \\\n" + indent + w for w in words)
+    line_start = src.rfind(b"\n", 0, first) + 1
+    indent = src[line_start:first]
+    if indent.strip(b" \t") or b"\\\n" not in src[launch.start:first]:
+        text = b"".join(w + b" " for w in words)  # on the first override's line
     else:
-        text = b"".join(b" " + w for w in words)
+        text = b"".join(w + b" \\\n" + indent for w in words)  # one argument a line, as the command is written
     keys = ", ".join(w.decode().strip("'").partition("=")[0] for w in words)
     prs = tuple(sorted({pr for d in defaults for pr in default_change_prs(d.key, mappings)}))
-    return Edit(at, at, text, DEFAULT_PIN_KIND, f"kept the defaults of verl {mappings.from_release}: {keys}", prs)
+    return Edit(first, first, text, DEFAULT_PIN_KIND, f"kept the defaults of verl {mappings.from_release}: {keys}", prs)
 
 
 @lru_cache(maxsize=1)

@@ -133,3 +133,18 @@ def test_a_name_that_now_selects_verls_own_component_is_said(tmp_path):
     naive = migrate(tmp_path / "naive", f"{PPO} reward_model.reward_manager=naive data.train_files=x\n", "v0.6.1",
                     "v0.9.0")
     assert not by_code(naive, "VM189")  # a name verl had all along
+
+
+def test_pins_leave_hydras_flags_before_the_overrides(tmp_path):
+    # Hydra's parser refuses an override before `--config-name` and another after it ("unrecognized arguments").
+    from hydra._internal.utils import get_args_parser
+
+    source = (f"{PPO} \\\n    --config-path=config \\\n    --config-name=ppo_trainer \\\n"
+              "    data.train_files=x.parquet \\\n    \"$@\"\n")
+    result = migrate(tmp_path, source, "v0.3.0.post1", "v0.4.1", unsafe=True)
+    after = result.after.decode()
+    assert after.index("--config-name=ppo_trainer") < after.index("actor_rollout_ref.actor.entropy_coeff=0.001")
+    assert after.index("actor_rollout_ref.actor.entropy_coeff=0.001") < after.index("data.train_files=x.parquet")
+    words = after.replace("\\\n", " ").split()[3:-1]  # the arguments after the module, `"$@"` left out
+    parsed = get_args_parser().parse_args([w.strip("'") for w in words])
+    assert parsed.config_name == "ppo_trainer" and "actor_rollout_ref.actor.entropy_coeff=0.001" in parsed.overrides
