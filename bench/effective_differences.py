@@ -56,7 +56,7 @@ def compare_tree(tree: Path, release_from: str, release_to: str, report: dict):
     from migrator.rewrite.shell.effect import launch_module, same_as_read
     from migrator.tablecache import composed
     from migrator.verdict import release_configs
-    from migrator.verdict.effective import NOT_RENAMED, compare, effective_config, shown
+    from migrator.verdict.effective import compare_through_tables, effective_config, shown
     from migrator.verdict.in_use import inactive
 
     mappings, _ = composed(release_from, release_to, ())
@@ -88,19 +88,9 @@ def compare_tree(tree: Path, release_from: str, release_to: str, report: dict):
             stats["launches judged"] += 1
             context = mappings.context(launch_a.entry if launch_a.is_module else None, name_a)
 
-            def rename(key, context=context):
-                change = mappings.key(key, context)
-                return NOT_RENAMED if change is None else change.new
-
-            def revalue(key, value):
-                if isinstance(value, (dict, tuple)):
-                    return value
-                change = mappings.value(key, shown(value))
-                return value if change is None or change.new is None else change.new
-
             # A component the run does not start trains nothing, and a null verl fills from another key is
             # that key's value (mappings/verl/effective-config.yaml): not differences of the run.
-            differences = [d for d in compare(a, b, rename, revalue, inactive).differences
+            differences = [d for d in compare_through_tables(a, b, mappings, context, inactive).differences
                            if not same_as_read(d, a, b, launch_module(launch_a))]
             if not differences:
                 continue

@@ -116,7 +116,7 @@ def effective(release: str, entry: str, config_path: str | None, config_name: st
 
 def prove(repo: str, previous: str, release: str, entry: dict, scratch: Path) -> dict:
     from migrator.tablecache import composed
-    from migrator.verdict.effective import NOT_RENAMED, compare, shown
+    from migrator.verdict.effective import compare_through_tables, shown
 
     rev = MAIN_TIP if release == "main" else release
     row = {"release": release, "old": entry["old"], "new": entry["new"]}
@@ -153,19 +153,10 @@ def prove(repo: str, previous: str, release: str, entry: dict, scratch: Path) ->
     mappings, _ = composed(old_release, release, ())
     context = mappings.context(old_launch[0], old_launch[2])
 
-    def rename(key):
-        change = mappings.key(key, context)
-        return NOT_RENAMED if change is None else change.new
-
-    def revalue(key, value):
-        if isinstance(value, (dict, tuple)):
-            return value
-        change = mappings.value(key, shown(value))
-        return value if change is None or change.new is None else change.new
-
     # A default the release changed differs for every launch, moved or not (default-changes.yaml): the move is
     # judged by what the two scripts set.
-    differences = [d for d in compare(before, after, rename, revalue).differences if d.cause == "setting"]
+    differences = [d for d in compare_through_tables(before, after, mappings, context).differences
+                   if d.cause == "setting"]
     if not differences:
         return {**row, "same": True}
     return {**row, "same": False, "differences": [

@@ -415,6 +415,23 @@ def compare(before: EffectiveConfig, after: EffectiveConfig, rename: Callable[[s
     return out
 
 
+def compare_through_tables(before: EffectiveConfig, after: EffectiveConfig, mappings, context=None,
+                           inactive: Callable[[EffectiveConfig, str], bool] | None = None) -> Comparison:
+    """`compare` through the composed tables (a MappingSet): their key changes in `context` (a key they
+    remove is not compared) and their value changes."""
+    def rename(key):
+        change = mappings.key(key, context)
+        return NOT_RENAMED if change is None else change.new
+
+    def revalue(key, value):
+        if isinstance(value, (dict, tuple)):
+            return value
+        change = mappings.value(key, shown(value))
+        return value if change is None or change.new is None else change.new
+
+    return compare(before, after, rename, revalue, inactive)
+
+
 def _plainly_equal(a: object, b: object) -> bool:
     """The same literal, no interpolation and no shell-decided value in it."""
     if type(a) is not type(b) or a != b:

@@ -102,7 +102,7 @@ def _migrated(after: bytes, target_configs, launch_config):
 def _compare(original: Launch, source_config, launch: Launch, target_config, source_configs, target_configs,
              mappings):
     """(default differences, unexplained setting differences), or why the launch was not compared."""
-    from migrator.verdict.effective import NOT_RENAMED, compare, effective_config, shown
+    from migrator.verdict.effective import compare_through_tables, effective_config
     from migrator.verdict.in_use import inactive
 
     before = effective_config(source_configs, *source_config, [o.text for o in original.overrides])
@@ -113,19 +113,7 @@ def _compare(original: Launch, source_config, launch: Launch, target_config, sou
                     f"compared with the original: {config.failure.splitlines()[0][:200]}")
     context = mappings.context(original.entry if original.is_module else None, source_config[1])
 
-    def rename(key):
-        change = mappings.key(key, context)
-        if change is None:
-            return NOT_RENAMED
-        return change.new  # None: removed by the tables (their own finding)
-
-    def revalue(key, value):
-        if isinstance(value, (dict, tuple)):
-            return value
-        change = mappings.value(key, shown(value))
-        return value if change is None or change.new is None else change.new
-
-    differences = [d for d in compare(before, after, rename, revalue, inactive).differences
+    differences = [d for d in compare_through_tables(before, after, mappings, context, inactive).differences
                    if not same_as_read(d, before, after, launch_module(original))]
     moved = _entry_point_move(original, mappings)
     if moved is not None:  # the move's own defaults the table leaves to the target: said with its reason
