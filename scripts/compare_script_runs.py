@@ -51,8 +51,9 @@ def tree(repo: str, rev: str, dest: Path) -> None:
                 tar.extractall(dest, filter="data")
 
 
-def run(workdir: Path, script: str, env: dict[str, str], home: Path) -> dict[str, str]:
-    """Overrides of the recorded call with the most `key=value` arguments."""
+def recorded_calls(workdir: Path, script: str, env: dict[str, str], home: Path) -> list[list[str]]:
+    """Run `script` in `workdir` with stub commands (STUBS) that record every call: each call's arguments,
+    `$HOME` written back for `home` (so that two runs compare equal and no proposal carries a home path)."""
     stubs = workdir / ".stubs"
     stubs.mkdir(exist_ok=True)
     for name in STUBS:
@@ -65,7 +66,7 @@ def run(workdir: Path, script: str, env: dict[str, str], home: Path) -> dict[str
     base = {"PATH": f"{stubs}:/usr/bin:/bin", "HOME": str(home), "STUB_LOG": str(log),
             "HDFS_ROOT": "/hdfs", "DATA_ROOT": "/data"}
     if not (workdir / script).is_file():
-        return {}
+        return []
     # vendor toolkit set-up files are absent here: skip sourcing them
     text = (workdir / script).read_text()
     (workdir / script).write_text(re.sub(r"^\s*(source|\.)\s+/usr/local/Ascend/\S+", ":", text, flags=re.M))
@@ -73,14 +74,14 @@ def run(workdir: Path, script: str, env: dict[str, str], home: Path) -> dict[str
     positional = ["8", str(home / "ckpt")] if re.search(r"nproc_per_node=\$\{?1\b", text) else []
     subprocess.run(["timeout", "20", "bash", script, *positional], cwd=workdir, env={**base, **env},
                    capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return [[a.replace(str(home), "$HOME") for a in line.split("\0") if a] for line in log.read_text().split("\n")]
+
+
+def run(workdir: Path, script: str, env: dict[str, str], home: Path) -> dict[str, str]:
+    """Overrides of the recorded call with the most `key=value` arguments."""
     best: dict[str, str] = {}
-    for line in log.read_text().split("\n"):
-        args = [a for a in line.split("\0") if a]
-        found = {}
-        for a in args:
-            m = OVERRIDE.match(a)
-            if m:  # $HOME written back, so both runs compare equal and no proposal carries a home path
-                found[m.group(1)] = m.group(2).replace(str(home), "$HOME")
+    for args in recorded_calls(workdir, script, env, home):
+        found = {m.group(1): m.group(2) for a in args if (m := OVERRIDE.match(a))}
         if len(found) > len(best):
             best = found
     return best

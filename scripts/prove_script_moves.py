@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import facts_header  # noqa: E402
 from compare_script_presets import git  # noqa: E402
-from compare_script_runs import MAIN_TIP, STUB, STUBS, tree  # noqa: E402
+from compare_script_runs import recorded_calls, tree  # noqa: E402
 
 VERL = ROOT / "mappings" / "verl"
 OVERRIDE = re.compile(r"^(?:\+\+|\+|~)?[A-Za-z_][\w/.@-]*=", re.S)
@@ -40,26 +40,8 @@ OVERRIDE = re.compile(r"^(?:\+\+|\+|~)?[A-Za-z_][\w/.@-]*=", re.S)
 
 def recorded_call(workdir: Path, script: str, env: dict[str, str], home: Path) -> list[str]:
     """The arguments of the recorded call that runs a Python module or script with the most overrides."""
-    stubs = workdir / ".stubs"
-    stubs.mkdir(exist_ok=True)
-    for name in STUBS:
-        (stubs / name).write_text(STUB)
-        (stubs / name).chmod(0o755)
-    log = workdir / ".stub.log"
-    log.write_text("")
-    home.mkdir(exist_ok=True)
-    base = {"PATH": f"{stubs}:/usr/bin:/bin", "HOME": str(home), "STUB_LOG": str(log),
-            "HDFS_ROOT": "/hdfs", "DATA_ROOT": "/data"}
-    if not (workdir / script).is_file():
-        return []
-    text = (workdir / script).read_text()
-    (workdir / script).write_text(re.sub(r"^\s*(source|\.)\s+/usr/local/Ascend/\S+", ":", text, flags=re.M))
-    positional = ["8", str(home / "ckpt")] if re.search(r"nproc_per_node=\$\{?1\b", text) else []
-    subprocess.run(["timeout", "20", "bash", script, *positional], cwd=workdir, env={**base, **env},
-                   capture_output=True, text=True, stdin=subprocess.DEVNULL)
     best: list[str] = []
-    for line in log.read_text().split("\n"):
-        args = [a.replace(str(home), "$HOME") for a in line.split("\0") if a]
+    for args in recorded_calls(workdir, script, env, home):
         if args and args[0] in ("python3", "python", "torchrun") and \
                 sum(bool(OVERRIDE.match(a)) for a in args) > sum(bool(OVERRIDE.match(a)) for a in best):
             best = args
@@ -118,7 +100,7 @@ def prove(repo: str, previous: str, release: str, entry: dict, scratch: Path) ->
     from migrator.tablecache import composed
     from migrator.verdict.effective import compare_through_tables, shown
 
-    rev = MAIN_TIP if release == "main" else release
+    rev = facts_header.revision(release)
     row = {"release": release, "old": entry["old"], "new": entry["new"]}
     # A user's copy is the previous release's version; a script added after it and moved before the next
     # release is the version just before the move, written against the next release's configs.
