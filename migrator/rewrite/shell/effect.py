@@ -235,10 +235,21 @@ def _pin_word(d, release: str) -> bytes | None:
     if isinstance(d.mapped, dict) or d.note or _refused(d, release):
         return None  # `note`: the tables chose the target's value
     value = shown(d.mapped)
-    if isinstance(d.mapped, str) and value in ("null", "true", "false", "") or not PIN_VALUE_RE.match(value):
+    if isinstance(d.mapped, str) and _reads_as_another_type(value) or not PIN_VALUE_RE.match(value):
         return None  # a string that reads as another type, or one the shell would split: by hand
     word = f"{d.key}={value}".encode()
     return b"'" + word + b"'" if any(c in word for c in b"[]?*,") else word
+
+
+def _reads_as_another_type(text: str) -> bool:
+    """Would Hydra read this string's text as null, a bool or a number (`1`, `1e-5`, `inf`)?"""
+    if text.lower() in ("null", "true", "false", ""):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _pin_edit(src: bytes, launch: Launch, defaults: list, mappings) -> Edit | None:

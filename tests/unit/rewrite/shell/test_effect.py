@@ -148,3 +148,13 @@ def test_pins_leave_hydras_flags_before_the_overrides(tmp_path):
     words = after.replace("\\\n", " ").split()[3:-1]  # the arguments after the module, `"$@"` left out
     parsed = get_args_parser().parse_args([w.strip("'") for w in words])
     assert parsed.config_name == "ppo_trainer" and "actor_rollout_ref.actor.entropy_coeff=0.001" in parsed.overrides
+
+
+@pytest.mark.parametrize("text, pinned", [("cosine", True), ("1", False), ("1e-5", False), ("null", False),
+                                          ("True", False), ("", False), ("a b", False)])
+def test_a_string_default_is_pinned_only_as_a_string_hydra_reads_back(text, pinned):
+    from migrator.rewrite.shell.effect import _pin_word
+    from migrator.verdict.effective import Difference
+
+    d = Difference("optim.lr_scheduler_type", "optim.lr_scheduler_type", text, "constant", "default", text)
+    assert (_pin_word(d, "v0.9.0") is not None) is pinned
