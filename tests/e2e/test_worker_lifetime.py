@@ -136,7 +136,9 @@ SLOW_RUN = textwrap.dedent("""
             return None
 
         def run(self, candidate):
-            print(os.getpid(), flush=True)
+            # One write(2) per line: print() makes two (the pid, then the newline) when PYTHONUNBUFFERED is
+            # set, and two workers' halves then interleave on the shared pipe: a line "123456", then an empty one.
+            os.write(1, b"%d\\n" % os.getpid())
             time.sleep(600)
 
         def expand(self, candidate, outcome):
