@@ -115,7 +115,10 @@ def test_draft_covers_the_disappeared_modules():
      {"new": "verl.workers.engine_workers:ActorRolloutRefWorker"}),
     ("v0.7.1", "symbol-move", "verl.workers.rollout.utils:get_free_port", {"new": "verl.utils.net_utils:get_free_port"}),
     ("v0.9.0", "symbol-move", "verl.trainer.main_ppo:TaskRunner", {"new": "verl.trainer.main_ppo_v0:TaskRunner", "pr": 6710}),
-    ("v0.7.0", "module-move", "verl.experimental.reward", {"new": "verl.experimental.reward_loop", "pr": 4547}),
+    # #4572 moved the package (6bc3e1232); #4547 only swapped names inside it, #4187 renamed one file in it
+    ("v0.7.0", "module-move", "verl.experimental.reward", {"new": "verl.experimental.reward_loop", "pr": 4572}),
+    ("v0.7.0", "module-move", "verl.experimental.reward.router.sglang_router",
+     {"new": "verl.experimental.reward_loop.router.inner_sglang_router", "pr": 4572}),
     ("v0.6.0", "module-removal", "verl.workers.rollout.async_server", {"pr": 3456}),
     ("v0.8.0", "module-removal", "verl.interactions", {"pr": 6074}),
 ])
