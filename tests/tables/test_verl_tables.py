@@ -454,3 +454,46 @@ def test_shipped_facts_size():
     for rel in RELEASES:
         assert KEYS[rel].get("ppo_trainer"), rel
         assert TREES[rel], rel
+
+
+# A script path a hint names as the replacement (`use examples/x/run_y.sh with ...`).
+HINT_PATH = re.compile(r"(?<![\w/.-])((?:examples|recipe)/[\w./-]+\.(?:sh|py|yaml))")
+
+
+def _tree_lists(rel: str, path: str) -> bool:
+    """The release's tree facts list that path's root (recipe/ is a submodule from v0.7.1: not listed)."""
+    root = path.split("/", 1)[0] + "/"
+    return any(p.startswith(root) for p in TREES[rel])
+
+
+def test_hint_paths_exist_or_are_followed():
+    """A path a hint names exists at the entry's release, and where a later release lacks it a table entry
+    of that release or an earlier one moves or removes it (the composition follows it: path_changes)."""
+    bad, seen = [], 0
+    for i, rel in enumerate(TABLE_RELEASES):
+        for e in entries(rel):
+            for named in HINT_PATH.findall(e.get("hint") or ""):
+                if named == e.get("old") or not _tree_lists(rel, named):
+                    continue
+                seen += 1
+                if named not in TREES[rel]:
+                    bad.append((rel, e["old"], named, "not in the entry's release"))
+                    continue
+                for later in TABLE_RELEASES[i + 1:]:
+                    if named in TREES[later] or not _tree_lists(later, named):
+                        continue
+                    upto = TABLE_RELEASES[i + 1: TABLE_RELEASES.index(later) + 1]
+                    module = named.removesuffix(".py").replace("/", ".")
+                    if not any(m["old"] == named for r in upto for m in entries(r, "path-move", "path-removal")) \
+                            and not any(module.startswith(m["old"] + ".") for r in upto
+                                        for m in entries(r, "module-move", "module-removal")):
+                        bad.append((rel, e["old"], named, f"gone at {later} with no entry"))
+                    break
+    assert seen > 100 and not bad, bad
+
+
+def test_a_full_parameter_script_is_never_sent_to_a_lora_one():
+    bad = [(rel, e["old"]) for rel in TABLE_RELEASES for e in entries(rel, "path-removal")
+           if "lora" not in e["old"].lower()
+           and any("lora" in p.lower() for p in HINT_PATH.findall(e.get("hint") or ""))]
+    assert not bad, bad

@@ -160,3 +160,38 @@ def test_a_hint_keeps_urls_file_names_and_words_that_are_not_keys():
     for text in ("https://x/config.html#critic.model.fsdp_config.optimizer_offload",
                  "see critic.model.fsdp_config.optimizer_offload.yaml", "e.g. verl.trainer.main_ppo"):
         assert hint_at_target(text, steps) == text
+
+
+def test_a_removals_hint_follows_the_replacement_through_later_releases(tmp_path):
+    """The replacement a hint names was moved, then removed, by later tables: the composed hint says so
+    (a v0.7.0 hint otherwise sends a v0.9.0 user to a file #4795 deleted)."""
+    ms = compose(load_builtin(), "main", "main", [user_table(tmp_path, """
+        entries:
+          - {kind: path-removal, old: examples/a/run_old.sh, hint: use examples/a/run_new.sh with X=1, pr: 1}
+          - {kind: path-removal, old: examples/a/run_gone.sh, hint: use examples/a/run_other.sh, pr: 4}
+    """, "one.yaml"), user_table(tmp_path, """
+        entries:
+          - {kind: path-move, old: examples/a/run_new.sh, new: examples/b/run_new.sh, pr: 2}
+    """, "two.yaml"), user_table(tmp_path, """
+        entries:
+          - {kind: path-removal, old: examples/a/run_other.sh, hint: see examples/b/run_new.sh, pr: 3}
+    """, "three.yaml")])
+    moved = ms.path("examples/a/run_old.sh")
+    assert moved.new is None
+    assert moved.hint == "use examples/b/run_new.sh (moved from examples/a/run_new.sh in #2) with X=1"
+    assert moved.prs == (1, 2)
+    gone = ms.path("examples/a/run_gone.sh")
+    assert gone.hint == "use examples/a/run_other.sh; examples/a/run_other.sh was removed too (#3): see " \
+                        "examples/b/run_new.sh"
+    assert gone.prs == (4, 3)
+
+
+def test_a_hint_naming_a_path_changed_before_it_was_written_is_kept(tmp_path):
+    ms = compose(load_builtin(), "main", "main", [user_table(tmp_path, """
+        entries:
+          - {kind: path-move, old: examples/a/run_x.sh, new: examples/b/run_x.sh, pr: 1}
+    """, "one.yaml"), user_table(tmp_path, """
+        entries:
+          - {kind: path-removal, old: examples/a/run_y.sh, hint: use examples/a/run_x.sh, pr: 2}
+    """, "two.yaml")])
+    assert ms.path("examples/a/run_y.sh").hint == "use examples/a/run_x.sh"

@@ -3,9 +3,9 @@
 # Deprecation stub: examples/tuning/14b/qwen2_14b_grpo_4_h800_fsdp_vllm.sh was removed (prints the hint, exits 2).
 # From table entry: path-removal examples/tuning/14b/qwen2_14b_grpo_4_h800_fsdp_vllm.sh in mappings/verl/v0.8.0.yaml (release v0.8.0), PR https://github.com/verl-project/verl/pull/6126
 # Deprecation policy: kept in the release that made the change and the next one, removed in the release after that; this shim is removed in the release after v0.9.0.
-# verl-migrate-shim: sha256=7c405470681d9715e24739c2be426fcd3be8213d0a7f2e18090c005a0269e9f9
+# verl-migrate-shim: sha256=e5b716743078adec16724189cdb65d79cb47287c280f0781adad6f7bbdd42b6a
 # shellcheck disable=SC2016  # table text is printed literally, never expanded
-printf 'error: %s\n' 'verl-migrate: examples/tuning/14b/qwen2_14b_grpo_4_h800_fsdp_vllm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): per-hardware tuning scripts were replaced by examples/tuning/scaling/run_qwen2_5_32b_megatron.sh; set MODEL_PATH and parallel sizes (see examples/tuning/README.md); run: verl-migrate --to v0.8.0 <your scripts>' >&2
+printf 'error: %s\n' 'verl-migrate: examples/tuning/14b/qwen2_14b_grpo_4_h800_fsdp_vllm.sh was removed in verl v0.8.0 (https://github.com/verl-project/verl/pull/6126): per-hardware tuning scripts were removed; for full-parameter FSDP GRPO start from examples/grpo_trainer/run_qwen3_8b_fsdp.sh and set MODEL_PATH, NGPUS_PER_NODE, NNODES and parallel sizes (see examples/tuning/README.md); run: verl-migrate --to v0.8.0 <your scripts>' >&2
 # Sourced from bash: return, so the caller's shell goes on (dash sourcing or running it: exit 2).
 (return 0 2>/dev/null) && return 2
 exit 2
