@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from migrator.lock import LOCK_NAME, LOCK_PART_RE, TEMP_FILE_RE
+from tests.helpers import HANG_GUARD
 
 FILES = 1500
 ARGS = ["--to", "v0.8.0", "-q", "-j", "4"]
@@ -99,21 +100,36 @@ def test_sigkill_at_any_moment_never_tears_a_file(tmp_path):
     reference = tmp_path / "reference"
     shutil.copytree(pristine, reference)
     clean = subprocess.run([sys.executable, "-m", "migrator", *ARGS, str(reference)], capture_output=True,
-                           timeout=300)
+                           timeout=HANG_GUARD)
     assert clean.returncode == 0, clean.stderr
     after = snapshot(reference)
     changeable = sum(1 for k in before if before[k] != after[k])
     assert changeable == FILES - FILES // 3
 
-    victim = tmp_path / "victim"
-    shutil.copytree(pristine, victim)
-    history = []
     # Kill moments: during start-up, while files are being read and parsed, and at three points
     # of the write phase (first replaced file, a third and half of what is left); each run resumes
-    # the work of the killed one.
+    # the work of the killed one. On a loaded machine a whole write phase can pass between two looks at
+    # the tree: then the sequence runs again on a fresh copy (every attempt checks every file).
+    for attempt in range(5):
+        victim = tmp_path / f"victim{attempt}"
+        shutil.copytree(pristine, victim)
+        history = _kill_at_each_moment(victim, before, after, changeable)
+        final = subprocess.run([sys.executable, "-m", "migrator", *ARGS, str(victim)], capture_output=True,
+                               timeout=HANG_GUARD)
+        assert final.returncode == 0, final.stderr
+        assert b"Traceback" not in final.stderr
+        assert snapshot(victim) == after, "the resumed run must finish exactly what a clean run does"
+        if any(0 < c["migrated"] < changeable for _, _, c in history):
+            break
+    # Some kill must have landed inside the write phase for this test to mean anything.
+    assert any(0 < c["migrated"] < changeable for _, _, c in history), history
+    print(history)
+
+
+def _kill_at_each_moment(victim: Path, before: dict, after: dict, changeable: int) -> list:
     triggers = [("startup", 0.05, None), ("processing", 0.6, None), ("first write", None, 1),
                 ("a third written", None, 1 / 3), ("half the rest written", None, 1 / 2)]
-    migrated = 0
+    history, migrated = [], 0
     for label, delay, fraction in triggers:
         inodes = {rel: os.stat(victim / rel).st_ino for rel in before}
         writes = None
@@ -123,8 +139,7 @@ def test_sigkill_at_any_moment_never_tears_a_file(tmp_path):
         if delay is not None:
             time.sleep(delay)
         else:
-            deadline = time.monotonic() + 60
-            while replaced(victim, inodes) < writes and proc.poll() is None and time.monotonic() < deadline:
+            while replaced(victim, inodes) < writes and proc.poll() is None:
                 pass
         finished = proc.poll() is not None
         kill_group(proc)
@@ -132,14 +147,7 @@ def test_sigkill_at_any_moment_never_tears_a_file(tmp_path):
         history.append((label, finished, counts))
         migrated = counts["migrated"]
         assert b"Traceback" not in proc.stderr.read()
-
-    final = subprocess.run([sys.executable, "-m", "migrator", *ARGS, str(victim)], capture_output=True, timeout=300)
-    assert final.returncode == 0, final.stderr
-    assert b"Traceback" not in final.stderr
-    assert snapshot(victim) == after, "the resumed run must finish exactly what a clean run does"
-    # Some kill must have landed inside the write phase for this test to mean anything.
-    assert any(0 < c["migrated"] < changeable for _, _, c in history), history
-    print(history)
+    return history
 
 
 @pytest.mark.skipif(not hasattr(os, "killpg") or shutil.which("pgrep") is None, reason="needs process groups")
@@ -150,14 +158,13 @@ def test_sigkill_of_the_parent_alone_leaves_no_workers_and_no_writes(tmp_path):
     before = snapshot(root)
     proc = start(root)
     workers: list[str] = []
-    deadline = time.monotonic() + 20
-    while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+    while len(workers) < 2 and proc.poll() is None:
         time.sleep(0.02)
         workers = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     try:
-        for _ in range(100):
+        for _ in range(600):  # 30 s: workers get SIGKILL from the kernel when their parent dies
             left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
             if not left:
                 break
@@ -168,5 +175,5 @@ def test_sigkill_of_the_parent_alone_leaves_no_workers_and_no_writes(tmp_path):
     assert len(workers) >= 2, "the run never started workers; the test proves nothing"
     now = snapshot(root)
     assert {k: v for k, v in now.items() if k != LOCK_NAME} == before  # killed before its write phase
-    final = subprocess.run([sys.executable, "-m", "migrator", *ARGS, str(root)], capture_output=True, timeout=300)
+    final = subprocess.run([sys.executable, "-m", "migrator", *ARGS, str(root)], capture_output=True, timeout=HANG_GUARD)
     assert final.returncode == 0 and b"taking over the lock" in final.stderr, final.stderr

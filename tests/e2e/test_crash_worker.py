@@ -16,6 +16,7 @@ from migrator import parallel
 from migrator.discover import Candidate
 from migrator.fileprocess import RewriteWork
 from migrator.lock import LOCK_NAME
+from tests.helpers import HANG_GUARD
 
 OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
@@ -79,7 +80,7 @@ def test_the_cli_survives_a_worker_killed_from_outside(tmp_path):
                 break
         time.sleep(0.02)
     try:
-        stdout, stderr = proc.communicate(timeout=120)
+        stdout, stderr = proc.communicate(timeout=HANG_GUARD)
     except subprocess.TimeoutExpired:
         proc.kill()
         pytest.fail("the run hangs after a worker died")

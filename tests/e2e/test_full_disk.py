@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from migrator.engine import RunOptions, run
+from tests.helpers import HANG_GUARD
 
 OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
@@ -69,7 +70,7 @@ def test_a_full_disk_through_the_cli(tiny_tmpfs):
     original = script.read_bytes()
     _fill(tiny_tmpfs)
     proc = subprocess.run([sys.executable, "-m", "migrator", "--to", "v0.8.0", str(tiny_tmpfs)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 3, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     assert f"error: {script}: could not write: No space left on device" in proc.stderr

@@ -12,6 +12,7 @@ import git
 import pytest
 
 from migrator.gitguard import dirty_files
+from tests.helpers import HANG_GUARD
 
 OLD = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=512\n"
 NEW = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=512\n"
@@ -19,7 +20,7 @@ NEW = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.checkpoint_en
 
 def cli(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "migrator", "--to", "v0.8.0", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_GUARD)
 
 
 def make_repo(path: Path, files: dict[str, bytes]) -> git.Repo:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import HANG_GUARD
+
 OLD_KEY = b"actor_rollout_ref.rollout.update_weights_bucket_megabytes"
 NEW_KEY = b"actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
 LINE = b"python3 -m verl.trainer.main_ppo " + OLD_KEY + b"=512 trainer.total_epochs=1\n"
@@ -59,7 +61,7 @@ def hostile_run(tmp_path_factory):
     (root / "dangling.sh").symlink_to(base / "missing.sh")
     (root / "dirlink").symlink_to(outside, target_is_directory=True)
     proc = subprocess.run([sys.executable, "-m", "migrator", "--to", "v0.8.0", "-v", str(root)],
-                          capture_output=True, timeout=300)
+                          capture_output=True, timeout=HANG_GUARD)
     yield root, outside, proc
 
 
@@ -153,6 +155,6 @@ def test_single_file_symlink_argument_is_not_written_through(tmp_path):
     link = tmp_path / "tree" / "link.sh"
     link.symlink_to(outside)
     proc = subprocess.run([sys.executable, "-m", "migrator", "--to", "v0.8.0", str(link)], capture_output=True,
-                          timeout=120)
+                          timeout=HANG_GUARD)
     assert b"Traceback" not in proc.stderr
     assert outside.read_bytes() == LINE and link.is_symlink()

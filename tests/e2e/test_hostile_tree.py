@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import HANG_GUARD, run_cli
 
 OLD_KEY = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
 BUCKET = OLD_KEY.rsplit(".", 1)[1]
@@ -95,7 +95,7 @@ def hostile_run(tmp_path_factory):
     _write(root, ORDINARY)
     _write(root, {name: data for name, (data, _, _) in HOSTILE.items()})
     os.mkfifo(shared / ".verl-migrate.lock")  # a FIFO of the lock's name above the root: never opened
-    proc = run_cli("--to", "v0.8.0", "--output-format", "json", root, text=False, timeout=600)
+    proc = run_cli("--to", "v0.8.0", "--output-format", "json", root, text=False, timeout=HANG_GUARD)
     yield reference, root, proc
 
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.helpers import FIXTURES, REPO
+from tests.helpers import FIXTURES, HANG_GUARD, REPO
 
 FIXTURES = FIXTURES / "lint"
 FINDING_FIELDS = {"path": str, "line": int, "col": int, "code": str, "message": str, "hint": (str, type(None)),
@@ -19,7 +19,7 @@ FINDING_FIELDS = {"path": str, "line": int, "col": int, "code": str, "message": 
 def run_lint(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "migrator", "lint", "--to", "v0.9.0",
                            "--table", str(FIXTURES / "tables.yaml"), *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=120)
+                          capture_output=True, text=True, cwd=cwd, timeout=HANG_GUARD)
 
 
 @pytest.fixture
@@ -159,7 +159,7 @@ def test_pyproject_sets_the_target_release(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.verl-migrate]\nto = "v0.7.1"\n')
     (tmp_path / "run.sh").write_text("python3 -m verl.trainer.main_generation data.path=x\n")
     proc = subprocess.run([sys.executable, "-m", "migrator", "lint", "run.sh"], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120)
+                          cwd=tmp_path, timeout=HANG_GUARD)
     assert "does not exist in verl v0.7.1" in proc.stdout, proc.stderr
 
 

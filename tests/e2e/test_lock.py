@@ -16,6 +16,7 @@ import git
 import pytest
 
 from migrator.lock import LOCK_NAME, LockHeld, LockInfo, lock_roots, run_lock
+from tests.helpers import HANG_GUARD
 
 OLD = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=512\n"
 NEW = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=512\n"
@@ -23,7 +24,7 @@ NEW = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.checkpoint_en
 
 def cli(*args, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "migrator", "--to", "v0.8.0", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_GUARD)
 
 
 def tree(tmp_path: Path) -> Path:

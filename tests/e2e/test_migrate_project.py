@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers import HANG_GUARD
 from tests.helpers.rewrite import FIXTURES, TEST_TABLE
 
 PROJECT = {
@@ -42,7 +43,7 @@ BUILTIN_ONLY = {
 
 def migrate(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "migrator", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=HANG_GUARD)
 
 
 def test_cli_migrates_python_yaml_docs_and_notebooks_exactly(tmp_path):

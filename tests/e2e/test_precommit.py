@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import FIXTURES, REPO
+from tests.helpers import FIXTURES, HANG_GUARD, REPO
 from tests.helpers.repos import CORE, NEW_SCRIPT, OLD_SCRIPT, committed_repo, git
 
 REPO = REPO
@@ -43,14 +43,14 @@ def install_hooks(repo: Path, *hooks: dict) -> None:
     git(repo, "add", ".pre-commit-config.yaml")
     git(repo, "commit", "-q", "--no-verify", "-m", "pre-commit config")
     proc = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=repo, env=env_for(repo),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def commit(repo: Path, message: str) -> subprocess.CompletedProcess:
     """`git commit` with its hook output (git sends it to stderr) in stdout."""
     return subprocess.run(["git", "commit", "-m", message], cwd=repo, env=env_for(repo), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=300)
+                          stderr=subprocess.STDOUT, text=True, timeout=HANG_GUARD)
 
 
 def head_files(repo: Path) -> set[str]:
@@ -97,7 +97,7 @@ def test_the_rewrite_hook_still_refuses_unstaged_files_outside_a_commit(tmp_path
     install_hooks(repo, local_hook("verl-migrate", CORE))
     (repo / "run.sh").write_bytes(OLD_SCRIPT.read_bytes())  # an unstaged edit
     proc = subprocess.run([sys.executable, "-m", "pre_commit", "run", "verl-migrate", "--files", "run.sh"],
-                          cwd=repo, env=env_for(repo), capture_output=True, text=True, timeout=300)
+                          cwd=repo, env=env_for(repo), capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 1
     assert "refusing to overwrite files with unstaged or untracked changes" in proc.stdout
     assert (repo / "run.sh").read_bytes() == OLD_SCRIPT.read_bytes()
@@ -125,7 +125,7 @@ def test_try_repo_runs_the_shipped_hook(tmp_path):
     (repo / "x.sh").write_bytes(OLD_SCRIPT.read_bytes())
     git(repo, "add", "x.sh")
     proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "verl-migrate", "--files",
-                           "x.sh"], cwd=repo, env=env_for(repo), capture_output=True, text=True, timeout=600)
+                           "x.sh"], cwd=repo, env=env_for(repo), capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 1 and "files were modified by this hook" in proc.stdout, proc.stdout + proc.stderr
     assert "refusing" not in proc.stdout
 

@@ -10,6 +10,7 @@ import pytest
 from migrator.cli.common import load_mappings
 from migrator.fileprocess import FileResult, process_file
 from migrator.report import unified_diff
+from tests.helpers import HANG_GUARD
 
 MAPPINGS = load_mappings(None, "v0.8.0", ())
 REMOVED = b"critic.kl_ctrl.type"
@@ -47,7 +48,7 @@ def test_bash_syntax_error_reason_names_the_line(tmp_path):
     script = tmp_path / "broken.sh"
     script.write_bytes(b"#!/bin/bash\n\nif then\npython3 -m verl.trainer.main_ppo critic.kl_ctrl.type=1\n")
     out = subprocess.run([sys.executable, "-m", "migrator", "--to", "v0.8.0", str(script)], capture_output=True,
-                         text=True, timeout=60)
+                         text=True, timeout=HANG_GUARD)
     assert "does not pass `bash -n` before any edit: line 3: syntax error near unexpected token `then'" in out.stderr
 
 

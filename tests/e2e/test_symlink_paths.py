@@ -8,12 +8,14 @@ import sys
 
 import pytest
 
+from tests.helpers import HANG_GUARD
+
 OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
 
 def cli(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "migrator", "--to", "v0.8.0", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_GUARD)
 
 
 @pytest.fixture

@@ -11,12 +11,13 @@ import pytest
 
 from migrator.mapping import compose, load_builtin
 from migrator.mapping.load import TableSet, load_table
+from tests.helpers import HANG_GUARD
 
 SCRIPT = b"python3 -m verl.trainer.main_ppo a.b=1\n"
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "migrator", *args], cwd=cwd, capture_output=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "migrator", *args], cwd=cwd, capture_output=True, timeout=HANG_GUARD)
 
 
 def _tableset(tmp_path: Path, per_release: dict[str, str]) -> TableSet:

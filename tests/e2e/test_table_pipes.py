@@ -13,6 +13,7 @@ import pytest
 
 from migrator.mapping import TableError, load_table
 from migrator.mapping import load as table_load
+from tests.helpers import HANG_GUARD
 
 TABLE = b"""entries:
 - kind: key-rename
@@ -28,7 +29,7 @@ def test_process_substitution(tmp_path):
     (tmp_path / "run.sh").write_bytes(SCRIPT)
     for cached in ("1", ""):  # without the cache, and with it (its key reads the table too)
         proc = subprocess.run(["bash", "-c", f'"{sys.executable}" -m migrator --to main --table <(cat t.yaml) run.sh'],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              cwd=tmp_path, capture_output=True, text=True, timeout=HANG_GUARD,
                               env={**os.environ, "VERL_MIGRATE_NO_CACHE": cached,
                                    "VERL_MIGRATE_CACHE_DIR": str(tmp_path / "cache")})
         assert proc.returncode == 0, proc.stderr

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from migrator.lock import LOCK_NAME
+from tests.helpers import HANG_GUARD
 from tests.helpers.users import NOBODY, as_nobody
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
@@ -67,7 +68,7 @@ def _tree(root: Path, files: int) -> None:
 def _working_worker(proc: subprocess.Popen) -> int | None:
     """A worker of `proc` that has started working (a Python child with CPU time), or None if the run ended."""
     started = time.monotonic()
-    while proc.poll() is None and time.monotonic() - started < 60:
+    while proc.poll() is None and time.monotonic() - started < HANG_GUARD:
         for child in _children(proc.pid):
             if _cpu_ticks(child) >= 5 and Path(f"/proc/{child}/cmdline").read_bytes().startswith(
                     sys.executable.encode()):
@@ -90,7 +91,7 @@ def test_a_signal_ends_the_run_even_with_a_stopped_worker(tmp_path, stop, code):
         os.kill(victim, signal.SIGSTOP)
         os.kill(proc.pid, stop)
         try:
-            stdout, stderr = proc.communicate(timeout=30)
+            stdout, stderr = proc.communicate(timeout=HANG_GUARD)
         except subprocess.TimeoutExpired:
             pytest.fail("the main process waits for the stopped worker")
         assert proc.returncode == code, stderr
@@ -115,7 +116,7 @@ def test_ctrl_c_of_a_run_without_workers_exits_130(tmp_path):
     while _cpu_ticks(proc.pid) < 30 and proc.poll() is None:  # well into the run (tables loaded)
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
+    stdout, stderr = proc.communicate(timeout=HANG_GUARD)
     assert proc.returncode == 130, stderr  # 1 is `--check`'s "files would change"
     assert "Traceback" not in stderr and "interrupted" in stderr
 

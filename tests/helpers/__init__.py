@@ -15,6 +15,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 CORE_TABLE = FIXTURES / "tables" / "core.yaml"
+# How long a test waits on a subprocess before calling it hung. Only a guard against a run that never
+# ends: the CI machine may be loaded (the suite once took 26 minutes), so no outcome may depend on it.
+HANG_GUARD = 1800
 
 
 @functools.lru_cache(maxsize=None)
@@ -30,7 +33,7 @@ def yaml_data(path: Path):
     return copy.deepcopy(_parsed_yaml(Path(path).resolve()))
 
 
-def run_cli(*args, cwd=None, env=None, input=None, text: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_cli(*args, cwd=None, env=None, input=None, text: bool = True, timeout: float = HANG_GUARD) -> subprocess.CompletedProcess:
     """`python -m migrator ARGS` in a subprocess, with `env` over this process's environment."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "migrator", *map(str, args)], cwd=cwd, env=full_env,

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.helpers import CORE_TABLE, FIXTURES
+from tests.helpers import CORE_TABLE, FIXTURES, HANG_GUARD
 
 # Only the fixed core table: what changes does not depend on the built-in tables.
 CORE = ["--from", "main", "--to", "main", "--table", str(CORE_TABLE)]
@@ -17,7 +17,7 @@ NEW_SCRIPT = FIXTURES / "shell" / "backslash_list.out.sh"
 def git(repo: Path, *args: str) -> str:
     env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(repo)}
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

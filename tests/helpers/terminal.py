@@ -7,13 +7,15 @@ import pty
 import subprocess
 import sys
 
+from tests.helpers import HANG_GUARD
+
 
 def cli_stderr(*args, tty: bool, env: dict | None = None) -> bytes:
     """`python -m migrator ARGS`'s stderr, with stderr a pseudo-terminal (tty=True) or a pipe."""
     full_env = {**os.environ, **(env or {})}
     cmd = [sys.executable, "-m", "migrator", *map(str, args)]
     if not tty:
-        return subprocess.run(cmd, capture_output=True, env=full_env, timeout=120).stderr
+        return subprocess.run(cmd, capture_output=True, env=full_env, timeout=HANG_GUARD).stderr
     master, slave = pty.openpty()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, env=full_env)
     os.close(slave)
@@ -26,6 +28,6 @@ def cli_stderr(*args, tty: bool, env: dict | None = None) -> bytes:
         if not data:
             break
         chunks.append(data)
-    proc.communicate(timeout=120)
+    proc.communicate(timeout=HANG_GUARD)
     os.close(master)
     return b"".join(chunks)

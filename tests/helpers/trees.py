@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, HANG_GUARD
 
 TABLE = FIXTURES / "perf" / "table.yaml"
 OLD_SCRIPT = """#!/usr/bin/env bash
@@ -45,4 +45,4 @@ def run_with_table(*args: str, env: dict | None = None, table: Path = TABLE, **k
     """The CLI over `table` alone (`--from main --to main`), output as bytes."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "migrator", "--from", "main", "--to", "main", "--table", str(table),
-                           *args], capture_output=True, env=full_env, timeout=120, **kwargs)
+                           *args], capture_output=True, env=full_env, timeout=HANG_GUARD, **kwargs)

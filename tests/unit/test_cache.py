@@ -17,7 +17,7 @@ from migrator.config import known_releases
 from migrator.mapping import facts as facts_module
 from migrator.mapping.facts import ReleaseFacts, read_entry_points
 from migrator.mapping.load import builtin_mappings_dir
-from tests.helpers import run_cli
+from tests.helpers import HANG_GUARD, run_cli
 
 SHIPPED = builtin_mappings_dir() / "verl" / "facts"
 
@@ -130,7 +130,7 @@ def test_a_warm_run_on_a_launch_script_never_imports_pyyaml(tmp_path, releases):
     cold = run_cli("--check", *releases, script.parent, env=env)
     assert cold.returncode == 1 and "1 file would change" in cold.stderr, cold.stderr
     warm = subprocess.run([sys.executable, "-X", "importtime", "-m", "migrator", "--check", *releases, str(script.parent)],
-                          capture_output=True, text=True, env={**os.environ, **env}, timeout=120)
+                          capture_output=True, text=True, env={**os.environ, **env}, timeout=HANG_GUARD)
     assert warm.returncode == 1 and "1 file would change" in warm.stderr, warm.stderr
     imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
     assert "migrator.rewrite.shell.review" in imported  # the review ran

@@ -13,6 +13,7 @@ import pytest
 from migrator.lint.facts import load_facts
 from migrator.lint.runner import lint_source
 from migrator.mapping import compose, load_builtin
+from tests.helpers import HANG_GUARD
 from tests.helpers.launches import MICRO_BATCHES
 
 REV = "v0.9.0"
@@ -140,7 +141,7 @@ def test_cli_json(tmp_path):
                       "trainer.nnodes=1 \\\n"
                       "    actor_rollout_ref.rollout.temprature=1.0\n")
     proc = subprocess.run([sys.executable, "-m", "migrator", "lint", "--to", REV, "--output-format", "json",
-                           str(script)], capture_output=True, text=True, timeout=120)
+                           str(script)], capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 1, proc.stderr
     (finding,) = json.loads(proc.stdout)
     assert finding["code"] == "VM007" and finding["severity"] == "error" and (finding["line"], finding["col"]) == (3, 5)

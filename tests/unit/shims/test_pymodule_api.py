@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from tests.helpers import run_cli
+from tests.helpers import HANG_GUARD, run_cli
 
 TABLE = """\
 release: v0.8.0
@@ -49,7 +49,7 @@ def tree(tmp_path_factory):
 def python(tree, *args):
     env = {k: v for k, v in os.environ.items() if k != "VERL_MIGRATE_SHIM"}
     env["PYTHONPATH"] = f"{tree / 'stubs'}{os.pathsep}{tree / 'new'}"
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=tree, env=env, timeout=60)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=tree, env=env, timeout=HANG_GUARD)
 
 
 def test_run_a_submodule_of_a_moved_package(tree):

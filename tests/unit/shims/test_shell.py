@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from tests.helpers import run_cli
+from tests.helpers import HANG_GUARD, run_cli
 from tests.helpers.shims import ARGV_PRINTER, parse_printer, run_stub, write_script
 
 HOSTILE_HINT = "it's gone: $(touch PWNED) `touch PWNED2` \"dq\" %s %d \\n \\\\ ${HOME} ; rm -rf x"
@@ -182,7 +182,7 @@ def _source(stub, *args, env=None):
               'message=$message self=$self here=$here link=$link after"\n')
     full_env = {k: v for k, v in os.environ.items() if k not in ("DEVICE", "MODE", "VERL_MIGRATE_SHIM")}
     return subprocess.run(["bash", "-c", caller, "caller", str(stub)], capture_output=True, text=True,
-                          env={**full_env, **(env or {})}, timeout=60)
+                          env={**full_env, **(env or {})}, timeout=HANG_GUARD)
 
 
 def test_a_sourced_stub_sources_the_new_script_and_returns(sourced_tree):

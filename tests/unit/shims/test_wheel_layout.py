@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from tests.helpers import REPO
+from tests.helpers import HANG_GUARD, REPO
 
 REPO = REPO
 
@@ -22,7 +22,7 @@ def wheel_layout(site: Path) -> Path:
 def run_installed(site: Path, *args: str) -> subprocess.CompletedProcess:
     # -I: isolated (no cwd, no PYTHONPATH, no user site): only the wheel-shaped copy is importable.
     code = f"import sys; sys.path.insert(0, {str(site)!r}); from migrator.cli import main; main()"
-    return subprocess.run([sys.executable, "-I", "-c", code, *args], capture_output=True, text=True, timeout=300,
+    return subprocess.run([sys.executable, "-I", "-c", code, *args], capture_output=True, text=True, timeout=HANG_GUARD,
                           cwd=site, env={"VERL_MIGRATE_NO_CACHE": "1", "PATH": "/usr/bin:/bin"})
 
 

@@ -22,7 +22,7 @@ from migrator.rewrite.python.nesting import (
     UNBOUNDED,
     nesting_depth,
 )
-from tests.helpers import REPO
+from tests.helpers import HANG_GUARD, REPO
 from tests.helpers.rewrite import mappings, run
 
 sys.path.insert(0, str(REPO / "bench"))
@@ -168,7 +168,7 @@ for shape, (n, n_libcst) in json.loads({json.dumps(json.dumps(shapes))}).items()
     assert result.status != "failed", (shape, n_libcst, result.reason)
 print("survived", len(PYTHON_SHAPES))
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=HANG_GUARD)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
     assert proc.stdout.split() == ["survived", str(len(PYTHON_SHAPES))]
 

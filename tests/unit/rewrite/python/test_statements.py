@@ -12,6 +12,7 @@ import pytest
 from migrator.edits import SourceNotParsed
 from migrator.mapping import compose, load_builtin
 from migrator.rewrite import python as py_rewriter
+from tests.helpers import HANG_GUARD
 from tests.helpers.rewrite import FIXTURES, mappings
 
 BUCKET = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
@@ -182,6 +183,6 @@ def test_ast_front_end_does_not_import_libcst():
         f"result = python.locate({FAST['import a.b with references']!r}.encode(), maps)\n"
         "assert result.edits, result\n"
         "print('libcst' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"

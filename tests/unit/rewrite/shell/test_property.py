@@ -26,6 +26,7 @@ from migrator.cli.common import load_composed
 from migrator.fileprocess import apply_edits, process_file
 from migrator.rewrite import shell
 from migrator.rewrite.shell.review import review
+from tests.helpers import HANG_GUARD
 
 # The package's `migrate` attribute is the click command; the module is the one that calls load_composed.
 migrate_module = importlib.import_module("migrator.cli.migrate")
@@ -129,7 +130,7 @@ def script(draw) -> bytes:
 
 
 def bash_ok(data: bytes) -> bool:
-    proc = subprocess.run([BASH, "-n"], input=data.replace(b"\r\n", b"\n"), capture_output=True, timeout=30)
+    proc = subprocess.run([BASH, "-n"], input=data.replace(b"\r\n", b"\n"), capture_output=True, timeout=HANG_GUARD)
     return proc.returncode == 0
 
 

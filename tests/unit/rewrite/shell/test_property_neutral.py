@@ -32,6 +32,7 @@ from migrator.edits import Edit
 from migrator.fileprocess import apply_edits
 from migrator.rewrite.shell import edits_keep_validity, parse
 from migrator.rewrite.shell.removal_spans import argument_removal_span
+from tests.helpers import HANG_GUARD
 
 BASH = shutil.which("bash")
 EXAMPLES = int(os.environ.get("NEUTRAL_EXAMPLES", "800"))
@@ -43,7 +44,7 @@ def bash_ok(source: bytes) -> bool:
         script.write(source.replace(b"\r\n", b"\n"))
         script.flush()
         proc = subprocess.run([BASH, "-n", script.name], check=False, stdin=subprocess.DEVNULL, capture_output=True,
-                              env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"}, timeout=30)
+                              env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C"}, timeout=HANG_GUARD)
     return proc.returncode == 0
 
 

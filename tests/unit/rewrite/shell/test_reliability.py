@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from migrator.tablecache import composed
+from tests.helpers import HANG_GUARD
 
 try:
     from migrator.fileprocess import process_file
@@ -50,7 +51,7 @@ def test_env_presets_reach_the_script_under_each_runner(tmp_path, runner):
     (tmp_path / SGLANG_NEW.decode()).write_bytes(b'echo "backend=$INFER_BACKEND"\n')
     runs = b"" if runner in (b"source", b".") else b"bash "
     result = run(runner + b" " + runs + SGLANG + b"\n")
-    proc = subprocess.run(["bash", "-c", result.after.decode()], cwd=tmp_path, capture_output=True, timeout=30)
+    proc = subprocess.run(["bash", "-c", result.after.decode()], cwd=tmp_path, capture_output=True, timeout=HANG_GUARD)
     assert b"backend=sglang" in proc.stdout, (result.after, proc.stderr)
 
 
@@ -292,7 +293,7 @@ def test_a_renamed_variable_prints_what_the_original_printed(form):
     source = b"# mindspeed\ntrain_etp=2\n" + form + b"\n"
     result = run(source)
     assert result.status == "changed" and b"train_etp" not in result.after.split(b"\n", 1)[1], result.findings
-    outputs = [subprocess.run(["bash", "-c", script], capture_output=True, timeout=30).stdout
+    outputs = [subprocess.run(["bash", "-c", script], capture_output=True, timeout=HANG_GUARD).stdout
                for script in (source, result.after)]
     assert outputs[0] == outputs[1] and outputs[0], outputs
 
