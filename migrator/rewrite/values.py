@@ -17,12 +17,21 @@ _VALUE_END = re.compile(rb"[\s\"'`;|&()<>\\]")
 _EXPANSION = re.compile(rb"\$\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*)")
 
 
+# One leading `$NAME` or `${NAME}` and then a path: the expansion stands for a directory.
+_DIRECTORY_EXPANSION = re.compile(rb"(?:\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\})(?=/[^$`]*\Z)")
+# Two directories that stand for the expansion when proving a change does not depend on it.
+_STAND_INS = ("/stand-in/one", "/other/stand-in/two")
+
+
 @dataclass(frozen=True)
 class ValueToken:
     start: int
     end: int
     text: str
     variable: str | None = None  # the value is exactly `$NAME` / `${NAME}`: not a literal
+    # Where a value is a directory expansion and then literal text (`$VERL/verl/utils/x.py`): the literal
+    # part's start; an edit may touch it when the change does not depend on the prefix (literal_tail).
+    tail_start: int | None = None
 
 
 def value_at(src: bytes, start: int, limit: int) -> ValueToken | None:
@@ -45,7 +54,9 @@ def value_at(src: bytes, start: int, limit: int) -> ValueToken | None:
     raw = src[inner_start:inner_end]
     if b"$" in raw or b"`" in raw:
         m = _EXPANSION.fullmatch(raw) or re.fullmatch(rb"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}", raw)
-        return ValueToken(inner_start, inner_end, "", m.group("name").decode() if m else "?")
+        prefix = None if m or quote == b"'" else _DIRECTORY_EXPANSION.match(raw)
+        return ValueToken(inner_start, inner_end, "", m.group("name").decode() if m else "?",
+                          inner_start + prefix.end() if prefix else None)
     if quote == b'"' and b"\\" in raw:
         return None
     try:
@@ -80,6 +91,27 @@ def override_value_edits(maps: MappingSet, key: str, key_start: int, key_end: in
         findings.append(Finding(key_start, "value-removal", f"{key}={token.text} is rejected now", change.hint,
                                 change.prs, severity="warning"))
     return edits, findings, change
+
+
+def literal_tail(maps: MappingSet, key: str, src: bytes, token: ValueToken) -> ValueToken | None:
+    """The literal part of `key=$DIR/lit/er/al` as a token of its own, when the table's change of the value
+    does not depend on what the directory is (`custom_reward_function.path=$VERL/verl/utils/reward_score/
+    math.py`, #3378): a rename whose result, for two different directories in its place, is that directory
+    followed by one same text. Else None (the value stays, as every expansion does)."""
+    if token.tail_start is None:
+        return None
+    try:
+        tail = src[token.tail_start:token.end].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    change = maps.value(key, tail)
+    if change is None or change.action != "rename" or change.new_key is not None or change.args:
+        return None
+    for stand_in in _STAND_INS:
+        whole = maps.value(key, stand_in + tail)
+        if whole is None or whole.action != "rename" or whole.new != stand_in + change.new:
+            return None
+    return ValueToken(token.tail_start, token.end, tail)
 
 
 def removal_finding(key_start: int, change, removed: bool) -> Finding:

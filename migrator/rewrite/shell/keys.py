@@ -10,7 +10,7 @@ from migrator.rewrite.shell.launches import Launches
 from migrator.rewrite.shell.plan import ScriptPlan
 from migrator.rewrite.shell.removals import ArgumentRemovals, first_note
 from migrator.rewrite.shell.syntax import glued_by_continuation
-from migrator.rewrite.values import override_value_edits, removal_finding, value_at
+from migrator.rewrite.values import literal_tail, override_value_edits, removal_finding, value_at
 
 
 class KeyEdits:
@@ -67,8 +67,11 @@ class KeyEdits:
         """Edits or findings for the value of `key=value`; True when they dealt with the key as well."""
         token = value_at(self.src, end + 1, limit)
         if token is not None and token.variable is not None:
-            self.variable_value(key, token.variable)
-            return False
+            tail = literal_tail(self.maps, key, self.src, token)
+            if tail is None:
+                self.variable_value(key, token.variable)
+                return False
+            token = tail
         edits, findings, change = override_value_edits(self.maps, key, start, end, token)
         self.edits.extend(edits)
         self.findings.extend(findings)

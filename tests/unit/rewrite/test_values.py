@@ -159,3 +159,39 @@ def test_the_loader_reads_every_value_kind(tmp_path):
     assert removal.action == "remove" and value_map.mapped("True") == (True, "enabled")
     assert value_map.mapped("false") == (True, None) and value_map.mapped("maybe") == (False, None)
     assert default.old_default == "vllm" and target.when == (("strategy", "megatron"),)
+
+
+@pytest.mark.parametrize("value, new", [
+    (b"$VERL/verl/utils/reward_score/math.py", b"$VERL/verl/utils/reward_score/math_reward.py"),
+    (b'"${VERL_HOME}/verl/utils/reward_score/math.py"', b'"${VERL_HOME}/verl/utils/reward_score/math_reward.py"'),
+])
+def test_a_value_after_a_directory_expansion_is_renamed_in_its_literal_part(value, new):
+    """The pattern renames the file whatever directory holds it (`(.*/)?verl/utils/reward_score/math.py`, #3378):
+    the literal part after `$VERL` is edited, the expansion kept."""
+    src = b"python3 -m verl.trainer.main_ppo custom_reward_function.path=" + value + b" actor_rollout_ref.rollout.name=vllm\n"
+    result = migrate(src, "run.sh", builtin("v0.5.0", "v0.6.1"))
+    assert result.after == src.replace(value, new)
+
+
+@pytest.mark.parametrize("value", [
+    b"$A/$B/verl/utils/reward_score/math.py",  # two expansions: the literal part is not one path's tail
+    b"$(pwd)/verl/utils/reward_score/math.py",  # a command substitution
+    b"${VERL:-/opt}/verl/utils/reward_score/math.py",  # an expansion with a default
+    b"$VERL.py",  # not a directory
+])
+def test_a_value_with_other_expansions_stays(value):
+    src = b"python3 -m verl.trainer.main_ppo custom_reward_function.path=" + value + b" actor_rollout_ref.rollout.name=vllm\n"
+    result = migrate(src, "run.sh", builtin("v0.5.0", "v0.6.1"))
+    assert result.after in (None, src)
+
+
+def test_a_change_that_depends_on_the_directory_is_not_made_on_the_literal_part(tmp_path):
+    """A pattern anchored at the start (`verl/...` only at the root) would give another result under a
+    directory: the literal part alone proves nothing, so the value stays."""
+    table = tmp_path / "t.yaml"
+    table.write_text("entries:\n- {kind: value-rename, key: trainer.hook, old-pattern: 'hooks/a\\.py', "
+                     "new: hooks/b.py, pr: 1}\n")
+    maps = compose(load_builtin(), "main", "main", [table])
+    src = b"python3 -m verl.trainer.main_ppo trainer.hook=$ROOT/hooks/a.py trainer.hook2=/hooks/a.py\n"
+    result = migrate(src, "run.sh", maps)
+    assert result.after in (None, src)
