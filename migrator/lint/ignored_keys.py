@@ -31,9 +31,24 @@ def ignored_key_set(script):
             instead = item.instead(o.key)
             release, reader = item.read_before.split(":", 1)
             hint = (f"set `{instead}{_value(o)}` instead" if instead else "verl reads no replacement: remove it")
+            if instead and (refused := _unregistered(instead, _value(o)[1:], script.rev)):
+                hint = refused
             yield Problem(o.start, f"`{o.key}` is accepted by verl {script.rev} but nothing reads it for "
                                    f"{entry.module} (read up to {release} at {reader}; not since {pr_name(item.pr)})",
                           hint, key=o.key, override=o.written)
+
+
+def _unregistered(key: str, value: str, release: str) -> str | None:
+    """The advice for a value the replacement key's registry lacks (`reward.reward_manager.name=prime`:
+    v0.9.0's reward loop registers no `prime`): moving it over would only stop the run (VM023's words)."""
+    from migrator.startup.components import registry_for
+
+    registry = registry_for(key, release)
+    if registry is None or not value or value in registry.names or "$" in value:
+        return None
+    known = ", ".join(sorted(registry.names))
+    return (f"`{key}` is what verl {release} reads, but `{value}` names no {registry.name} of it (it registers "
+            f"{known}): set `{key}` to one of them, or your own class through its `source`/`module` settings")
 
 
 def _value(override) -> str:

@@ -66,3 +66,13 @@ def test_older_release_checks_after_ray_init(mappings):
     _, found = lint(older, "vm020_batch.sh", "v0.5.0")
     assert found and all("RayPPOTrainer._validate_config, when the trainer starts, after ray.init" in f.message
                          for f in found if f.code == "VM020")
+
+
+def test_an_ignored_key_is_never_sent_to_a_value_its_replacement_refuses(mappings):
+    """`reward_model.reward_manager=prime`: v0.9.0 reads `reward.reward_manager.name`, whose registry has no
+    `prime`; "set reward.reward_manager.name=prime instead" would only move the failure to start-up."""
+    _, found = lint(mappings, "vm022_unregistered.sh")
+    (ignored,) = [f for f in found if f.code == "VM022"]
+    assert ignored.key == "reward_model.reward_manager"
+    assert "reward.reward_manager.name=prime" not in ignored.hint
+    assert "`prime` names no reward-manager" in ignored.hint and "dapo, gdpo, naive, remote" in ignored.hint
