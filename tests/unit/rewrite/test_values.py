@@ -195,3 +195,11 @@ def test_a_change_that_depends_on_the_directory_is_not_made_on_the_literal_part(
     src = b"python3 -m verl.trainer.main_ppo trainer.hook=$ROOT/hooks/a.py trainer.hook2=/hooks/a.py\n"
     result = migrate(src, "run.sh", maps)
     assert result.after in (None, src)
+
+
+def test_the_removed_mindspeed_engine_is_a_manual_step_at_main():
+    """#7374 deleted model_engine/mindspeed.yaml: Hydra at main cannot compose `model_engine=mindspeed`."""
+    change = builtin("v0.9.0", "main").value("model_engine", "mindspeed")
+    assert change is not None and change.action == "warn" and change.prs == (7374,)
+    assert "model_engine=megatron" in change.hint
+    assert builtin("v0.8.0", "v0.9.0").value("model_engine", "mindspeed") is None
