@@ -198,3 +198,33 @@ def test_shallow_clone_lacking_the_revision(release_history, tmp_path):
     assert proc.returncode == 2
     assert "shallow clone" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_module_move_is_high_confidence_only_where_the_new_module_holds_the_old_names(tmp_path):
+    """git pairs `verl/workers/actor/dp_actor.py` with a file that defines other classes (v0.7.1 -> v0.8.0:
+    verl.workers.actor -> verl.workers.engine.automodel, 72% alike): users' imports would break."""
+    from tests.helpers.history import History
+
+    h = History(tmp_path / "verl")
+    body = "".join(f"def helper_{i}(x):\n    return x + {i}\n\n\n" for i in range(30))
+    h.write("verl/__init__.py", "")
+    h.write("verl/kept/__init__.py", "")
+    h.write("verl/kept/tools.py", "class Tool:\n    pass\n\n\n" + body)
+    h.write("verl/lost/__init__.py", "")
+    h.write("verl/lost/actor.py", "class DataParallelActor:\n    pass\n\n\n" + body)
+    h.commit("[init] feat: layout (#1)")
+    h.tag("v1")
+    h.mv("verl/kept/tools.py", "verl/moved/tools.py")
+    h.write("verl/moved/__init__.py", "")
+    h.rm("verl/kept/__init__.py")
+    h.mv("verl/lost/actor.py", "verl/engine/automodel.py")
+    h.write("verl/engine/automodel.py", "class AutoModelEngine:\n    pass\n\n\n" + body)
+    h.write("verl/engine/__init__.py", "")
+    h.rm("verl/lost/__init__.py")
+    h.commit("[worker] refactor: engines (#2)")
+    h.tag("v2")
+    moves = {d.old: d for d in derive.derive(h.repo, "v1", "v2").drafts if d.kind == "module-move"}
+    assert moves["verl.kept.tools"].confidence == "high"
+    lost = moves["verl.lost.actor"]
+    assert lost.fields["new"] == "verl.engine.automodel" and lost.confidence == "low"
+    assert "lacks 1 public name(s) of the old: DataParallelActor" in lost.evidence
