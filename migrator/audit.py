@@ -40,6 +40,8 @@ class AuditResult:
     uncovered_symbols: list[str] = field(default_factory=list)
     entry_points: list[str] = field(default_factory=list)  # removed @hydra.main modules
     uncovered_entry_points: list[str] = field(default_factory=list)
+    # Keys some configs lost while others keep them: key -> the config files that lost it.
+    removed_from_some: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -97,7 +99,7 @@ def audit(repo, base: str, head: str, entries: list[Entry], pr: int | None = Non
     fork = history.merge_base(repo, base_sha, head_sha)
     derivation: Derivation = derive(repo, fork, head_sha)
     scripts = sorted(derivation.removed_scripts)
-    keys = sorted(derivation.removed_keys)
+    keys = sorted(derivation.removed_keys | set(derivation.removed_from_some))
     uncovered_scripts = [p for p in scripts if not is_covered(p, "path", entries)]
     uncovered_keys = [k for k in keys if not is_covered(k, "key", entries)]
     modules = sorted(derivation.removed_modules)
@@ -115,10 +117,29 @@ def audit(repo, base: str, head: str, entries: list[Entry], pr: int | None = Non
         if pr:
             row["evidence"] = row["evidence"].split("; PR guessed")[0] + "; PR from --pr"
         suggestions.append(row)
+    for key in uncovered_keys:
+        if key in derivation.removed_from_some:
+            suggestions.append({"kind": "key-removal", "old": key, "action": "warn",
+                                "hint": "removed from this config; check the PR for a replacement",
+                                "scope": [config_name(f) for f in derivation.removed_from_some[key]],
+                                "pr": pr or PR_PLACEHOLDER, "confidence": "medium",
+                                "evidence": "the other generated configs still have it", "review": True})
     removed_entry_points = sorted(hydra_entry_points(repo, fork) - hydra_entry_points(repo, head_sha))
     uncovered_entry_points = [m for m in removed_entry_points if not entry_point_covered(m, entries)]
     return AuditResult(base, head, scripts, keys, uncovered_scripts, uncovered_keys, suggestions, modules, symbols,
-                       uncovered_modules, uncovered_symbols, removed_entry_points, uncovered_entry_points)
+                       uncovered_modules, uncovered_symbols, removed_entry_points, uncovered_entry_points,
+                       derivation.removed_from_some)
+
+
+def config_name(path: str) -> str:
+    """`verl/trainer/config/_generated_ppo_megatron_trainer.yaml` -> `ppo_megatron_trainer` (a scope)."""
+    name = path.rsplit("/", 1)[-1].removesuffix(".yaml")
+    return name.removeprefix(verl_layout().generated_config_prefix)
+
+
+def _only_from(key: str, removed_from_some: dict[str, tuple[str, ...]]) -> str:
+    files = removed_from_some.get(key)
+    return f" (from {', '.join(f.rsplit('/', 1)[-1] for f in files)} only)" if files else ""
 
 
 def format_report(result: AuditResult) -> str:
@@ -129,7 +150,7 @@ def format_report(result: AuditResult) -> str:
                 f"{len(result.symbols)} public name(s); every one is covered by a mapping table\n")
     lines = [f"audit: {span} breaks users' scripts without a mapping table entry:"]
     lines += [f"  script deleted or moved: {p}" for p in result.uncovered_scripts]
-    lines += [f"  config key removed: {k}" for k in result.uncovered_keys]
+    lines += [f"  config key removed: {k}{_only_from(k, result.removed_from_some)}" for k in result.uncovered_keys]
     lines += [f"  Python module removed or moved: {m}" for m in result.uncovered_modules]
     lines += [f"  public name removed or moved: {s}" for s in result.uncovered_symbols]
     lines += [f"  entry point removed: {m} (add an entry-point-move or entry-point-removal entry)"

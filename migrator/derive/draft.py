@@ -36,6 +36,8 @@ class Derivation:
     to_rev: str
     drafts: list[Draft] = field(default_factory=list)
     removed_keys: set[str] = field(default_factory=set)
+    # Keys some config files lost while others keep them: key -> those files (derive/keys.py).
+    removed_from_some: dict[str, tuple[str, ...]] = field(default_factory=dict)
     removed_scripts: set[str] = field(default_factory=set)
     removed_modules: set[str] = field(default_factory=set)
     removed_symbols: set[str] = field(default_factory=set)  # `pkg.mod:Name` a module stopped binding

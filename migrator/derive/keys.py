@@ -61,6 +61,15 @@ class ConfigKeys:
         self._parsed: dict[str, dict[str, object]] = {}
 
     def at(self, rev: str) -> dict[str, object]:
+        """Every config's keys merged (a key any of them has)."""
+        merged: dict[str, object] = {}
+        for _path, keys in sorted(self.per_config(rev).items()):
+            for key, value in keys.items():
+                merged.setdefault(key, value)
+        return merged
+
+    def per_config(self, rev: str) -> dict[str, dict[str, object]]:
+        """Each config file's own keys."""
         blobs = config_blobs(self.repo, rev)
         missing = [s for s in blobs.values() if s not in self._parsed]
         for sha, content in history.read_blobs(self.repo, missing).items():
@@ -68,11 +77,19 @@ class ConfigKeys:
                 self._parsed[sha] = flatten(yaml.load(content, Loader=_LOADER))
             except yaml.YAMLError:
                 self._parsed[sha] = {}
-        merged: dict[str, object] = {}
-        for path in sorted(blobs):
-            for key, value in self._parsed.get(blobs[path], {}).items():
-                merged.setdefault(key, value)
-        return merged
+        return {path: self._parsed.get(sha, {}) for path, sha in blobs.items()}
+
+
+def removed_from_some(before: dict[str, dict], after: dict[str, dict]) -> dict[str, tuple[str, ...]]:
+    """Keys a config file lost while another still has them (the Megatron trainer's config only): key ->
+    the config files that lost it. A launch of that config is refused the key all the same."""
+    still = {key for keys in after.values() for key in keys}
+    out: dict[str, list[str]] = {}
+    for path in sorted(set(before) & set(after)):
+        for key in set(before[path]) - set(after[path]):
+            if key in still:
+                out.setdefault(key, []).append(path)
+    return {key: tuple(paths) for key, paths in out.items()}
 
 
 def _type(value: object) -> str:
@@ -239,6 +256,7 @@ def derive_keys(repo, from_sha, to_sha, result: Derivation, log, fallback):
         return
     removed_in, added_in = _key_commits(repo, keys, log)
     result.removed_keys = set(before) - set(after)
+    result.removed_from_some = removed_from_some(keys.per_config(from_sha), keys.per_config(to_sha))
     subtree_moves, pairs, leftovers = pair_keys(before, after)
 
     def attribution(old: str, new: str | None, confidence: str) -> tuple[int | None, str, str]:

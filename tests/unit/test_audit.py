@@ -157,3 +157,28 @@ def test_coverage_matching():
     assert not audit.is_covered("examples/grpo_trainer/run_qwen3-8b.sh", "path", entries)
     assert not audit.is_covered("trainer.old_logger_x", "key", entries)
     assert history.PR_RE.search("fix things (#6285)").group(1) == "6285"
+
+
+def test_a_key_removed_from_one_generated_config_only_is_flagged(tmp_path):
+    """ppo_megatron_trainer loses a key that ppo_trainer keeps: its launches are refused the key, though the
+    union of the configs still has it."""
+    h = History(tmp_path)
+    h.write("README.md", "x\n")
+    h.config(base_config())
+    megatron = base_config()
+    megatron["actor_rollout_ref"]["actor"]["megatron_only_flag"] = True
+    h.config(megatron, "_generated_ppo_megatron_trainer.yaml")
+    h.commit("init (#1)")
+    kept = base_config()
+    kept["actor_rollout_ref"]["actor"]["megatron_only_flag"] = True
+    h.config(kept)  # ppo_trainer gains it...
+    h.config(base_config(), "_generated_ppo_megatron_trainer.yaml")  # ...the Megatron config loses it
+    h.commit("move a flag (#2)")
+    proc = run_audit("--repo", str(tmp_path), "--base", "HEAD~1")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert ("config key removed: actor_rollout_ref.actor.megatron_only_flag (from "
+            "_generated_ppo_megatron_trainer.yaml only)") in proc.stdout
+    suggestion = yaml.safe_load(proc.stdout.split("after checking each one (see docs/table-format.md):")[1])
+    (entry,) = suggestion["entries"]
+    assert (entry["kind"], entry["old"], entry["scope"]) == \
+        ("key-removal", "actor_rollout_ref.actor.megatron_only_flag", ["ppo_megatron_trainer"])
