@@ -195,3 +195,10 @@ def test_a_hint_naming_a_path_changed_before_it_was_written_is_kept(tmp_path):
           - {kind: path-removal, old: examples/a/run_y.sh, hint: use examples/a/run_x.sh, pr: 2}
     """, "two.yaml")])
     assert ms.path("examples/a/run_y.sh").hint == "use examples/a/run_x.sh"
+
+
+def test_the_old_profiler_nodes_target_is_deleted_not_left_for_hydra_to_refuse():
+    """v0.6.1 has no actor_rollout_ref.profiler node (#2894): an override of its `_target_` is refused, and
+    the roles' own profilers carry their own targets, so the override goes."""
+    change = compose(load_builtin(), "v0.5.0", "v0.6.1").key("actor_rollout_ref.profiler._target_")
+    assert (change.action, change.prs) == ("remove", (2894,))
