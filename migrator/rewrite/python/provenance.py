@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from migrator.layout import verl_layout
 from migrator.mapping.config_objects import ConfigObjects
-from migrator.rewrite.python.parsed import child_nodes
+from migrator.rewrite.python.parsed import child_nodes, walk_tree
 
 _ROUNDS = 6  # call-graph propagation: a chain of calls main -> run_ppo -> TaskRunner.run is 2 rounds
 
@@ -46,7 +46,7 @@ class Provenance:
         self.objects = objects if objects is not None else ConfigObjects()  # verl's objects that carry its config (mappings/verl/config-objects.yaml)
         # One walk over the whole tree for what is file-wide: imports, classes, calls, names read.
         self._nodes: dict[type, list] = {}
-        for node in ast.walk(tree):
+        for node in walk_tree(tree):
             self._nodes.setdefault(type(node), []).append(node)
         self.imports = _imported_names(self._nodes)
         self.functions: list[tuple[Function, ast.ClassDef | None]] = list(_functions(tree.body, None))

@@ -131,7 +131,8 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     else:
         occurrences = sorted(search.starts(source))
     outside = covering(occurrences, chosen)
-    roots = {alias.name.split(".")[0] for span in chosen.values() for stmt in span[2] for node in ast.walk(stmt)
+    # Imports are statements: the chosen statements' own statements hold them all (no walk of expressions).
+    roots = {alias.name.split(".")[0] for span in chosen.values() for node in walk_statements(span[2])
              if isinstance(node, ast.Import) for alias in node.names
              if alias.asname is None and "." in alias.name and _moved(mappings, alias.name)}
     if roots:
