@@ -218,6 +218,29 @@ class Provenance:
                 calls.setdefault((id(target), param), []).append(node)
 
 
+class _Nothing:
+    """The provenance of a file that cannot hold verl's config: no name is known to."""
+
+    @staticmethod
+    def node_of(scopes, cls, names) -> None:
+        return None
+
+
+NOTHING = _Nothing()
+
+
+def provenance_of(tree: ast.Module, source: bytes, line_starts: list[int], objects: ConfigObjects | None = None):
+    """`Provenance(...)` where the file can hold verl's config, else `NOTHING`: every piece of evidence is a
+    name bound by an import of verl's packages (the objects' modules, its config classes) or an
+    `@hydra.main`, so a file that spells neither (a launcher that runs verl in a child process) has none."""
+    objects = objects if objects is not None else ConfigObjects()
+    roots = {name.split(".")[0] for name in (*objects.takers, *objects.holders)} \
+        | {verl_layout().config_classes_package.split(".")[0], "hydra"}
+    if not any(root.encode() in source for root in roots):
+        return NOTHING
+    return Provenance(tree, line_starts, objects)
+
+
 def _functions(body, cls):
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
