@@ -26,7 +26,7 @@ from migrator.rewrite.python.statements import Statements, choose_statements
 
 # One string token: optional prefix letters, then one quoted literal and nothing after it (an implicit
 # concatenation `"a" "b"` is one ast.Constant but several libcst SimpleStrings).
-_STRING_TOKEN = re.compile(
+STRING_TOKEN = re.compile(
     rb"[A-Za-z]{0,3}(?:'''(?:[^\\']|\\.|'(?!''))*'''|\"\"\"(?:[^\\\"]|\\.|\"(?!\"\"))*\"\"\""
     rb"|'(?:[^\\'\n]|\\.)*'|\"(?:[^\\\"\n]|\\.)*\")", re.DOTALL)
 _FROM_MODULE = re.compile(rb"from[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)[ \t]")
@@ -101,7 +101,7 @@ class _AstWalker:
             return None
         start, end = self.span(node)
         text = self.src[start:end]
-        if not _STRING_TOKEN.fullmatch(text):
+        if not STRING_TOKEN.fullmatch(text):
             self.opaque.append((start, end))
             return None
         prefix = STRING_PREFIX.match(text.decode("latin-1")).group()
