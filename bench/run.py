@@ -212,11 +212,13 @@ def count_sed_damage(tree: Path, ours: Path, sed: Path) -> dict:
 def file_size_cost(mappings, runs: int) -> dict:
     """CPU seconds of one Python launcher's migration (`process_file`, in this process) at ~1,000 and
     ~5,000 lines, median of `runs` after a warm-up: the cost of a file should grow with it, no faster."""
+    import gc
     import random
     import time
 
     from tree import _python_launcher
 
+    from migrator.engine import RUN_GC_THRESHOLD
     from migrator.fileprocess import process_file
 
     plan = plan_from(mappings)
@@ -227,19 +229,26 @@ def file_size_cost(mappings, runs: int) -> dict:
             parts.append(_python_launcher(rng, plan, old=len(parts) % 2 == 0))
         return b"\n\n".join(parts)
 
-    def cost(data: bytes) -> float:
+    def once(data: bytes) -> float:
+        start = time.process_time()
         process_file("launch.py", "launch.py", mappings, data=data)
-        times = []
-        for _ in range(max(runs, 5)):
-            start = time.process_time()
-            process_file("launch.py", "launch.py", mappings, data=data)
-            times.append(time.process_time() - start)
-        return statistics.median(times)
+        return time.process_time() - start
 
     small, large = launcher(1000), launcher(5000)
-    a, b = cost(small), cost(large)
+    # As in a run (engine._run): the tables frozen, the young generation collected every RUN_GC_THRESHOLD
+    # allocations; the two sizes alternate, and the ratio is the median of the pairs' ratios.
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(RUN_GC_THRESHOLD, *thresholds[1:])
+    try:
+        once(small), once(large)
+        pairs = [(once(small), once(large)) for _ in range(max(runs, 5))]
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+    a, b = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
     return {"small_lines": small.count(b"\n"), "large_lines": large.count(b"\n"), "small": a, "large": b,
-            "ratio": b / a}
+            "ratio": statistics.median(y / x for x, y in pairs)}
 
 
 def main() -> int:
