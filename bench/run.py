@@ -3,6 +3,7 @@
     python bench/run.py                      # 20,000 files, 5 alternating runs of each pair
     python bench/run.py --files 5000 --runs 7 --parts a,d
     python bench/run.py --scaling 5000,20000,80000
+    python bench/run.py --parts f,g,h --verl-tree /tmp/verl-v0.7.1   # launchers, verl's own tree, file size
 
 Every comparison alternates A B A B ... and reports medians and the median of the per-pair ratios A/B, so
 a machine whose speed drifts during the run still gives a fair ratio. Rewrite runs each work on a fresh
@@ -67,15 +68,36 @@ if sample:
     t.start()
 rc = proc.wait()
 wall = time.perf_counter() - start
-print(json.dumps({"wall": wall, "rc": rc, "maxrss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rc": rc, "maxrss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
                   "tree_mb": peak[0] / 2**20}))
 """
 
 
-def measure(cmd: list[str], sample_rss: bool = False) -> dict:
+def measure(cmd: list[str], sample_rss: bool = False, cwd: str | None = None) -> dict:
     out = subprocess.run([sys.executable, "-c", WRAPPER, "1" if sample_rss else "0", *cmd],
-                         capture_output=True, text=True, check=True, env=BENCH_ENV)
+                         capture_output=True, text=True, check=True, env=BENCH_ENV, cwd=cwd)
     return json.loads(out.stdout)
+
+
+# The deep passes' baseline: read every file of the tree and parse each Python file once with `ast`.
+PARSE_ALL = r"""
+import ast, os, sys, warnings
+warnings.simplefilter("ignore")
+for top, dirs, files in os.walk(sys.argv[1]):
+    for name in files:
+        path = os.path.join(top, name)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if name.endswith(".py"):
+            try:
+                ast.parse(data)
+            except (SyntaxError, ValueError):
+                pass
+"""
 
 
 # The tool's caches (composed tables, Hydra's verdicts) live under the work dir, filled by the warm-up run:
@@ -94,13 +116,13 @@ def compose_tables(from_release: str):
     return compose(load_builtin(), from_release, None)
 
 
-def ensure_tree(work: Path, files: int, seed: int, mappings) -> tuple[Path, dict]:
-    root = work / f"tree-{files}-{seed}"
+def ensure_tree(work: Path, files: int, seed: int, mappings, shape: str = "monorepo") -> tuple[Path, dict]:
+    root = work / (f"tree-{files}-{seed}" if shape == "monorepo" else f"tree-{shape}-{files}-{seed}")
     marker = root / ".bench-counts.json"
     if marker.is_file():
         return root, json.loads(marker.read_text())
     shutil.rmtree(root, ignore_errors=True)
-    counts = generate(str(root), files, mappings, seed)
+    counts = generate(str(root), files, mappings, seed, shape)
     marker.write_text(json.dumps(counts))
     return root, counts
 
@@ -151,10 +173,12 @@ def alternate(runs: int, a, b) -> tuple[list[dict], list[dict]]:
     return ra, rb
 
 
-def row(label: str, ra: list[dict], rb: list[dict], target: str) -> dict:
-    ratios = [x["wall"] / y["wall"] for x, y in zip(ra, rb)]
-    return {"label": label, "a": statistics.median(r["wall"] for r in ra),
-            "b": statistics.median(r["wall"] for r in rb), "ratio": statistics.median(ratios),
+def row(label: str, ra: list[dict], rb: list[dict], target: str, metric: str = "wall") -> dict:
+    """`metric`: wall seconds, or cpu (user+sys of the command and its workers: other work on the machine
+    moves it less)."""
+    ratios = [x[metric] / y[metric] for x, y in zip(ra, rb)]
+    return {"label": label, "metric": metric, "a": statistics.median(r[metric] for r in ra),
+            "b": statistics.median(r[metric] for r in rb), "ratio": statistics.median(ratios),
             "ratio_min": min(ratios), "ratio_max": max(ratios), "target": target,
             "rc": sorted({r["rc"] for r in ra}), "rc_b": sorted({r["rc"] for r in rb})}
 
@@ -185,6 +209,48 @@ def count_sed_damage(tree: Path, ours: Path, sed: Path) -> dict:
     return {"differ": differ, "bash_n_fails": broken, "examples": examples}
 
 
+def file_size_cost(mappings, runs: int) -> dict:
+    """CPU seconds of one Python launcher's migration (`process_file`, in this process) at ~1,000 and
+    ~5,000 lines, median of `runs` after a warm-up: the cost of a file should grow with it, no faster."""
+    import gc
+    import random
+    import time
+
+    from tree import _python_launcher
+
+    from migrator.engine import RUN_GC_THRESHOLD
+    from migrator.fileprocess import process_file
+
+    plan = plan_from(mappings)
+
+    def launcher(lines: int) -> bytes:
+        rng, parts = random.Random(lines), []
+        while sum(p.count(b"\n") for p in parts) < lines:
+            parts.append(_python_launcher(rng, plan, old=len(parts) % 2 == 0))
+        return b"\n\n".join(parts)
+
+    def once(data: bytes) -> float:
+        start = time.process_time()
+        process_file("launch.py", "launch.py", mappings, data=data)
+        return time.process_time() - start
+
+    small, large = launcher(1000), launcher(5000)
+    # As in a run (engine._run): the tables frozen, the young generation collected every RUN_GC_THRESHOLD
+    # allocations; the two sizes alternate, and the ratio is the median of the pairs' ratios.
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(RUN_GC_THRESHOLD, *thresholds[1:])
+    try:
+        once(small), once(large)
+        pairs = [(once(small), once(large)) for _ in range(max(runs, 5))]
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+    a, b = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+    return {"small_lines": small.count(b"\n"), "large_lines": large.count(b"\n"), "small": a, "large": b,
+            "ratio": statistics.median(y / x for x, y in pairs)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=20000)
@@ -193,7 +259,13 @@ def main() -> int:
     parser.add_argument("--from", dest="from_release", default="v0.1",
                         help="the release the generated files are written for (default v0.1: every table)")
     parser.add_argument("--jobs", type=int, default=None, help="-j for verl-migrate and libcst (default: CPUs)")
-    parser.add_argument("--parts", default="a,b,c,d,e")
+    parser.add_argument("--parts", default="a,b,c,d,e",
+                        help="a-e as above; f: --check vs grep on the launcher-heavy tree; g: --check and lint "
+                             "--to main on --verl-tree vs parsing its Python files; h: a 1,000- vs a 5,000-line "
+                             "launcher")
+    parser.add_argument("--verl-tree", default=None,
+                        help="verl's examples, recipe and verl of one release (part g), e.g. from "
+                             "git archive v0.7.1 examples recipe verl")
     parser.add_argument("--scaling", default="", help="comma-separated file counts: --check wall time at each")
     parser.add_argument("--workdir", default=None, help="where trees are generated (default: a temp dir)")
     parser.add_argument("--json", dest="json_out", default=None, help="also write the results as JSON here")
@@ -223,8 +295,8 @@ def main() -> int:
     parts = set(args.parts.split(",")) if args.parts else set()
     rows, extra = [], {}
 
-    tree, counts = ensure_tree(work, args.files, args.seed, mappings) if parts else (None, {})
-    if parts:
+    tree, counts = ensure_tree(work, args.files, args.seed, mappings) if parts & set("abce") else (None, {})
+    if tree is not None:
         print(f"tree: {tree} {counts}; {len(mappings.old_tokens())} old tokens; -j {jobs}", flush=True)
 
     if "a" in parts:
@@ -280,6 +352,28 @@ def main() -> int:
                                "largest_process_mb": statistics.median(r["maxrss_mb"] for r in rs)}
                         for name, rs in (("check", check), ("rewrite", rewrite))}
 
+    if "f" in parts:
+        launchers, launcher_counts = ensure_tree(work, args.files, args.seed, mappings, "launchers")
+        extra["launcher_counts"] = launcher_counts
+        print(f"launcher tree: {launchers} {launcher_counts}", flush=True)
+        ra, rb = alternate(args.runs, lambda: measure([*vm, "--check", *common, str(launchers)]),
+                           lambda: measure(["grep", "-rlF", "-f", str(tokens), str(launchers)]))
+        rows.append(row("(f) launchers: --check vs grep (wall)", ra, rb, "<= 3x"))
+        rows.append(row("(f) launchers: --check vs grep (CPU)", ra, rb, "", "cpu"))
+
+    if "g" in parts:
+        if not args.verl_tree:
+            parser.error("part g needs --verl-tree DIR")
+        verl_tree = str(Path(args.verl_tree).resolve())
+        parse_all = [sys.executable, "-c", PARSE_ALL, verl_tree]
+        for label, cmd in (("--check --to main", [*vm, "--check", "--to", "main", "-q", "-j", str(jobs), "."]),
+                           ("lint --to main", [*vm, "lint", "--to", "main", "-j", str(jobs), "."])):
+            ra, rb = alternate(args.runs, lambda cmd=cmd: measure(cmd, cwd=verl_tree), lambda: measure(parse_all))
+            rows.append(row(f"(g) verl tree: {label} vs ast.parse (CPU)", ra, rb, "<= 2x", "cpu"))
+
+    if "h" in parts:
+        extra["file_size"] = file_size_cost(mappings, args.runs)
+
     scaling = []
     for n in [int(x) for x in args.scaling.split(",") if x]:
         scaled, _ = ensure_tree(work, n, args.seed, mappings)
@@ -289,9 +383,9 @@ def main() -> int:
                         "grep": statistics.median(r["wall"] for r in rb)})
 
     print()
-    print(f"{'comparison':44s} {'A median s':>10s} {'B median s':>10s} {'A/B':>7s} {'(min-max)':>13s}  target")
+    print(f"{'comparison':56s} {'A median s':>10s} {'B median s':>10s} {'A/B':>7s} {'(min-max)':>13s}  target")
     for r in rows:
-        print(f"{r['label']:44s} {r['a']:10.3f} {r['b']:10.3f} {r['ratio']:7.2f} "
+        print(f"{r['label']:56s} {r['a']:10.3f} {r['b']:10.3f} {r['ratio']:7.2f} "
               f"({r['ratio_min']:.2f}-{r['ratio_max']:.2f})  {r['target']}   exit codes A {r['rc']} B {r['rc_b']}")
     if "sed_damage" in extra:
         d = extra["sed_damage"]
@@ -301,6 +395,11 @@ def main() -> int:
         for name, r in extra["rss"].items():
             print(f"peak RSS {name}: whole process tree {r['tree_mb']:.0f} MB, largest process "
                   f"{r['largest_process_mb']:.0f} MB")
+    if "file_size" in extra:
+        f = extra["file_size"]
+        print(f"one launcher: {f['small_lines']} lines {f['small']:.4f} CPU-s, {f['large_lines']} lines "
+              f"{f['large']:.4f} CPU-s: {f['ratio']:.2f}x for {f['large_lines'] / f['small_lines']:.1f}x the lines "
+              "(target <= 5x)")
     for s in scaling:
         print(f"scaling: {s['files']:6d} files  --check {s['ours']:.3f} s ({s['ours'] / s['files'] * 1e6:.1f} us/file)"
               f"  grep {s['grep']:.3f} s")

@@ -2,7 +2,9 @@
 
 A seeded `random.Random` drives every choice, so the same `--files N --seed S` gives byte-identical trees.
 Old tokens are drawn from the composed built-in tables (`--from` .. `--to`), so every planted token is one
-the migrator maps.
+the migrator maps. Two shapes: `monorepo` (10% shell scripts, 30% Python modules, 60% unrelated files) and
+`launchers` (30% Python launchers that hold Hydra override strings and run
+`subprocess.run([sys.executable, "-m", "verl.trainer.main_ppo", *ARGS])`, 10% shell launchers, 60% unrelated).
 """
 
 from __future__ import annotations
@@ -25,6 +27,15 @@ CURRENT_KEYS = (
     "algorithm.use_kl_in_reward=False", "trainer.critic_warmup=0", "trainer.logger='[\"console\",\"wandb\"]'",
     "trainer.project_name=verl_grpo_example_gsm8k", "trainer.n_gpus_per_node=8", "trainer.nnodes=1",
     "trainer.save_freq=20", "trainer.test_freq=5", "trainer.total_epochs=15",
+)
+# Current keys a Megatron launcher sets: `tensor_model_parallel_size` is the longest component of keys some
+# value entries change, so a token search by component alone would send every launcher to the deep passes.
+MEGATRON_KEYS = (
+    "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4",
+    "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2",
+    "actor_rollout_ref.ref.megatron.tensor_model_parallel_size=4",
+    "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "critic.megatron.tensor_model_parallel_size=4",
+    "actor_rollout_ref.actor.megatron.param_offload=True", "actor_rollout_ref.actor.strategy=megatron",
 )
 WORDS = ("model", "reward", "rollout", "batch", "policy", "token", "sample", "gradient", "value", "critic",
          "dataset", "prompt", "response", "length", "update", "worker", "config", "trainer", "metric", "step")
@@ -106,6 +117,41 @@ def _python(rng: random.Random, plan: Plan, old: bool) -> bytes:
     return "\n".join(out).encode()
 
 
+def _python_launcher(rng: random.Random, plan: Plan, old: bool) -> bytes:
+    """A user's Python launcher: override strings in a list, a loop over seeds, `subprocess.run` of verl's
+    entry point with them; no verl import (it runs verl in a child process)."""
+    overrides = rng.sample(CURRENT_KEYS + MEGATRON_KEYS, k=rng.randint(12, 24))
+    if old:
+        for key in rng.sample(plan.keys_renamed, k=2):
+            overrides.insert(rng.randrange(len(overrides)), f"{key}={rng.randint(1, 8)}")
+    name = f"{rng.choice(WORDS)}_{rng.choice(WORDS)}"
+    out = ['"""Launch the %s sweep on the cluster."""' % name, "", "import argparse", "import os",
+           "import subprocess", "import sys", "", f'EXPERIMENT = "{name}"', "BASE_ARGS = ["]
+    out += [f'    "{o}",' if '"' not in o else f"    {o!r}," for o in overrides]
+    out += ["]", "", "",
+            "def overrides_for(seed, nodes):",
+            "    return [",
+            '        f"trainer.experiment_name={EXPERIMENT}_{seed}",',
+            '        f"trainer.nnodes={nodes}",',
+            '        "trainer.default_local_dir=" + os.path.join("/ckpt", EXPERIMENT, str(seed)),',
+            "    ]"]
+    for i in range(rng.randint(2, 6)):
+        a, b = rng.choice(WORDS), rng.choice(WORDS)
+        out += ["", "", f"def {a}_{b}_{i}(values):",
+                f'    """Summarise the {a} of every {b}."""',
+                "    return sum(len(str(v)) for v in values) * %d" % rng.randint(1, 99)]
+    out += ["", "", "def main():",
+            "    parser = argparse.ArgumentParser()",
+            '    parser.add_argument("--seeds", type=int, default=%d)' % rng.randint(1, 5),
+            '    parser.add_argument("--nodes", type=int, default=1)',
+            "    args = parser.parse_args()",
+            "    for seed in range(args.seeds):",
+            "        ARGS = BASE_ARGS + overrides_for(seed, args.nodes)",
+            '        subprocess.run([sys.executable, "-m", "verl.trainer.main_ppo", *ARGS], check=True)',
+            "", "", 'if __name__ == "__main__":', "    main()", ""]
+    return "\n".join(out).encode()
+
+
 def _markdown(rng: random.Random) -> bytes:
     paras = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 60))) for _ in range(rng.randint(3, 8))]
     return ("# " + rng.choice(WORDS).title() + "\n\n" + "\n\n".join(paras) + "\n").encode()
@@ -120,8 +166,12 @@ def _binary(rng: random.Random) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + rng.randbytes(rng.randint(2000, 12000))
 
 
-def generate(root: str, files: int, mappings, seed: int = 0) -> dict:
-    """Write `files` files under `root` (10% shell, 30% Python, 60% unrelated); returns counts."""
+SHAPES = ("monorepo", "launchers")
+
+
+def generate(root: str, files: int, mappings, seed: int = 0, shape: str = "monorepo") -> dict:
+    """Write `files` files under `root` (10% shell, 30% Python, 60% unrelated); returns counts. `shape`:
+    `monorepo` (Python modules, 2% with old names) or `launchers` (Python launchers, 5% with old keys)."""
     rng = random.Random(seed)
     plan = plan_from(mappings)
     n_shell, n_python = files // 10, files * 3 // 10
@@ -135,8 +185,12 @@ def generate(root: str, files: int, mappings, seed: int = 0) -> dict:
             counts["shell"] += 1
             counts["shell_old"] += old
         elif i < n_shell + n_python:
-            old = rng.random() < 0.02
-            name, data = f"mod_{i}.py", _python(rng, plan, old)
+            if shape == "launchers":
+                old = rng.random() < 0.05
+                name, data = f"launch_{i}.py", _python_launcher(rng, plan, old)
+            else:
+                old = rng.random() < 0.02
+                name, data = f"mod_{i}.py", _python(rng, plan, old)
             counts["python"] += 1
             counts["python_old"] += old
         else:

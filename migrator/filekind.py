@@ -163,12 +163,14 @@ class KindPrefilter:
     name it changes."""
 
     def __init__(self, tokens, split_tokens_by_kind: dict[str, set[str]],
-                 groups_by_kind: dict[str, set[tuple[str, ...]]] | None = None):
+                 groups_by_kind: dict[str, set[tuple[str, ...]]] | None = None,
+                 imported_by_kind: dict[str, set[str]] | None = None):
         groups_by_kind = groups_by_kind or {}
+        imported_by_kind = imported_by_kind or {}
         self.base = Prefilter(tokens)
         self.by_kind = {kind: Prefilter(set(tokens) | split_tokens_by_kind.get(kind, set()),
-                                        groups_by_kind.get(kind, ()))
-                        for kind in {*split_tokens_by_kind, *groups_by_kind}}
+                                        groups_by_kind.get(kind, ()), imported_by_kind.get(kind, ()))
+                        for kind in {*split_tokens_by_kind, *groups_by_kind, *imported_by_kind}}
 
     @property
     def engine(self) -> str:
@@ -199,14 +201,17 @@ def build_prefilter(mappings) -> KindPrefilter:
     apis = api_groups(mappings.entries())
     # Every import of a package the module facts cover is checked at the target (python.resolution), and
     # every function of a shape verl calls (python.callbacks).
-    roots = import_roots(mappings) | callback_tokens(mappings)
+    # In a Python file a root counts only where an import could name it: a launcher's `"-m",
+    # "verl.trainer.main_ppo"` imports nothing (a notebook's JSON escapes its lines: every `verl` counts there).
+    roots, callbacks = import_roots(mappings), callback_tokens(mappings)
+    imported = {"python": roots}
     for kind in ("python", "notebook"):
         groups[kind] = groups.get(kind, set()) | apis
-        extra[kind] = extra.get(kind, set()) | roots
+        extra[kind] = extra.get(kind, set()) | callbacks | (roots if kind not in imported else set())
     # A launch command's `+key=` on a key the target declares, which Hydra refuses (shell.keys drops the `+`),
     # and an open manual step an earlier run marked in a script (shell.markers), reported until deleted.
     declared = mappings.declared_key_tokens() | {MARKER_TOKEN}
     for spec in REWRITERS:
         if "declared-keys" in spec.split_names:
             extra[spec.kind] = extra[spec.kind] | declared
-    return KindPrefilter(tokens - api_only, extra, groups)
+    return KindPrefilter(tokens - api_only, extra, groups, imported)

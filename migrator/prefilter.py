@@ -17,31 +17,47 @@ import re
 class Prefilter:
     """A predicate over file bytes: True when some old token occurs, or every name of one of `groups`
     (identifiers, the first looked for first: `from verl.workers import rollout` spells `verl`, `workers` and
-    `rollout`, never the module). `starts`/`matches` report `tokens` only. Pickles as its tokens and groups."""
+    `rollout`, never the module). `imported`: tokens that count only where an import statement could name
+    them as a module (`import_position`): `verl` in `"-m", "verl.trainer.main_ppo"` is no hit.
+    `starts`/`matches` report `tokens` only. Pickles as its tokens, groups and imported tokens."""
 
-    def __init__(self, tokens, groups=()):
-        self.tokens = tuple(sorted(set(tokens)))
+    def __init__(self, tokens, groups=(), imported=()):
+        self.imported = tuple(sorted(set(imported) - set(tokens)))
+        self.tokens = tuple(sorted(set(tokens) | set(self.imported)))
         self.groups = tuple(sorted({tuple(dict.fromkeys(g)) for g in groups if g}))
         self.engine = "none"
         self._search = _never
         self._automaton = None
         if self.groups:
-            self._grouped = _Grouped(self.tokens, self.groups)
+            self._grouped = _Grouped(self.tokens, self.groups, self.imported)
             self.engine = self._grouped.engine
             self._search = self._grouped
             return
         if not self.tokens:
             return
+        only_imported = {self.tokens.index(t) for t in self.imported}
         try:
             import ahocorasick_rs
         except ImportError:
             self.engine = "re-trie"
-            self._search = _trie_regex(self.tokens).search
+            pattern = _trie_regex(self.tokens)
+            if only_imported:
+                names = set(self.imported)
+                self._search = lambda data: any(
+                    m.group().decode() not in names or import_position(data, m.start()) for m in pattern.finditer(data))
+            else:
+                self._search = pattern.search
         else:
             self.engine = "ahocorasick-rs"
             automaton = self._automaton = ahocorasick_rs.BytesAhoCorasick([t.encode() for t in self.tokens])
             find = automaton.find_matches_as_indexes
-            self._search = lambda data: any(_whole(data, start, end) for _, start, end in find(data, overlapping=True))
+            if only_imported:
+                self._search = lambda data: any(_whole(data, start, end) and (
+                    i not in only_imported or import_position(data, start))
+                    for i, start, end in find(data, overlapping=True))
+            else:
+                self._search = lambda data: any(_whole(data, start, end)
+                                                for _, start, end in find(data, overlapping=True))
 
     def __call__(self, data: bytes) -> bool:
         return bool(self._search(data))
@@ -68,10 +84,11 @@ class Prefilter:
         return out
 
     def __getstate__(self):
-        return {"tokens": self.tokens, "groups": self.groups}
+        return {"tokens": tuple(t for t in self.tokens if t not in self.imported), "groups": self.groups,
+                "imported": self.imported}
 
     def __setstate__(self, state):
-        self.__init__(state["tokens"], state.get("groups", ()))
+        self.__init__(state["tokens"], state.get("groups", ()), state.get("imported", ()))
 
 
 class _Grouped:
@@ -79,9 +96,9 @@ class _Grouped:
     the package, `verl`) occurs, the whole names found decide the groups. Group names are identifiers,
     so their whole occurrences never overlap."""
 
-    def __init__(self, tokens: tuple[str, ...], groups: tuple[tuple[str, ...], ...]):
+    def __init__(self, tokens: tuple[str, ...], groups: tuple[tuple[str, ...], ...], imported: tuple[str, ...] = ()):
         self.groups = tuple(frozenset(g) for g in groups)
-        self.tokens = Prefilter(tokens)
+        self.tokens = Prefilter(tuple(t for t in tokens if t not in imported), imported=imported)
         self.anchors = Prefilter({g[0] for g in groups})
         self.names = sorted(set().union(*self.groups))
         self.engine = self.anchors.engine
@@ -118,6 +135,27 @@ def occurrences(data: bytes, words: tuple[bytes, ...]) -> set[int]:
             found.add(at)
             at = data.find(word, at + 1)
     return found
+
+
+# What may stand between an import's keyword (or the comma of `import a, b`) and a module it names:
+# blanks, line breaks and a backslash continuation.
+_BETWEEN = frozenset(b" \t\f\r\n\\")
+_IMPORT_WORDS = (b"import", b"from")
+
+
+def import_position(data: bytes, start: int) -> bool:
+    """Could an import statement name a module that starts at `start`? Only right after `import`, `from`
+    or a comma (`import os, verl`), blanks and continuations between: an over-approximation (a comment or
+    a string may read so too), never missing a real import."""
+    at = start
+    while at > 0 and data[at - 1] in _BETWEEN:
+        at -= 1
+    if at > 0 and data[at - 1] == 0x2C:  # ,
+        return True
+    word_start = at
+    while word_start > 0 and data[word_start - 1] in NAME_BYTES:
+        word_start -= 1
+    return data[word_start:at] in _IMPORT_WORDS
 
 
 def _never(data: bytes) -> None:

@@ -170,3 +170,38 @@ def test_the_kind_by_name_is_spec_fors_whatever_came_before(names):
     filekind._SPEC_BY_EXTENSION.clear()
     for name in names:
         assert filekind.spec_by_name(f"/t/{name}") is spec_for(name, b""), name
+
+
+@pytest.mark.parametrize("source, hit", [
+    (b"import verl\n", True),
+    (b"import os, verl.utils\n", True),
+    (b"import os,verl\n", True),
+    (b"from  \\\n    verl.trainer import main_ppo\n", True),
+    (b"try:\n    import verl\nexcept ImportError:\n    pass\n", True),
+    (b"x = 1; from verl import DataProto\n", True),
+    (b'subprocess.run([sys.executable, "-m", "verl.trainer.main_ppo", *ARGS])\n', False),
+    (b"path = my.verl\nverl = 2\n", False),
+])
+def test_an_import_root_counts_only_where_an_import_can_name_it(engine_name, source, hit):
+    check = Prefilter(("train_etp",), imported=("verl",))
+    assert check(source) is hit
+    assert check(source + b"train_etp=1\n")  # a plain token counts anywhere
+
+
+def test_prefilter_with_imported_tokens_pickles():
+    import pickle
+
+    check = pickle.loads(pickle.dumps(Prefilter(("train_etp",), imported=("verl",))))
+    assert check.imported == ("verl",) and check(b"import verl") and not check(b'"verl.x"')
+
+
+def test_a_python_launcher_that_only_runs_verl_is_not_parsed():
+    """`-m verl.trainer.main_ppo` in a launcher's list of arguments imports nothing: the import check has
+    nothing to do, and nothing else of the tables is in the file."""
+    mappings = compose(load_builtin(), "v0.7.1")
+    check = build_prefilter(mappings)
+    launcher = (b'import subprocess\nimport sys\n\nARGS = ["trainer.nnodes=1", "actor_rollout_ref.rollout.n=5"]\n'
+                b'subprocess.run([sys.executable, "-m", "verl.trainer.main_ppo", *ARGS], check=True)\n')
+    assert not check(launcher, "python")
+    assert check(b"import verl\n" + launcher, "python")
+    assert check(launcher, "notebook")  # a notebook's cells are JSON strings: every `verl` counts there

@@ -23,7 +23,7 @@ from migrator.mapping import MappingSet
 from migrator.mapping.per_set import per_table_set
 from migrator.mapping.spelled_names import api_groups
 from migrator.prefilter import Prefilter
-from migrator.rewrite.python.parsed import line_starts, other_encoding, parse
+from migrator.rewrite.python.parsed import line_starts, other_encoding, parse, walk_tree
 from migrator.rewrite.python.statements import walk_statements
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -166,7 +166,7 @@ class _ApiWalker:
         return (start, start + len(raw)) if self.src[start:start + len(raw)] == raw else None
 
     def walk(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
+        for node in walk_tree(tree):
             if isinstance(node, ast.Call):
                 found = self.bindings.resolve(node.func)
                 if found is not None:

@@ -28,7 +28,7 @@ from migrator.mapping.fields import split_symbol
 from migrator.mapping.per_set import per_table_set
 from migrator.prefilter import Prefilter
 from migrator.rewrite.python.locator import member_target
-from migrator.rewrite.python.parsed import line_starts, other_encoding, parse, scope_nodes
+from migrator.rewrite.python.parsed import line_starts, other_encoding, parse, scope_nodes, walk_tree
 
 FINDING = "api-mismatch"
 
@@ -109,7 +109,7 @@ def _imports(tree: ast.Module, maps: MappingSet) -> dict[str, _Imported]:
     facts = maps.history.facts
     releases = tuple(maps.history.releases)
     bound: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk_tree(tree):
         for name in _bound_names(node):
             bound[name] = bound.get(name, 0) + 1
     out: dict[str, _Imported] = {}
@@ -174,7 +174,8 @@ class _Uses:
         self.out.setdefault(self.offset(node), Finding(self.offset(node), FINDING, message, name.hint, name.prs))
 
     def findings(self, tree: ast.Module) -> list[Finding]:
-        for node in ast.walk(tree):
+        nodes = walk_tree(tree)
+        for node in nodes:
             if isinstance(node, ast.Call):
                 name = self.constructed(node)
                 if name is not None:
@@ -183,10 +184,10 @@ class _Uses:
                 name = self.constructed(node.value)
                 if name is not None and isinstance(node.targets[0], (ast.Tuple, ast.List)):
                     self.unpacking(node.targets[0], name)
-        for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+        for scope in [tree, *(n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
             params = [a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg)] if scope is not tree else []
             self.instances(list(scope_nodes(scope.body)), params)
-        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for cls in (n for n in nodes if isinstance(n, ast.ClassDef)):
             self.self_instances(cls)
         return sorted(self.out.values(), key=lambda f: f.offset)
 

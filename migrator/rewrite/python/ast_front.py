@@ -26,7 +26,7 @@ from migrator.rewrite.python.statements import Statements, choose_statements
 
 # One string token: optional prefix letters, then one quoted literal and nothing after it (an implicit
 # concatenation `"a" "b"` is one ast.Constant but several libcst SimpleStrings).
-_STRING_TOKEN = re.compile(
+STRING_TOKEN = re.compile(
     rb"[A-Za-z]{0,3}(?:'''(?:[^\\']|\\.|'(?!''))*'''|\"\"\"(?:[^\\\"]|\\.|\"(?!\"\"))*\"\"\""
     rb"|'(?:[^\\'\n]|\\.)*'|\"(?:[^\\\"\n]|\\.)*\")", re.DOTALL)
 _FROM_MODULE = re.compile(rb"from[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)[ \t]")
@@ -66,6 +66,7 @@ class _AstWalker:
         self.src = source
         self.line_starts = statements.line_starts
         self.occurrences = statements.occurrences
+        self.whole = statements.whole
         self.outside = statements.outside
         self.roots = statements.roots
         self._string_starts: list[int] | None = None
@@ -100,7 +101,7 @@ class _AstWalker:
             return None
         start, end = self.span(node)
         text = self.src[start:end]
-        if not _STRING_TOKEN.fullmatch(text):
+        if not STRING_TOKEN.fullmatch(text):
             self.opaque.append((start, end))
             return None
         prefix = STRING_PREFIX.match(text.decode("latin-1")).group()
@@ -251,12 +252,13 @@ class _AstWalker:
         return at if at is not None and at < offset else None
 
     def comments(self) -> None:
-        """Every token in a comment goes through the comment's text scan (once per comment); a token
-        in an f-string or a joined string sends the file to libcst."""
+        """Every token in a comment goes through the comment's text scan (once per comment); a whole-name
+        token in an f-string or a joined string sends the file to libcst (one glued to more name characters,
+        `rollout_is_mean`, is no name any rewrite edits there)."""
         outside = set(self.outside)
         found: dict[int, int] = {}
         for offset in self.occurrences:
-            if offset not in outside and self.within(self.opaque, offset):
+            if offset not in outside and offset in self.whole and self.within(self.opaque, offset):
                 raise Unsure
             start = self.comment_start(offset, offset in outside)
             if start is None or start in found:

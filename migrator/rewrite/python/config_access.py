@@ -26,7 +26,7 @@ from migrator.rewrite.literal import first_note, key_target, whole_key_change
 from migrator.rewrite.python.key_spelling import Part, plan_edits
 from migrator.rewrite.python.parsed import child_nodes, parse
 from migrator.rewrite.python.parsed import line_starts as parser_line_starts
-from migrator.rewrite.python.provenance import ConfigNode, Provenance
+from migrator.rewrite.python.provenance import ConfigNode, Provenance, provenance_of
 
 CODE = "VM115"
 # Calls whose second argument is a dotted key path into their first (OmegaConf's select and update).
@@ -109,7 +109,7 @@ def locate_config_keys(source: bytes, maps: MappingSet) -> tuple[list[Edit], lis
     try:
         tree = parse(source)
         objects = maps.history.config_objects if maps.history is not None else ConfigObjects()
-        walker = _Walker(source, line_starts, maps, lambda: Provenance(tree, line_starts, objects))
+        walker = _Walker(source, line_starts, maps, lambda: provenance_of(tree, source, line_starts, objects))
         walker.walk(tree)
         walker.resolve_all()
     except (SyntaxError, ValueError, RecursionError, MemoryError):

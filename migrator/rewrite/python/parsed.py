@@ -55,6 +55,21 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_WALKED: list = []  # [(tree, its nodes)]: the last tree walked whole
+
+
+def walk_tree(tree: ast.AST) -> list[ast.AST]:
+    """`list(ast.walk(tree))` without the expression contexts, in the same (breadth-first) order, made once
+    per tree: the API, API-fit and provenance passes each read every node of the same file's tree."""
+    if _WALKED and _WALKED[0][0] is tree:
+        return _WALKED[0][1]
+    nodes = [tree]
+    at = 0
+    while at < len(nodes):
+        nodes.extend(child_nodes(nodes[at]))
+        at += 1
+    _WALKED[:] = [(tree, nodes)]
+    return nodes
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 

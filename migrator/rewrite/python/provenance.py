@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from migrator.layout import verl_layout
 from migrator.mapping.config_objects import ConfigObjects
-from migrator.rewrite.python.parsed import child_nodes
+from migrator.rewrite.python.parsed import child_nodes, walk_tree
 
 _ROUNDS = 6  # call-graph propagation: a chain of calls main -> run_ppo -> TaskRunner.run is 2 rounds
 
@@ -46,7 +46,7 @@ class Provenance:
         self.objects = objects if objects is not None else ConfigObjects()  # verl's objects that carry its config (mappings/verl/config-objects.yaml)
         # One walk over the whole tree for what is file-wide: imports, classes, calls, names read.
         self._nodes: dict[type, list] = {}
-        for node in ast.walk(tree):
+        for node in walk_tree(tree):
             self._nodes.setdefault(type(node), []).append(node)
         self.imports = _imported_names(self._nodes)
         self.functions: list[tuple[Function, ast.ClassDef | None]] = list(_functions(tree.body, None))
@@ -216,6 +216,29 @@ class Provenance:
                     continue
                 node = self._value_node(arg, [function], cls, env) if function is not None else None
                 calls.setdefault((id(target), param), []).append(node)
+
+
+class _Nothing:
+    """The provenance of a file that cannot hold verl's config: no name is known to."""
+
+    @staticmethod
+    def node_of(scopes, cls, names) -> None:
+        return None
+
+
+NOTHING = _Nothing()
+
+
+def provenance_of(tree: ast.Module, source: bytes, line_starts: list[int], objects: ConfigObjects | None = None):
+    """`Provenance(...)` where the file can hold verl's config, else `NOTHING`: every piece of evidence is a
+    name bound by an import of verl's packages (the objects' modules, its config classes) or an
+    `@hydra.main`, so a file that spells neither (a launcher that runs verl in a child process) has none."""
+    objects = objects if objects is not None else ConfigObjects()
+    roots = {name.split(".")[0] for name in (*objects.takers, *objects.holders)} \
+        | {verl_layout().config_classes_package.split(".")[0], "hydra"}
+    if not any(root.encode() in source for root in roots):
+        return NOTHING
+    return Provenance(tree, line_starts, objects)
 
 
 def _functions(body, cls):

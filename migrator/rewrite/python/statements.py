@@ -74,6 +74,9 @@ class Statements(NamedTuple):
     line_starts: list[int]
     occurrences: list[int]  # sorted offsets of every token occurrence
     outside: list[int]  # the occurrences on lines outside every statement (comments, for valid Python)
+    # The occurrences that are a whole name (`rollout_is`, not inside `rollout_is_mean`): only these can
+    # be rewritten, so only these inside an f-string need libcst's exact positions.
+    whole: frozenset[int] = frozenset()
 
 
 def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
@@ -126,19 +129,29 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     if multiline:
         return None
     bare = bare_names(mappings)
+    matches = search.matches(source)
     if bare:
-        occurrences = _occurrences_that_matter(source, tree, search.matches(source), bare, line_starts)
+        occurrences = _occurrences_that_matter(source, tree, matches, bare, line_starts)
     else:
-        occurrences = sorted(search.starts(source))
+        occurrences = sorted({start for _, start, _ in matches})
+    whole = frozenset(start for _, start, end in matches if _whole_name(source, start, end))
     outside = covering(occurrences, chosen)
-    roots = {alias.name.split(".")[0] for span in chosen.values() for stmt in span[2] for node in ast.walk(stmt)
+    # Imports are statements: the chosen statements' own statements hold them all (no walk of expressions).
+    roots = {alias.name.split(".")[0] for span in chosen.values() for node in walk_statements(span[2])
              if isinstance(node, ast.Import) for alias in node.names
              if alias.asname is None and "." in alias.name and _moved(mappings, alias.name)}
     if roots:
         from migrator.prefilter import occurrences as word_starts
 
         covering(word_starts(source, tuple(root.encode() for root in roots)), chosen)
-    return Statements(chosen, roots, line_starts, occurrences, outside)
+    return Statements(chosen, roots, line_starts, occurrences, outside, whole)
+
+
+def _whole_name(source: bytes, start: int, end: int) -> bool:
+    """The prefilter's boundary: no name character on either side, but an escape's letter before it
+    (`"\\nkey=1"`)."""
+    before = start == 0 or source[start - 1] not in NAME_BYTES or (start >= 2 and source[start - 2] == 0x5C)
+    return before and (end == len(source) or source[end] not in NAME_BYTES)
 
 
 

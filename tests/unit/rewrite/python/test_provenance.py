@@ -316,3 +316,17 @@ def other(cfg):
     lines = [source[:f.offset].count(b"\n") + 1 for f in result.findings
              if f.kind == "key-removal" and "reward_model.use_dynamic_bsz" in f.message]
     assert lines == [6, 7, 8, 12]
+
+
+def test_a_file_that_names_neither_verl_nor_hydra_has_no_provenance_to_build():
+    import ast
+
+    from migrator.rewrite.python.parsed import line_starts
+    from migrator.rewrite.python.provenance import NOTHING, Provenance, provenance_of
+
+    plain = b"import json\n\n\ndef main(config):\n    return config.ray_init.num_cpus\n"
+    assert provenance_of(ast.parse(plain), plain, line_starts(plain)) is NOTHING
+    for header in (b"import hydra\n", b"from verl.trainer.main_ppo import run_ppo\n"):
+        source = header + plain
+        assert isinstance(provenance_of(ast.parse(source), source, line_starts(source)), Provenance)
+    assert migrate(plain.decode())[0] == plain.decode()  # still unrenamed: nothing shows it is verl's

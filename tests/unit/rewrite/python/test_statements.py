@@ -128,6 +128,9 @@ AST_TAKES.update({
     "root named in a comment": "import recipe.fully_async_policy  # recipe\nrecipe.fully_async_policy.go()\n",
     "shebang and header comment": f"#!/usr/bin/env python3\n# {BUCKET}\nimport os\n",
     "indented comment line after a bracket": f"x = [\n    1,\n]\n  # {BUCKET}\ny = 2\n",
+    # A token glued to more name characters inside an f-string is no name any rewrite edits there.
+    "glued token in an f-string": f'x = "{BUCKET}=1"\ny = f"{BUCKET}_note={{b}}"\n',
+    "glued token in joined strings": f'x = "{BUCKET}=1"\ny = ("a"\n     "{BUCKET}2")\n',
 })
 
 

@@ -142,3 +142,58 @@ def test_the_engine_skips_the_compile_only_under_the_proof(monkeypatch, tmp_path
     rename = _edit(call, b"old", b"new")
     assert not python_rewriter.edits_keep_validity(call, [rename])
     assert _compiles(call) and not _compiles(_apply(call, [rename]))
+
+
+def _parsed(source: bytes) -> bytes:
+    from migrator.rewrite.python.parsed import parse
+
+    parse(source)  # the proof reads the tree the rewriter parsed
+    return source
+
+
+@pytest.mark.parametrize("source, old, new", [
+    (b'ARGS = ["ray_init.num_cpus=4", "x"]\n', b"ray_init.num_cpus", b"ray_kwargs.ray_init.num_cpus"),
+    (b"def f():\n    return r'trainer.a=1'\n", b"trainer.a", b"global_profiler.b"),
+    (b'CMD = """\npython -m x data.a=1\n"""\n', b"data.a", b"data_b"),
+])
+def test_a_rename_inside_one_plain_string_keeps_validity(source, old, new):
+    edit = _edit(_parsed(source), old, new)
+    assert edits_keep_validity(source, [edit])
+    assert _compiles(_apply(source, [edit]))
+
+
+@pytest.mark.parametrize("source, old, new, why", [
+    (b'x = f"data.a={y}"\n', b"data.a", b"b", "an f-string's text is parsed"),
+    (b'x = b"data.a"\n', b"data.a", b"b\xc3\xa9", "bytes take ASCII only"),
+    (b'x = ("q" "data.a")\n', b"data.a", b"b", "joined strings: not one token"),
+    (b'x = "data.a"\n', b"data.a", b'b"', "a quote would end the string"),
+    (b'x = "\\data.a"\n', b"data.a", b"xb", "the backslash would escape the new text"),
+    (b'x = "data.a"\n', b"data.a", b"b{", "a brace"),
+    (b"x = 1  # data.a\n", b"data.a", b"b", "a comment: the dotted rule only"),
+])
+def test_a_string_edit_the_proof_cannot_cover_is_compiled(source, old, new, why):
+    assert not edits_keep_validity(_parsed(source), [_edit(source, old, new)]), why
+
+
+def test_without_the_rewriters_tree_a_string_edit_is_compiled():
+    source = b'ARGS = ["ray_init.num_cpus=4"]\n'
+    _parsed(b"other = 1\n")
+    assert not edits_keep_validity(source, [_edit(source, b"ray_init.num_cpus", b"ray_kwargs.x")])
+
+
+_STRINGS = st.sampled_from(["'{t}'", '"{t}"', "r'{t}'", "u'{t}'", "'''{t}'''", '"""x\n{t}\n"""', "f'{t}'",
+                            "b'{t}'", "'a' '{t}'", "'\\\\{t}'", "'\\{t}'", "'{t}\\\\'"])
+_TEXT = st.text(alphabet="ab.=_{}\\'\"\n\x00é", min_size=0, max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_STRINGS, _TEXT, st.sampled_from(["x = {s}\n", "def f():\n    return [{s}, 1]\n", "f({s})\n"]))
+def test_the_string_proof_never_disagrees_with_the_compiler(shape, new, context):
+    source = context.format(s=shape.format(t="data.a=1")).encode()
+    try:
+        _parsed(source)
+    except (SyntaxError, ValueError):
+        return
+    edit = _edit(source, b"data.a", new.encode())
+    if edits_keep_validity(source, [edit]):
+        assert _compiles(source) == _compiles(_apply(source, [edit])), (source, _apply(source, [edit]))
