@@ -79,6 +79,10 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         sys.exit(EXIT_USAGE)
     mappings, prefilter = load_composed(from_release, to_release, tables)
     mappings.unsafe_fixes = unsafe_fixes
+    if fit is None and mappings.from_release == mappings.to_release and mappings.is_empty and not quiet:
+        # --from auto says so in its own note; the files are only read (nothing of a range to apply)
+        click.echo(f"note: --from {mappings.from_release} is the target release: nothing to migrate, no file "
+                   "is changed", err=True)
     from migrator.rewrite.python.resolution import unknown_release_note
 
     unknown = unknown_release_note(mappings)
@@ -165,7 +169,9 @@ def release_fit(paths, exclude, from_release, to_release, quiet, every_file=Fals
     if not quiet:
         lowered = fit.overall is not None and releases.index(chosen) < min(fit.overall.releases)
         why = " (older, so that the files that use older keys and paths are migrated too)" if lowered else ""
-        click.echo(f"note: {fit.describe()}; migrating from {chosen}{why}", err=True)
+        plan = f"{chosen} is the target release: nothing to migrate, no file is changed" if chosen == to \
+            else f"migrating from {chosen}{why}"
+        click.echo(f"note: {fit.describe()}; {plan}", err=True)
     return fit, chosen
 
 

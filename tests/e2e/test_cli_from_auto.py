@@ -121,13 +121,22 @@ def test_a_range_of_no_releases_leaves_a_plus_on_an_existing_key_alone(tmp_path)
     # Once an internal error (exit 3): with no table in the range the launches were never collected.
     script = tmp_path / "run.sh"
     script.write_text(V09_SCRIPT)
+    notes = {"v0.9.0": "note: --from v0.9.0 is the target release: nothing to migrate, no file is changed",
+             "auto": "note: scripts look written for verl v0.9.0–main; v0.9.0 is the target release: nothing to "
+                     "migrate, no file is changed"}
     for from_release in ("v0.9.0", "auto"):
         proc = run_cli("--from", from_release, "--to", "v0.9.0", "--check", tmp_path)
         assert proc.returncode == 0, proc.stderr
         assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
-        assert proc.stderr.splitlines()[-1] == ("v0.9.0 -> v0.9.0: 0 files would change, 0 manual actions, "
-                                                "0 warnings, 1 unchanged, 0 skipped, 0 failed")
-    assert script.read_text() == V09_SCRIPT
+        # One note says the range is empty, then the summary: nothing else.
+        assert proc.stderr.splitlines() == [notes[from_release],
+                                            "v0.9.0 -> v0.9.0: 0 files would change, 0 manual actions, "
+                                            "0 warnings, 1 unchanged, 0 skipped, 0 failed"]
+        stat = script.stat()
+        written = run_cli("--from", from_release, "--to", "v0.9.0", tmp_path)  # a write run changes nothing
+        assert written.returncode == 0, written.stderr
+        assert written.stderr.splitlines()[0] == notes[from_release]
+        assert script.read_text() == V09_SCRIPT and script.stat().st_mtime_ns == stat.st_mtime_ns
     # From a release before it, the same `+` is Hydra's refusal to append over the key: dropped.
     assert "1 key-append-prefix" in run_cli("--from", "v0.8.0", "--to", "v0.9.0", "--check", tmp_path).stderr
 
