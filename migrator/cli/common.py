@@ -58,7 +58,8 @@ def project_config(paths) -> dict:
 
 
 def with_config(config: dict, to_release, from_release, tables, exclude=()):
-    """Flags first, then `[tool.verl-migrate]`: (to, from, tables, exclude); list options add up.
+    """Flags first, then `[tool.verl-migrate]`, then the defaults (`--to`: the newest release tag): (to, from,
+    tables, exclude); list options add up.
     `--exclude` patterns also match relative to the current directory (pyproject's: to its directory);
     a glob that cannot be read exits 2."""
     from migrator.config import exclude_problems
@@ -69,7 +70,9 @@ def with_config(config: dict, to_release, from_release, tables, exclude=()):
         click.echo(f"error: --exclude {problem}", err=True)
     if problems:
         sys.exit(EXIT_USAGE)
-    return (to_release or config.get("to"), from_release or config.get("from"),
+    from migrator.config import default_target
+
+    return (to_release or config.get("to") or default_target(), from_release or config.get("from"),
             tuple(tables) + tuple(config.get("table", ())),
             anchor_patterns(exclude, os.getcwd()) + tuple(config.get("exclude", ())))
 
@@ -87,7 +90,9 @@ def write_output(text: str, output: str | None) -> None:
         sys.exit(EXIT_USAGE)
 
 
-MIGRATE_TO_HELP = "The verl release to migrate to (default: main)."
+# The default is read from the tables (releases.yaml: the newest release that is not `unreleased`).
+TO_DEFAULT_HELP = "default: the newest release tag; the unreleased tip by name: main"
+MIGRATE_TO_HELP = f"The verl release to migrate to ({TO_DEFAULT_HELP})."
 
 
 def release_options(f=None, *, to_help: str = MIGRATE_TO_HELP):

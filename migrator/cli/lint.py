@@ -16,6 +16,7 @@ from migrator.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     EXIT_WORK_FOUND,
+    TO_DEFAULT_HELP,
     load_mappings,
     project_config,
     release_options,
@@ -26,7 +27,7 @@ from migrator.cli.common import (
 
 @click.command("lint")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@release_options(to_help="The verl release to check against (default: main).")
+@release_options(to_help=f"The verl release to check against ({TO_DEFAULT_HELP}).")
 @click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text",
               help="text (path:line:col: CODE message), json (a list of findings) or github (annotations).")
 @click.option("--select", multiple=True, metavar="CODES",

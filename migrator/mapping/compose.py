@@ -191,7 +191,8 @@ class MappingSet:
 
 def compose(tables: TableSet, from_release: str | None = None, to_release: str | None = None,
             extra_tables: list[Path | tuple[str, bytes]] | None = None) -> MappingSet:
-    """Compose the tables of the releases after `from_release` up to and including `to_release`.
+    """Compose the tables of the releases after `from_release` up to and including `to_release` (default:
+    the newest release tag, `TableSet.newest_release`).
 
     Extra (user) tables naming a release are merged into it, replacing built-in entries that
     have the same `old`; tables without a release apply after the target release. An extra table
@@ -199,7 +200,7 @@ def compose(tables: TableSet, from_release: str | None = None, to_release: str |
     """
     releases = list(tables.releases)
     from_release = from_release or releases[0]
-    to_release = to_release or releases[-1]
+    to_release = to_release or tables.newest_release
     for name, label in ((from_release, "--from"), (to_release, "--to")):
         if name not in releases:
             raise UnknownRelease(label, name, releases)
