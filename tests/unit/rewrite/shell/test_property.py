@@ -297,8 +297,8 @@ def test_check_diff_and_write_agree(tmp_path_factory, sources):
     assert outcome["check"].exit_code in (0, 1, 3)
     if outcome["check"].exit_code != 3:
         assert (outcome["check"].exit_code == 1) == bool(diff.strip()) == bool(changed)
-    assert {n for n in files if f"--- a/./{n}".encode() in diff or f"--- a/{n}".encode() in diff} == changed
-    applied = apply_unified_diff(files, diff.replace(b"a/./", b"a/").replace(b"b/./", b"b/"))
+    assert {n for n in files if f"--- a/{n}\n".encode() in diff} == changed  # `.` named no `./` header
+    applied = apply_unified_diff(files, diff)
     assert applied == written
     for mode in ("check", "diff"):  # dry runs wrote nothing
         assert {n: (base / mode / n).read_bytes() for n in files} == files
