@@ -63,6 +63,7 @@ def write_results(results: list[FileResult], paths: dict[str, str], on_failed=No
         try:
             write_atomic(paths[result.path], result.before or b"", result.after or b"")
             written.append(os.path.dirname(os.path.abspath(paths[result.path])))
+            result.findings = [f.as_written() for f in result.findings]  # lines of the file on disk now
         except (OSError, WriteError) as exc:
             result.fail(FailureReason.NOT_WRITTEN.because(getattr(exc, "strerror", None) or exc))
             if on_failed is not None:

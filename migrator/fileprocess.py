@@ -7,6 +7,7 @@ the engine writes the changed results after the git guard.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from bisect import bisect_right
 from collections import Counter
@@ -42,6 +43,13 @@ class ReportedFinding:
     prs: tuple[int, ...]
     severity: str
     code: str
+    # (line, col) of the same place in the file as the edits leave it; the engine swaps it in once written.
+    written: tuple[int, int] | None = None
+
+    def as_written(self) -> ReportedFinding:
+        if self.written is None:
+            return self
+        return dataclasses.replace(self, line=self.written[0], col=self.written[1], written=None)
 
     def format(self) -> str:
         """One line, `path:line:col: message (hint) [verl#PR]` (the golden tests' form; the CLI groups)."""
@@ -203,9 +211,11 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     for edit in rejected:
         findings.append(Finding(edit.start, edit.kind, f"overlapping edit not applied: {edit.message}",
                                 None, edit.prs, code=BACKED_OUT_EDIT_CODE))
+    ordered = sorted(findings, key=lambda f: f.offset)
+    written = written_places([f.offset for f in ordered], applied, new) if new != data else [None] * len(ordered)
     reported = [ReportedFinding(display, *lines.line_col(f.offset), f.kind, f.message, f.hint, f.prs, f.severity,
-                                finding_code(f.kind, f.severity, f.code))
-                for f in sorted(findings, key=lambda f: f.offset)]
+                                finding_code(f.kind, f.severity, f.code), place)
+                for f, place in zip(ordered, written)]
     applied_report = [AppliedEdit(lines.line(e.start), e.kind, e.message, e.prs, e.in_comment)
                       for e in applied]
     if new == data:
@@ -219,6 +229,20 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
                                        findings=reported)
     return FileResult(display, "changed", kind=spec.kind, edits=applied_report, findings=reported,
                       before=data, after=new, hydra_rejections=rejections)
+
+
+def written_places(offsets: list[int], applied, new: bytes) -> list[tuple[int, int]]:
+    """(line, col) in `new` of each offset (ascending) of the source that `applied` (sorted, disjoint) edited:
+    text after an edit moves by what the edits before it added; a place inside an edited span is the start
+    of its replacement."""
+    index, places, shift, at = LineIndex(new), [], 0, 0
+    for offset in offsets:
+        while at < len(applied) and applied[at].end <= offset:  # an insertion at the place goes before it
+            shift += len(applied[at].replacement) - (applied[at].end - applied[at].start)
+            at += 1
+        inside = at < len(applied) and applied[at].start < offset
+        places.append(index.line_col((applied[at].start if inside else offset) + shift))
+    return places
 
 
 class RewriteWork:

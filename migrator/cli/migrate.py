@@ -194,7 +194,7 @@ def print_findings(results, output_format, style, dry, quiet, verbose, shown) ->
         for line in github_annotations(results, verbose, shown=shown):
             click.echo(line)
         return
-    lines = changes_text(results, dry, style) if verbose else []
+    lines = [] if quiet and not verbose else changes_text(results, dry, style, edits=verbose)
     lines += findings_text(results, style, verbose, quiet)
     lines += outcomes_text(results, style, verbose, quiet, shown)
     for line in lines:
