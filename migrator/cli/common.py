@@ -13,6 +13,16 @@ import click
 
 EXIT_OK, EXIT_WORK_FOUND, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
+# The rewrite's exit status, as `--help` prints it (docs/usage.md has the table for every command).
+EXIT_CODES_HELP = """\b
+Exit status:
+  0    done: files written, or nothing left to do
+  1    --check: a file would change, a manual action remains, or a file
+       could not be migrated (skipped: it fails bash -n, binary, unreadable)
+  2    usage, table or config error; the git guard refused dirty files
+  3    some files failed (the others were still processed)
+  130  stopped by Ctrl-C (143: SIGTERM)"""
+
 
 def load_mappings(from_release: str | None, to_release: str | None, tables: tuple[str, ...]):
     """Compose the built-in tables (plus user tables); table errors exit 2 with file:line."""

@@ -11,6 +11,7 @@ import sys
 import click
 
 from migrator.cli.common import (
+    EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
@@ -23,10 +24,11 @@ from migrator.cli.common import (
 )
 
 
-@click.command("migrate")
+@click.command("migrate", epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @release_options
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change, a manual action "
+              "remains or a file could not be migrated.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff on stdout; write nothing.")
 @click.option("--output-format", type=click.Choice(["text", "json", "github"]), default=None,
               help="text (default, on stderr), json (on stdout) or github (Actions annotations on stdout).")
@@ -145,9 +147,17 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
             click.echo(summary.line(dry, releases, mappings.to_release), err=True)
     if summary.failed:
         sys.exit(EXIT_FAILED)
-    if check and summary.changed:
+    if check and (summary.changed or summary.manual or not_migrated(results, shown)):
         sys.exit(EXIT_WORK_FOUND)
     sys.exit(EXIT_OK)
+
+
+def not_migrated(results, shown) -> int:
+    """Files skipped for a reason a person must act on (one that fails `bash -n`, an unreadable one; not a
+    file of a kind the tool does not rewrite), counted as the report shows them."""
+    from migrator.textreport import outcome_severity
+
+    return sum(r.status == "skipped" and shown(r.code) and outcome_severity(r) == "error" for r in results)
 
 
 def release_fit(paths, exclude, from_release, to_release, quiet, every_file=False, jobs=1):
