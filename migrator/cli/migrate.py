@@ -120,11 +120,8 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         finally:
             progress.clear()
     except DirtyFilesError as exc:
-        unstaged = "unstaged or untracked " if allow_staged else "uncommitted "
-        click.echo(f"error: refusing to overwrite files with {unstaged}changes "
-                   "(commit, stage or stash them, or pass --allow-dirty):", err=True)
-        for name in exc.files:
-            click.echo(f"  {name}", err=True)
+        for line in dirty_refusal(exc.states, allow_staged):
+            click.echo(line, err=True)
         sys.exit(EXIT_USAGE)
     except (GitGuardError, LockHeld, WorkerStartError) as exc:
         click.echo(f"error: {exc}", err=True)
@@ -158,6 +155,18 @@ def not_migrated(results, shown) -> int:
     from migrator.textreport import outcome_severity
 
     return sum(r.status == "skipped" and shown(r.code) and outcome_severity(r) == "error" for r in results)
+
+
+def dirty_refusal(states: dict[str, str], allow_staged: bool) -> list[str]:
+    """cargo fix's refusal: each file with its state as git says it, and both flags that let it through
+    (staging alone helps only with --allow-staged)."""
+    if allow_staged:
+        head = ("error: refusing to overwrite files with unstaged or untracked changes; stage, commit or stash "
+                "them, or pass --allow-dirty:")
+    else:
+        head = ("error: refusing to overwrite files with uncommitted changes; commit or stash them, or pass "
+                "--allow-dirty (or --allow-staged, when their changes are all staged):")
+    return [head] + [f"  {name} ({state})" for name, state in states.items()]
 
 
 def release_fit(paths, exclude, from_release, to_release, quiet, every_file=False, jobs=1):
