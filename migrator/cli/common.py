@@ -87,6 +87,23 @@ def with_config(config: dict, to_release, from_release, tables, exclude=()):
             anchor_patterns(exclude, os.getcwd()) + tuple(config.get("exclude", ())))
 
 
+def docs_dir() -> str:
+    """Where the pages of docs/ are installed, for `--help` to name: the wheel ships them as migrator/_docs
+    (pyproject's force-include), a checkout has them beside the package."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent.parent  # migrator/
+    for directory in (here / "_docs", here.parent / "docs"):
+        if (directory / "usage.md").is_file():
+            return str(directory)
+    return "docs"
+
+
+def docs_epilog() -> str:
+    """The help's last line: the folder of the pages the options name (kept on one line: a path must not wrap)."""
+    return f"\b\nDocs: {docs_dir()}"
+
+
 def write_output(text: str, output: str | None) -> None:
     """Write a command's document to `-o FILE`, or to stdout; an unwritable file exits 2."""
     if not output:
@@ -105,14 +122,16 @@ TO_DEFAULT_HELP = "default: the newest release tag; the unreleased tip by name: 
 MIGRATE_TO_HELP = f"The verl release to migrate to ({TO_DEFAULT_HELP})."
 
 
-def release_options(f=None, *, to_help: str = MIGRATE_TO_HELP):
-    """`--to`, `--from`, `--table`; `@release_options` or `@release_options(to_help=...)`."""
+FROM_HELP = ("The verl release the files were written for (default: the oldest, v0.1); auto reads it off the keys "
+             "and paths the files use.")
+
+
+def release_options(f=None, *, to_help: str = MIGRATE_TO_HELP, from_help: str = FROM_HELP):
+    """`--to`, `--from`, `--table`; `@release_options` or `@release_options(to_help=..., from_help=...)`."""
     if f is None:
-        return lambda command: release_options(command, to_help=to_help)
+        return lambda command: release_options(command, to_help=to_help, from_help=from_help)
     f = click.option("--table", "tables", multiple=True, type=click.Path(dir_okay=False),
-                     help="An extra mapping table (repeatable); see docs/table-format.md.")(f)
-    f = click.option("--from", "from_release", metavar="REV",
-                     help="The verl release the files were written for (default: the oldest, v0.1); the rewrite also "
-                     "takes auto: read it off the keys and paths the files use.")(f)
+                     help="An extra mapping table (repeatable); see table-format.md in Docs.")(f)
+    f = click.option("--from", "from_release", metavar="REV", help=from_help)(f)
     f = click.option("--to", "to_release", metavar="REV", help=to_help)(f)
     return f

@@ -16,6 +16,7 @@ from migrator.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     EXIT_WORK_FOUND,
+    docs_epilog,
     load_composed,
     project_config,
     release_options,
@@ -24,7 +25,7 @@ from migrator.cli.common import (
 )
 
 
-@click.command("migrate", epilog=EXIT_CODES_HELP)
+@click.command("migrate", epilog=EXIT_CODES_HELP + "\n\n" + docs_epilog())
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @release_options
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change, a manual action "
@@ -33,7 +34,7 @@ from migrator.cli.common import (
 @click.option("--output-format", type=click.Choice(["text", "json", "github"]), default=None,
               help="text (default, on stderr), json (on stdout) or github (Actions annotations on stdout).")
 @click.option("--select", multiple=True, metavar="CODES",
-              help="Report only codes starting with these, comma-separated (e.g. VM1,VM204); see docs/codes.md.")
+              help="Report only codes starting with these, comma-separated (e.g. VM1,VM204); see codes.md in Docs.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Do not report codes starting with these.")
 @click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default=None,
               help="Colour diffs and findings: auto (on a terminal, unless NO_COLOR is set), always, never.")
@@ -41,7 +42,7 @@ from migrator.cli.common import (
 @click.option("-v", "--verbose", is_flag=True, help="Also print every edit, what the tool did, and every skipped file.")
 @click.option("--allow-dirty", is_flag=True, default=None, help="Write files that have uncommitted git changes.")
 @click.option("--allow-staged", is_flag=True,
-              help="Write files whose uncommitted changes are all staged (the pre-commit hook; see README).")
+              help="Write files whose uncommitted changes are all staged (what the pre-commit hook passes).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers.")
 @click.option("--unsafe-fixes", is_flag=True,
