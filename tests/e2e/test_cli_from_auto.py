@@ -140,7 +140,7 @@ def test_a_range_of_no_releases_leaves_a_plus_on_an_existing_key_alone(tmp_path)
         assert written.stderr.splitlines()[0] == notes[from_release]
         assert script.read_text() == V09_SCRIPT and script.stat().st_mtime_ns == stat.st_mtime_ns
     # From a release before it, the same `+` is Hydra's refusal to append over the key: dropped.
-    assert "1 key-append-prefix" in run_cli("--from", "v0.8.0", "--to", "v0.9.0", "--check", tmp_path).stderr
+    assert "1 plus-dropped" in run_cli("--from", "v0.8.0", "--to", "v0.9.0", "--check", tmp_path).stderr
 
 
 def test_the_fit_is_the_same_from_workers(tmp_path):

@@ -63,3 +63,19 @@ def test_help_names_pages_that_exist_in_a_wheel_install(tmp_path):
     named = pages_named(run)
     assert list(named) == [str(site / "migrator" / "_docs")]
     assert all(os.path.isfile(os.path.join(folder, page)) for folder, pages in named.items() for page in pages)
+
+
+# The tool's own words for its data and passes, which a user never needs to read.
+INTERNAL_WORDS = re.compile(r"\bfacts?\b|key-append-prefix|prefilter", re.IGNORECASE)
+
+
+def test_messages_speak_the_users_words(tmp_path):
+    # `+` on a key v0.9.0 declares: the edit that drops it is named as what it does.
+    (tmp_path / "run.sh").write_text("python3 -m verl.trainer.main_ppo skip.rollout.enable=True +trainer.total_epochs=2\n")
+    (tmp_path / "sft.sh").write_text("torchrun -m verl.trainer.fsdp_sft_trainer data.micro_batch_size=4\n")
+    check = run_cli("--from", "v0.8.0", "--to", "v0.9.0", "--check", tmp_path)
+    assert "1 plus-dropped)" in check.stderr.splitlines()[-1]
+    outputs = [check.stderr, run_cli("--check", "-v", tmp_path).stderr, run_cli("lint", tmp_path).stdout,
+               run_cli("mappings", "show", "--to", "main").stdout]
+    for text in outputs:
+        assert not INTERNAL_WORDS.search(text), INTERNAL_WORDS.search(text)

@@ -30,4 +30,4 @@ def test_a_place_inside_an_edit_is_the_start_of_its_replacement():
 
 def test_an_insertion_at_a_place_goes_before_it():
     source = b"key=1\n"
-    assert places(source, [Edit(0, 0, b"+", "key-append-prefix", "")], [0]) == [(1, 2)]
+    assert places(source, [Edit(0, 0, b"+", "plus-dropped", "")], [0]) == [(1, 2)]

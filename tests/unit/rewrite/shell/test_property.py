@@ -143,7 +143,7 @@ def assert_edit_touches_only_what_the_table_names(source: bytes, edit) -> None:
         key = old[1:] if old.startswith(b"+") and not edit.replacement.startswith(b"+") else old
         change = MAPPINGS.key(key.decode())
         assert change is not None and change.new.encode() == edit.replacement, (old, edit)
-    elif edit.kind == "key-append-prefix":
+    elif edit.kind == "plus-dropped":
         assert old == b"+" and edit.replacement == b"", edit
     elif edit.kind == "path-move":
         if edit.start == edit.end:  # env presets before the command, or args after the script
@@ -199,7 +199,7 @@ def test_edits_are_local_output_parses_and_second_run_is_a_no_op(tmp_path_factor
     # Hydra's review (rewrite/shell/review.py) may back edits out and drop a `+` the target refuses.
     second = review(source, new, applied, MAPPINGS)
     for edit in second.added:
-        assert edit.kind == "key-append-prefix" and source[edit.start:edit.end] == b"+" and not edit.replacement
+        assert edit.kind == "plus-dropped" and source[edit.start:edit.end] == b"+" and not edit.replacement
     new, applied, _ = apply_edits(source, [e for e in applied if e not in second.back_out] + list(second.added))
     spans = [(e.start, e.end, e.replacement) for e in applied]
     pieces, rebuilt = outside_spans(source, spans)
