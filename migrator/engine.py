@@ -140,7 +140,7 @@ def _process_and_write(options: RunOptions, mappings: MappingSet, on_result, pre
     results: list[FileResult] = []
     paths: dict[str, str] = {}
     candidates = discover(options.paths, options.exclude)
-    work = RewriteWork(mappings, prefilter, contents=options.write or options.keep_contents)
+    work = RewriteWork(mappings, prefilter, contents=options.write or options.keep_contents, place_written=options.write)
     if options.write and not options.allow_dirty:
         candidates = list(candidates)
         refuse_dirty_first(candidates, work, options)

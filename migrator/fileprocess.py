@@ -134,13 +134,14 @@ def _suppressed_lines(source: bytes) -> set[int]:
 
 
 def process_file(path: str, display: str, mappings: MappingSet, prefilter=None, data: bytes | None = None,
-                 spec: RewriterSpec | None = None) -> FileResult:
+                 spec: RewriterSpec | None = None, place_written: bool = False) -> FileResult:
     """Locate, apply and validate the edits for one file. Never writes; never raises.
 
     `data`: the file's bytes when the caller read them; `spec`: the rewriter when the caller already
-    decided it (`filekind.sniff`)."""
+    decided it (`filekind.sniff`); `place_written`: also place each finding in the file as edited (a
+    writing run reports those lines once the file is written)."""
     try:
-        return _process(path, display, mappings, prefilter, data, spec)
+        return _process(path, display, mappings, prefilter, data, spec, place_written)
     except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
         return FileResult.not_migrated(display, internal_error(exc))
 
@@ -164,7 +165,7 @@ def internal_error(exc: Exception) -> Reason:
 
 
 def _process(path: str, display: str, mappings: MappingSet, prefilter, data: bytes | None,
-             spec: RewriterSpec | None) -> FileResult:
+             spec: RewriterSpec | None, place_written: bool = False) -> FileResult:
     if data is None:
         spec, data, skip = sniff(path, spec=spec)
     else:
@@ -212,7 +213,8 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
         findings.append(Finding(edit.start, edit.kind, f"overlapping edit not applied: {edit.message}",
                                 None, edit.prs, code=BACKED_OUT_EDIT_CODE))
     ordered = sorted(findings, key=lambda f: f.offset)
-    written = written_places([f.offset for f in ordered], applied, new) if new != data else [None] * len(ordered)
+    written = written_places([f.offset for f in ordered], applied, new) if place_written and new != data \
+        else [None] * len(ordered)
     reported = [ReportedFinding(display, *lines.line_col(f.offset), f.kind, f.message, f.hint, f.prs, f.severity,
                                 finding_code(f.kind, f.severity, f.code), place)
                 for f, place in zip(ordered, written)]
@@ -253,8 +255,9 @@ class RewriteWork:
     serial_below = 256  # files: below this one process is faster than starting workers
     chunk = 128
 
-    def __init__(self, mappings: MappingSet, prefilter=None, contents: bool = True):
+    def __init__(self, mappings: MappingSet, prefilter=None, contents: bool = True, place_written: bool = False):
         self.mappings, self.prefilter, self.contents = mappings, prefilter, contents
+        self.place_written = place_written  # a writing run: findings also placed in the file as written
 
     def by_name(self, candidate) -> FileResult | None:
         """The result when the discovery or the file name alone settles it (no I/O), else None."""
@@ -276,7 +279,8 @@ class RewriteWork:
                     and not compares_runs(data, spec.kind, self.mappings):
                 return ("unchanged", spec.kind)
             # The prefilter has passed it: not asked again.
-            result = process_file(candidate.path, candidate.display, self.mappings, None, data=data, spec=spec)
+            result = process_file(candidate.path, candidate.display, self.mappings, None, data=data, spec=spec,
+                                  place_written=self.place_written)
         except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
             result = FileResult.not_migrated(candidate.display, internal_error(exc))
         if not self.contents:

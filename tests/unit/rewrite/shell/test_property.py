@@ -11,6 +11,7 @@ carrying an old key, path or env export from the built-in tables. Whatever the s
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 import shutil
@@ -284,7 +285,7 @@ def test_check_diff_and_write_agree(tmp_path_factory, sources):
     # The tables are composed once per session, not three times per example (0.16 s each).
     real_load, migrate_module.load_composed = migrate_module.load_composed, lambda *args: COMPOSED
     try:
-        for mode, flags in (("check", ["--check"]), ("diff", ["--diff"]), ("write", [])):
+        for mode, flags in (("check", ["--check", "--output-format", "json"]), ("diff", ["--diff"]), ("write", [])):
             os.chdir(base / mode)
             outcome[mode] = runner.invoke(cli, ["--to", "v0.8.0", "-q", *flags, "."], catch_exceptions=False)
     finally:
@@ -295,8 +296,14 @@ def test_check_diff_and_write_agree(tmp_path_factory, sources):
     changed = {name for name in files if written[name] != files[name]}
     assert outcome["write"].exit_code == 0 or (outcome["write"].exit_code == 3 and not changed)
     assert outcome["check"].exit_code in (0, 1, 3)
+    assert bool(diff.strip()) == bool(changed)
     if outcome["check"].exit_code != 3:
-        assert (outcome["check"].exit_code == 1) == bool(diff.strip()) == bool(changed)
+        report = json.loads(outcome["check"].stdout)
+        assert report["summary"]["changed"] == len(changed)
+        # --check fails while work is left: a file would change, a manual action remains, a file was not migrated
+        not_migrated = any(f["status"] == "skipped" and f["code"] != "VM208" for f in report["files"])
+        work_left = bool(changed) or report["summary"]["manual_actions"] > 0 or not_migrated
+        assert (outcome["check"].exit_code == 1) == work_left
     assert {n for n in files if f"--- a/{n}\n".encode() in diff} == changed  # `.` named no `./` header
     applied = apply_unified_diff(files, diff)
     assert applied == written
