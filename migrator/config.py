@@ -173,6 +173,29 @@ def known_releases() -> list[str]:
         return []
 
 
+def default_target() -> str | None:
+    """The default `--to`: the newest release tag of the built-in tables (`TableSet.newest_release`, read
+    off the index without parsing the tables); None when the index cannot be read."""
+    from migrator.cache import derived
+    from migrator.mapping.facts import load_shipped_yaml
+    from migrator.mapping.load import TableError, builtin_mappings_dir, newest_tag
+
+    def read() -> str | None:
+        import yaml
+
+        try:
+            data = load_shipped_yaml(index)
+            return newest_tag([str(r) for r in data["releases"]], [str(r) for r in data.get("unreleased") or ()])
+        except (yaml.YAMLError, KeyError, TypeError, IndexError, AttributeError):
+            return None
+
+    try:
+        index = builtin_mappings_dir() / "verl" / "releases.yaml"
+        return derived("newest-release", [index, Path(__file__)], read)
+    except (TableError, OSError):
+        return None
+
+
 def key_lines(text: str) -> dict[str, int]:
     """The line of each key in the `[tool.verl-migrate]` table of a TOML text (a best effort: the
     values themselves come from the TOML parser)."""

@@ -63,6 +63,7 @@ def write_results(results: list[FileResult], paths: dict[str, str], on_failed=No
         try:
             write_atomic(paths[result.path], result.before or b"", result.after or b"")
             written.append(os.path.dirname(os.path.abspath(paths[result.path])))
+            result.findings = [f.as_written() for f in result.findings]  # lines of the file on disk now
         except (OSError, WriteError) as exc:
             result.fail(FailureReason.NOT_WRITTEN.because(getattr(exc, "strerror", None) or exc))
             if on_failed is not None:
@@ -84,9 +85,12 @@ class RunOptions:
 
 
 class DirtyFilesError(Exception):
-    def __init__(self, files: list[str]):
-        self.files = files
-        super().__init__("files with uncommitted changes: " + ", ".join(files))
+    """Files the run would write that have uncommitted changes: `states` maps each to git's word for it."""
+
+    def __init__(self, states: dict[str, str]):
+        self.states = dict(sorted(states.items()))
+        self.files = list(self.states)
+        super().__init__("files with uncommitted changes: " + ", ".join(self.files))
 
 
 def run(options: RunOptions, mappings: MappingSet, on_result=None, prefilter=None, on_note=None) -> list[FileResult]:
@@ -136,7 +140,10 @@ def _process_and_write(options: RunOptions, mappings: MappingSet, on_result, pre
     results: list[FileResult] = []
     paths: dict[str, str] = {}
     candidates = discover(options.paths, options.exclude)
-    work = RewriteWork(mappings, prefilter, contents=options.write or options.keep_contents)
+    work = RewriteWork(mappings, prefilter, contents=options.write or options.keep_contents, place_written=options.write)
+    if options.write and not options.allow_dirty:
+        candidates = list(candidates)
+        refuse_dirty_first(candidates, work, options)
     for candidate, result in process_files(candidates, work, options.jobs, note):
         if candidate.skip is None:
             paths[candidate.display] = candidate.path
@@ -146,10 +153,26 @@ def _process_and_write(options: RunOptions, mappings: MappingSet, on_result, pre
     if options.write:
         changed = [paths[r.path] for r in results if r.status == "changed"]
         if changed and not options.allow_dirty:
-            from migrator.gitguard import dirty_files
+            from migrator.gitguard import dirty_states
 
-            dirty = dirty_files(changed, staged_ok=options.allow_staged)
+            dirty = dirty_states(changed, staged_ok=options.allow_staged)  # changed meanwhile, or in a submodule
             if dirty:
                 raise DirtyFilesError(dirty)
         write_results(results, paths, lambda failed: note(f"error: {failed.path}: {failed.reason}"))
     return results
+
+
+def refuse_dirty_first(candidates, work: RewriteWork, options: RunOptions) -> None:
+    """The git guard before the analysis (cargo fix's order): one `git status` over the paths as given;
+    only the dirty files are processed here, and the run stops at once when one of them would change. A
+    dirty file that needs no change does not block."""
+    from migrator.gitguard import dirty_under
+
+    states = dirty_under(options.paths, staged_ok=options.allow_staged)
+    if not states:
+        return
+    dirty = [c for c in candidates if c.skip is None and os.path.realpath(c.path) in states]
+    changed = {c.path: states[os.path.realpath(c.path)] for c, result in process_files(dirty, work, 1)
+               if result.status == "changed"}
+    if changed:
+        raise DirtyFilesError(changed)

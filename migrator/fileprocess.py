@@ -7,6 +7,7 @@ the engine writes the changed results after the git guard.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from bisect import bisect_right
 from collections import Counter
@@ -42,6 +43,13 @@ class ReportedFinding:
     prs: tuple[int, ...]
     severity: str
     code: str
+    # (line, col) of the same place in the file as the edits leave it; the engine swaps it in once written.
+    written: tuple[int, int] | None = None
+
+    def as_written(self) -> ReportedFinding:
+        if self.written is None:
+            return self
+        return dataclasses.replace(self, line=self.written[0], col=self.written[1], written=None)
 
     def format(self) -> str:
         """One line, `path:line:col: message (hint) [verl#PR]` (the golden tests' form; the CLI groups)."""
@@ -126,13 +134,14 @@ def _suppressed_lines(source: bytes) -> set[int]:
 
 
 def process_file(path: str, display: str, mappings: MappingSet, prefilter=None, data: bytes | None = None,
-                 spec: RewriterSpec | None = None) -> FileResult:
+                 spec: RewriterSpec | None = None, place_written: bool = False) -> FileResult:
     """Locate, apply and validate the edits for one file. Never writes; never raises.
 
     `data`: the file's bytes when the caller read them; `spec`: the rewriter when the caller already
-    decided it (`filekind.sniff`)."""
+    decided it (`filekind.sniff`); `place_written`: also place each finding in the file as edited (a
+    writing run reports those lines once the file is written)."""
     try:
-        return _process(path, display, mappings, prefilter, data, spec)
+        return _process(path, display, mappings, prefilter, data, spec, place_written)
     except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
         return FileResult.not_migrated(display, internal_error(exc))
 
@@ -156,7 +165,7 @@ def internal_error(exc: Exception) -> Reason:
 
 
 def _process(path: str, display: str, mappings: MappingSet, prefilter, data: bytes | None,
-             spec: RewriterSpec | None) -> FileResult:
+             spec: RewriterSpec | None, place_written: bool = False) -> FileResult:
     if data is None:
         spec, data, skip = sniff(path, spec=spec)
     else:
@@ -203,9 +212,12 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     for edit in rejected:
         findings.append(Finding(edit.start, edit.kind, f"overlapping edit not applied: {edit.message}",
                                 None, edit.prs, code=BACKED_OUT_EDIT_CODE))
+    ordered = sorted(findings, key=lambda f: f.offset)
+    written = written_places([f.offset for f in ordered], applied, new) if place_written and new != data \
+        else [None] * len(ordered)
     reported = [ReportedFinding(display, *lines.line_col(f.offset), f.kind, f.message, f.hint, f.prs, f.severity,
-                                finding_code(f.kind, f.severity, f.code))
-                for f in sorted(findings, key=lambda f: f.offset)]
+                                finding_code(f.kind, f.severity, f.code), place)
+                for f, place in zip(ordered, written)]
     applied_report = [AppliedEdit(lines.line(e.start), e.kind, e.message, e.prs, e.in_comment)
                       for e in applied]
     if new == data:
@@ -221,6 +233,20 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
                       before=data, after=new, hydra_rejections=rejections)
 
 
+def written_places(offsets: list[int], applied, new: bytes) -> list[tuple[int, int]]:
+    """(line, col) in `new` of each offset (ascending) of the source that `applied` (sorted, disjoint) edited:
+    text after an edit moves by what the edits before it added; a place inside an edited span is the start
+    of its replacement."""
+    index, places, shift, at = LineIndex(new), [], 0, 0
+    for offset in offsets:
+        while at < len(applied) and applied[at].end <= offset:  # an insertion at the place goes before it
+            shift += len(applied[at].replacement) - (applied[at].end - applied[at].start)
+            at += 1
+        inside = at < len(applied) and applied[at].start < offset
+        places.append(index.line_col((applied[at].start if inside else offset) + shift))
+    return places
+
+
 class RewriteWork:
     """The rewrite as the pool's `parallel.FileWork`. `contents`: whether a changed file's result keeps
     its before and after bytes (a writing run and `--diff` need them; `--check` reports without them, so
@@ -229,8 +255,9 @@ class RewriteWork:
     serial_below = 256  # files: below this one process is faster than starting workers
     chunk = 128
 
-    def __init__(self, mappings: MappingSet, prefilter=None, contents: bool = True):
+    def __init__(self, mappings: MappingSet, prefilter=None, contents: bool = True, place_written: bool = False):
         self.mappings, self.prefilter, self.contents = mappings, prefilter, contents
+        self.place_written = place_written  # a writing run: findings also placed in the file as written
 
     def by_name(self, candidate) -> FileResult | None:
         """The result when the discovery or the file name alone settles it (no I/O), else None."""
@@ -252,7 +279,8 @@ class RewriteWork:
                     and not compares_runs(data, spec.kind, self.mappings):
                 return ("unchanged", spec.kind)
             # The prefilter has passed it: not asked again.
-            result = process_file(candidate.path, candidate.display, self.mappings, None, data=data, spec=spec)
+            result = process_file(candidate.path, candidate.display, self.mappings, None, data=data, spec=spec,
+                                  place_written=self.place_written)
         except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
             result = FileResult.not_migrated(candidate.display, internal_error(exc))
         if not self.contents:

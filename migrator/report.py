@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -67,10 +68,22 @@ def _lines(data: bytes) -> list[bytes]:
     return [p + b"\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
+def diff_name(path: str, cwd: str | None = None) -> str:
+    """The name a diff header gives `path` (after `a/`, `b/`), as `git diff` would: relative to the current
+    directory without `.` or `..` parts, so `git apply` and `patch -p1` take it there; a file outside it by
+    its absolute path less the leading `/` (`git diff --no-index`'s rule: applied from `/`)."""
+    cwd = cwd or os.getcwd()
+    absolute = os.path.normpath(os.path.join(cwd, path))
+    inside = os.path.relpath(absolute, cwd)
+    if inside != os.curdir and not inside.startswith(os.pardir + os.sep) and inside != os.pardir:
+        return inside
+    return absolute.lstrip(os.sep)
+
+
 def unified_diff(result: FileResult) -> bytes:
     before = _lines(result.before or b"")
     after = _lines(result.after or b"")
-    name = result.path.encode("utf-8", "surrogateescape")
+    name = diff_name(result.path).encode("utf-8", "surrogateescape")
     lines = difflib.diff_bytes(difflib.unified_diff, before, after, b"a/" + name, b"b/" + name)
     out = []
     for line in lines:

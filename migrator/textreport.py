@@ -124,16 +124,16 @@ def outcomes_text(results: list[FileResult], style: Style, verbose: bool = False
     return [style.paint(f"files not migrated ({len(rows)}):", SEVERITY_SGR["error"])] + rows
 
 
-def changes_text(results: list[FileResult], dry: bool, style: Style = Style()) -> list[str]:
-    """-v: every file that changed (after the write: a file that could not be written is not here)
-    and its edits."""
+def changes_text(results: list[FileResult], dry: bool, style: Style = Style(), edits: bool = True) -> list[str]:
+    """Every file that changed, `would change: PATH` or `changed: PATH` (black's and cargo fix's rule: after
+    the write, a file that could not be written is not here), and with `edits` (-v) its edits."""
     verb = "would change" if dry else "changed"
     lines = []
     for r in results:
         if r.status != "changed":
             continue
-        lines.append(f"{verb} {r.path}")
-        for edit in r.edits:
+        lines.append(f"{verb}: {r.path}")
+        for edit in r.edits if edits else ():
             where = " (comment)" if edit.in_comment else ""
             prs = "".join(f" ({style.pr(pr)})" for pr in edit.prs)
             lines.append(f"  {r.path}:{edit.line}: {edit.kind}{where}: {edit.message}{prs}")

@@ -167,16 +167,13 @@ class RunFit:
         for path, fit in self.files.items():
             if max(fit.releases) >= rank:
                 continue
-            gone = [name for name, live in fit.evidence.items() if max(live) < rank]
-            if not gone:
-                continue
-            last = self.releases[max(fit.evidence[gone[0]])]
-            more = f" (and {len(gone) - 1} more)" if len(gone) > 1 else ""
-            out.append(ReportedFinding(
-                path, *fit.where[gone[0]], "release", f"`{gone[0]}`{more} was gone before verl {from_release} "
-                f"(last in {last})", f"this file looks written for verl {fit.span(self.releases)}: pass "
-                f"--from {self.releases[min(fit.releases)]} (or --from auto) and migrate it separately",
-                (), "warning", FROM_TOO_NEW_CODE))
+            gone = sorted((fit.where[name], name) for name, live in fit.evidence.items() if max(live) < rank)
+            hint = (f"this file looks written for verl {fit.span(self.releases)}: pass --from "
+                    f"{self.releases[min(fit.releases)]} (or --from auto) and migrate it separately")
+            for place, name in gone:  # every name at its place: none left for the JSON report only
+                out.append(ReportedFinding(
+                    path, *place, "release", f"`{name}` was gone before verl {from_release} (last in "
+                    f"{self.releases[max(fit.evidence[name])]})", hint, (), "warning", FROM_TOO_NEW_CODE))
         return out
 
     def as_dict(self) -> dict:

@@ -18,6 +18,7 @@ import sys
 import click
 
 from migrator import __version__
+from migrator.cli.common import EXIT_CODES_HELP, docs_epilog
 from migrator.cli.migrate import migrate
 
 # name -> "module:attribute"; imported only when the command runs (fast --help and --version).
@@ -111,7 +112,7 @@ def _lazy_short_help(target: str, width: int) -> str:
 
 @click.group(cls=MigrateGroup, context_settings={"help_option_names": ["-h", "--help"]},
              invoke_without_command=False, no_args_is_help=True,
-             subcommand_metavar="PATH... | COMMAND [ARGS]...")
+             subcommand_metavar="PATH... | COMMAND [ARGS]...", epilog=EXIT_CODES_HELP + "\n\n" + docs_epilog())
 @click.version_option(__version__, prog_name="verl-migrate")
 def cli():
     """Migrate verl launch scripts, configs and docs to a newer verl release.

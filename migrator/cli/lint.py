@@ -16,6 +16,8 @@ from migrator.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     EXIT_WORK_FOUND,
+    TO_DEFAULT_HELP,
+    docs_epilog,
     load_mappings,
     project_config,
     release_options,
@@ -24,13 +26,15 @@ from migrator.cli.common import (
 )
 
 
-@click.command("lint")
+@click.command("lint", epilog="Every check, with examples: lint.md in Docs.\n\n" + docs_epilog())
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@release_options(to_help="The verl release to check against (default: main).")
+@release_options(to_help=f"The verl release to check against ({TO_DEFAULT_HELP}).",
+                 from_help="The verl release the scripts were written for (default, and auto: the oldest, v0.1: "
+                 "every table's changes are known).")
 @click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text",
               help="text (path:line:col: CODE message), json (a list of findings) or github (annotations).")
 @click.option("--select", multiple=True, metavar="CODES",
-              help="Only codes starting with these, comma-separated (e.g. VM001,VM00); see docs/codes.md.")
+              help="Only codes starting with these, comma-separated (e.g. VM001,VM00); see codes.md in Docs.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Not the codes starting with these.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
 @click.option("-v", "--verbose", is_flag=True, help="Also say which files were skipped and which checks stayed silent, and why.")
@@ -38,7 +42,7 @@ from migrator.cli.common import (
 @click.option("--facts", "facts_dir", type=click.Path(file_okay=False), hidden=True,
               help="A facts directory (config-keys/, trees/) instead of the shipped one (for tests).")
 def lint(paths, to_release, from_release, tables, output_format, select, ignore, exclude, verbose, jobs, facts_dir):
-    """Check verl launch scripts for bugs that otherwise surface on the cluster (see docs/lint.md)."""
+    """Check verl launch scripts for bugs that otherwise surface on the cluster."""
     from migrator.discover import discover
     from migrator.lint import load_checks
     from migrator.lint.facts import FactsError, load_facts

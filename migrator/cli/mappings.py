@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
-from migrator.cli.common import load_mappings, release_options
+from migrator.cli.common import EXIT_USAGE, docs_epilog, load_mappings, release_options
 from migrator.pulls import pr_json, pr_label
 
 
@@ -50,12 +51,17 @@ def shown_rows(mapping_set) -> list:
 SUPERSEDED = "an earlier entry of the range already decides what becomes of this name"
 
 
-@mappings.command("show")
-@release_options
+@mappings.command("show", epilog=docs_epilog())
+@release_options(from_help="The release the composed table starts from (default: the oldest, v0.1); a release "
+                 "by name: there are no files to read one off.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
 def show(to_release, from_release, tables, output_format):
     """Print the composed table: every entry of the range (keys, paths, modules, entry points, Python
     names, env and shell variables, values), and what it becomes."""
+    if from_release == "auto":  # what the rewrite reads off the files; this command reads none
+        click.echo("error: --from auto reads the release off the files a run migrates; mappings show reads no "
+                   "files: name a release (--from v0.6.0)", err=True)
+        sys.exit(EXIT_USAGE)
     mapping_set = load_mappings(from_release, to_release, tables)
     rows = composed_rows(mapping_set)
     if output_format == "json":

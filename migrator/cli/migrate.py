@@ -11,10 +11,12 @@ import sys
 import click
 
 from migrator.cli.common import (
+    EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
     EXIT_WORK_FOUND,
+    docs_epilog,
     load_composed,
     project_config,
     release_options,
@@ -23,15 +25,16 @@ from migrator.cli.common import (
 )
 
 
-@click.command("migrate")
+@click.command("migrate", epilog=EXIT_CODES_HELP + "\n\n" + docs_epilog())
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @release_options
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change, a manual action "
+              "remains or a file could not be migrated.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff on stdout; write nothing.")
 @click.option("--output-format", type=click.Choice(["text", "json", "github"]), default=None,
               help="text (default, on stderr), json (on stdout) or github (Actions annotations on stdout).")
 @click.option("--select", multiple=True, metavar="CODES",
-              help="Report only codes starting with these, comma-separated (e.g. VM1,VM204); see docs/codes.md.")
+              help="Report only codes starting with these, comma-separated (e.g. VM1,VM204); see codes.md in Docs.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Do not report codes starting with these.")
 @click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default=None,
               help="Colour diffs and findings: auto (on a terminal, unless NO_COLOR is set), always, never.")
@@ -39,7 +42,7 @@ from migrator.cli.common import (
 @click.option("-v", "--verbose", is_flag=True, help="Also print every edit, what the tool did, and every skipped file.")
 @click.option("--allow-dirty", is_flag=True, default=None, help="Write files that have uncommitted git changes.")
 @click.option("--allow-staged", is_flag=True,
-              help="Write files whose uncommitted changes are all staged (the pre-commit hook; see README).")
+              help="Write files whose uncommitted changes are all staged (what the pre-commit hook passes).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers.")
 @click.option("--unsafe-fixes", is_flag=True,
@@ -79,6 +82,10 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         sys.exit(EXIT_USAGE)
     mappings, prefilter = load_composed(from_release, to_release, tables)
     mappings.unsafe_fixes = unsafe_fixes
+    if fit is None and mappings.from_release == mappings.to_release and mappings.is_empty and not quiet:
+        # --from auto says so in its own note; the files are only read (nothing of a range to apply)
+        click.echo(f"note: --from {mappings.from_release} is the target release: nothing to migrate, no file "
+                   "is changed", err=True)
     from migrator.rewrite.python.resolution import unknown_release_note
 
     unknown = unknown_release_note(mappings)
@@ -114,11 +121,8 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         finally:
             progress.clear()
     except DirtyFilesError as exc:
-        unstaged = "unstaged or untracked " if allow_staged else "uncommitted "
-        click.echo(f"error: refusing to overwrite files with {unstaged}changes "
-                   "(commit, stage or stash them, or pass --allow-dirty):", err=True)
-        for name in exc.files:
-            click.echo(f"  {name}", err=True)
+        for line in dirty_refusal(exc.states, allow_staged):
+            click.echo(line, err=True)
         sys.exit(EXIT_USAGE)
     except (GitGuardError, LockHeld, WorkerStartError) as exc:
         click.echo(f"error: {exc}", err=True)
@@ -141,9 +145,29 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
             click.echo(summary.line(dry, releases, mappings.to_release), err=True)
     if summary.failed:
         sys.exit(EXIT_FAILED)
-    if check and summary.changed:
+    if check and (summary.changed or summary.manual or not_migrated(results, shown)):
         sys.exit(EXIT_WORK_FOUND)
     sys.exit(EXIT_OK)
+
+
+def not_migrated(results, shown) -> int:
+    """Files skipped for a reason a person must act on (one that fails `bash -n`, an unreadable one; not a
+    file of a kind the tool does not rewrite), counted as the report shows them."""
+    from migrator.textreport import outcome_severity
+
+    return sum(r.status == "skipped" and shown(r.code) and outcome_severity(r) == "error" for r in results)
+
+
+def dirty_refusal(states: dict[str, str], allow_staged: bool) -> list[str]:
+    """cargo fix's refusal: each file with its state as git says it, and both flags that let it through
+    (staging alone helps only with --allow-staged)."""
+    if allow_staged:
+        head = ("error: refusing to overwrite files with unstaged or untracked changes; stage, commit or stash "
+                "them, or pass --allow-dirty:")
+    else:
+        head = ("error: refusing to overwrite files with uncommitted changes; commit or stash them, or pass "
+                "--allow-dirty (or --allow-staged, when their changes are all staged):")
+    return [head] + [f"  {name} ({state})" for name, state in states.items()]
 
 
 def release_fit(paths, exclude, from_release, to_release, quiet, every_file=False, jobs=1):
@@ -165,7 +189,9 @@ def release_fit(paths, exclude, from_release, to_release, quiet, every_file=Fals
     if not quiet:
         lowered = fit.overall is not None and releases.index(chosen) < min(fit.overall.releases)
         why = " (older, so that the files that use older keys and paths are migrated too)" if lowered else ""
-        click.echo(f"note: {fit.describe()}; migrating from {chosen}{why}", err=True)
+        plan = f"{chosen} is the target release: nothing to migrate, no file is changed" if chosen == to \
+            else f"migrating from {chosen}{why}"
+        click.echo(f"note: {fit.describe()}; {plan}", err=True)
     return fit, chosen
 
 
@@ -188,7 +214,7 @@ def print_findings(results, output_format, style, dry, quiet, verbose, shown) ->
         for line in github_annotations(results, verbose, shown=shown):
             click.echo(line)
         return
-    lines = changes_text(results, dry, style) if verbose else []
+    lines = [] if quiet and not verbose else changes_text(results, dry, style, edits=verbose)
     lines += findings_text(results, style, verbose, quiet)
     lines += outcomes_text(results, style, verbose, quiet, shown)
     for line in lines:

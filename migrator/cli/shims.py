@@ -7,14 +7,14 @@ from pathlib import Path
 
 import click
 
-from migrator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND
+from migrator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, EXIT_WORK_FOUND, docs_epilog
 
 
 def shim_options(f):
     f = click.option("--keys-module", metavar="REL",
                      help="Also write the key-alias module at REL inside the tree (e.g. verl/utils/deprecated_keys.py).")(f)
     f = click.option("--table", "tables", multiple=True, type=click.Path(dir_okay=False),
-                     help="An extra mapping table (repeatable); see docs/table-format.md.")(f)
+                     help="An extra mapping table (repeatable); see table-format.md in Docs.")(f)
     f = click.option("--from", "from_release", metavar="REV",
                      help="Oldest release whose changes get no shim (default: by the deprecation policy, "
                           "two releases before --to).")(f)
@@ -89,7 +89,7 @@ def shims():
     """Deprecation shims: stubs at old script paths and modules that warn and forward."""
 
 
-@shims.command("generate")
+@shims.command("generate", epilog=docs_epilog())
 @shim_options
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Directory to write the stubs into.")
 def generate(to_release, from_release, tables, keys_module, out):
@@ -103,7 +103,7 @@ def generate(to_release, from_release, tables, keys_module, out):
     _report_install(outcomes, plan.notes, "generate")
 
 
-@shims.command("install")
+@shims.command("install", epilog=docs_epilog())
 @shim_options
 @click.option("--verl-root", required=True, type=click.Path(file_okay=False), help="A verl checkout.")
 def install(to_release, from_release, tables, keys_module, verl_root):
@@ -117,7 +117,7 @@ def install(to_release, from_release, tables, keys_module, verl_root):
     _report_install(outcomes, plan.notes + notes, "install")
 
 
-@shims.command("check")
+@shims.command("check", epilog=docs_epilog())
 @shim_options
 @click.option("--verl-root", type=click.Path(file_okay=False), help="A verl checkout with installed stubs.")
 @click.option("--out", type=click.Path(file_okay=False), help="A directory written by `shims generate`.")
@@ -144,12 +144,12 @@ def check(to_release, from_release, tables, keys_module, verl_root, out):
     sys.exit(EXIT_OK)
 
 
-@shims.command("keys")
+@shims.command("keys", epilog=docs_epilog())
 @click.option("--to", "to_release", metavar="REV", required=True, help="The verl release the aliases are for.")
 @click.option("--from", "from_release", metavar="REV",
               help="Oldest release whose changes get no alias (default: two releases before --to).")
 @click.option("--table", "tables", multiple=True, type=click.Path(dir_okay=False),
-              help="An extra mapping table (repeatable); see docs/table-format.md.")
+              help="An extra mapping table (repeatable); see table-format.md in Docs.")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="The .py file to write.")
 def keys(to_release, from_release, tables, out):
     """Write a standalone module with `translate(argv)` that accepts deprecated Hydra keys."""

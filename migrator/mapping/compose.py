@@ -13,6 +13,7 @@ steps, and when a name was last live), `PrecisionRules`, `EntryPoints`, `KeyChan
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -191,7 +192,8 @@ class MappingSet:
 
 def compose(tables: TableSet, from_release: str | None = None, to_release: str | None = None,
             extra_tables: list[Path | tuple[str, bytes]] | None = None) -> MappingSet:
-    """Compose the tables of the releases after `from_release` up to and including `to_release`.
+    """Compose the tables of the releases after `from_release` up to and including `to_release` (default:
+    the newest release tag, `TableSet.newest_release`).
 
     Extra (user) tables naming a release are merged into it, replacing built-in entries that
     have the same `old`; tables without a release apply after the target release. An extra table
@@ -199,7 +201,7 @@ def compose(tables: TableSet, from_release: str | None = None, to_release: str |
     """
     releases = list(tables.releases)
     from_release = from_release or releases[0]
-    to_release = to_release or releases[-1]
+    to_release = to_release or tables.newest_release
     for name, label in ((from_release, "--from"), (to_release, "--to")):
         if name not in releases:
             raise UnknownRelease(label, name, releases)
@@ -234,10 +236,36 @@ class UnknownRelease(TableError):
 
 
 def unknown_release_message(name: str, known) -> str:
-    """`unknown release '0.9.0' (known: ...); did you mean 'v0.9.0'?`"""
+    """`unknown release '0.9.0' (known: ...); did you mean 'v0.9.0'?`: a version is answered with the nearest
+    release by version (`v0.3.0` -> `v0.3.0.post1`), any other name with the closest spelling."""
     import difflib
 
     known = list(known)
-    close = [f"v{name}"] if f"v{name}" in known else difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+    close = [f"v{name}"] if f"v{name}" in known else nearest_by_version(str(name), known) or \
+        difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"unknown release {name!r} (known: {', '.join(known)}){hint}"
+
+
+_VERSION = re.compile(r"v?(\d+(?:\.\d+)*)((?:\.?(?:post|rc|a|b)\d*)*)")
+
+
+def nearest_by_version(name: str, known: list[str]) -> list[str]:
+    """[the known release whose version shares the longest prefix with `name`'s, then the nearest in the
+    first part that differs], or [] when `name` is no version."""
+    def parts(text: str):
+        m = _VERSION.fullmatch(text)
+        return tuple(int(p) for p in m.group(1).split(".")) if m else None
+
+    wanted = parts(name)
+    versions = [(release, parts(release)) for release in known]
+    versions = [(r, v) for r, v in versions if v is not None]
+    if wanted is None or not versions:
+        return []
+
+    def distance(version):
+        common = next((i for i, (a, b) in enumerate(zip(wanted, version)) if a != b), min(len(wanted), len(version)))
+        gap = abs(wanted[common] - version[common]) if common < min(len(wanted), len(version)) else 0
+        return -common, gap, [-p for p in version] if wanted > version else list(version)
+
+    return [min(versions, key=lambda rv: distance(rv[1]))[0]]

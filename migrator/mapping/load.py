@@ -318,6 +318,19 @@ class TableSet:
     families: dict[str, tuple[str, ...]] | None = None
     # verl's Python objects that carry its config (config-objects.yaml), for the Python provenance rule.
     config_objects: ConfigObjects = ConfigObjects()
+    # Releases that are no tag (the index's `unreleased`: verl's main): asked for by name, never the default.
+    unreleased: tuple[str, ...] = ()
+
+    @property
+    def newest_release(self) -> str:
+        """The default `--to`: the newest release that is a tag."""
+        return newest_tag(self.releases, self.unreleased)
+
+
+def newest_tag(releases, unreleased) -> str:
+    """The last of `releases` not in `unreleased` (the last release when every one is unreleased)."""
+    tags = [r for r in releases if r not in unreleased]
+    return tags[-1] if tags else releases[-1]
 
 
 def load_families(path: Path, display: str) -> dict[str, tuple[str, ...]]:
@@ -369,6 +382,9 @@ def load_release_index(directory: Path, display_as: str | None = None) -> TableS
         raise TableError(display, None, "'releases' must be a non-empty list of release names")
     if len(set(releases)) != len(releases):
         raise TableError(display, None, "a release is listed twice")
+    unreleased = data.get("unreleased", [])
+    if not isinstance(unreleased, list) or not all(isinstance(r, str) and r in releases for r in unreleased):
+        raise TableError(display, None, "'unreleased' must be a list of releases the index lists")
     tables = {}
     for release in releases[1:]:
         path = directory / f"{release}.yaml"
@@ -378,7 +394,8 @@ def load_release_index(directory: Path, display_as: str | None = None) -> TableS
     families = load_families(scopes, _display(scopes, display_as))
     objects_path = directory / "config-objects.yaml"
     objects = load_config_objects(objects_path, _display(objects_path, display_as))
-    return TableSet(directory.name, tuple(releases), tables, facts if facts.available else None, families, objects)
+    return TableSet(directory.name, tuple(releases), tables, facts if facts.available else None, families, objects,
+                    tuple(unreleased))
 
 
 def _display(path: Path, display_as: str | None) -> str:

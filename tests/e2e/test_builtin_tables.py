@@ -35,5 +35,5 @@ def test_user_script_migrates_exactly_with_builtin_tables(tmp_path):
     assert hint.endswith("(https://github.com/verl-project/verl/pull/5609)")
     assert lines[lines.index(warning[0]) - 2].startswith("VM198 ")
     assert "enable_expert_parallel=True" in text
-    again = run_cli("--to", "v0.9.0", "--check", script.parent)
-    assert again.returncode == 0 and "0 files would change" in again.stderr
+    again = run_cli("--to", "v0.9.0", "--check", script.parent)  # the rejected key stays a manual action
+    assert again.returncode == 1 and "0 files would change, 1 manual action," in again.stderr

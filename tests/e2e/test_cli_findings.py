@@ -57,8 +57,8 @@ def test_a_file_that_could_not_be_written_is_named_and_never_said_changed(tmp_pa
     proc = run_cli(*CORE, "-v", "--allow-dirty", tree, env=env)
     assert proc.returncode == 3, proc.stderr
     lines = proc.stderr.splitlines()
-    assert f"changed {ok}" in lines
-    assert f"changed {read_only}" not in lines
+    assert f"changed: {ok}" in lines
+    assert f"changed: {read_only}" not in lines
     assert (f"  VM205 failed {read_only}: could not write: the file is read-only; make it writable to migrate it"
             in lines)
     assert "1 file changed" in proc.stderr and "1 failed" in proc.stderr

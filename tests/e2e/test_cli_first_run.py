@@ -85,7 +85,8 @@ def test_lint_to_says_check_against():
     assert "release to check against" in proc.stdout and "migrate to" not in proc.stdout
 
 
-@pytest.mark.parametrize(("given", "suggested"), [("0.9.0", "v0.9.0"), ("v0.8", "v0.8.0"), ("mian", "main")])
+@pytest.mark.parametrize(("given", "suggested"), [("0.9.0", "v0.9.0"), ("v0.8", "v0.8.0"), ("mian", "main"),
+                                                  ("v0.3.0", "v0.3.0.post1"), ("v0.6.2", "v0.6.1")])
 def test_an_unknown_release_names_the_known_ones_and_the_closest(tmp_path, given, suggested):
     for command in ([], ["lint"]):
         proc = run_cli(*command, "--to", given, tmp_path)

@@ -33,14 +33,16 @@ def test_an_explicit_from_newer_than_the_scripts_is_warned_about(tmp_path):
     script.write_text(V07_SCRIPT)
     proc = run_cli("--from", "v0.8.0", "--to", "v0.9.0", "--check", tmp_path)
     lines = proc.stderr.splitlines()
-    place = [line for line in lines if line.startswith(f"    {script}:3:5: ")]
-    assert place == [f"    {script}:3:5: `critic.model.fsdp_config.param_offload` (and 1 more) was gone before "
-                     "verl v0.8.0 (last in v0.7.1)"]
-    at = lines.index(place[0])
+    # Every name gone before --from at its place: none elided ("(and 1 more)") to the JSON report.
+    places = [line for line in lines if line.startswith(f"    {script}:") and "was gone before" in line]
+    assert places == [f"    {script}:3:5: `critic.model.fsdp_config.param_offload` was gone before "
+                      "verl v0.8.0 (last in v0.7.1)",
+                      f"    {script}:4:5: `trainer.use_legacy_worker_impl` was gone before verl v0.8.0 (last in v0.7.1)"]
+    at = lines.index(places[0])
     assert lines[at - 1] == ("  hint: this file looks written for verl v0.6.0–v0.7.1: pass --from v0.6.0 "
                              "(or --from auto) and migrate it separately")
     assert lines[at - 2].startswith("VM301 ")
-    assert "2 warnings" in lines[-1] and sum(line.startswith(("VM301 ", "VM194 ")) for line in lines) == 2
+    assert "3 warnings" in lines[-1] and sum(line.startswith(("VM301 ", "VM194 ")) for line in lines) == 2
     # The same script with the release it fits is migrated and draws no warning.
     fitting = run_cli("--from", "v0.6.0", "--to", "v0.9.0", "--check", tmp_path)
     assert "VM301" not in fitting.stderr and "1 file would change" in fitting.stderr
@@ -98,7 +100,7 @@ def test_an_explicit_from_reads_only_the_files_that_name_something_gone_before_i
     assert keys_read == []
     run = written_for.fit_paths([str(tmp_path)], too_old_for="v0.8.0")
     assert list(run.files) == [str(tmp_path / "old.sh")] and fitted == [V07_SCRIPT.encode()]
-    assert [f.path for f in run.too_old_for("v0.8.0")] == [str(tmp_path / "old.sh")]
+    assert [f.path for f in run.too_old_for("v0.8.0")] == [str(tmp_path / "old.sh")] * 2  # its two gone keys
     # Every file is fitted when the whole fit is reported.
     every = written_for.fit_paths([str(tmp_path)]).files
     assert sorted(every) == [str(tmp_path / name) for name in ("current.sh", "old.sh")]
@@ -121,15 +123,24 @@ def test_a_range_of_no_releases_leaves_a_plus_on_an_existing_key_alone(tmp_path)
     # Once an internal error (exit 3): with no table in the range the launches were never collected.
     script = tmp_path / "run.sh"
     script.write_text(V09_SCRIPT)
+    notes = {"v0.9.0": "note: --from v0.9.0 is the target release: nothing to migrate, no file is changed",
+             "auto": "note: scripts look written for verl v0.9.0–main; v0.9.0 is the target release: nothing to "
+                     "migrate, no file is changed"}
     for from_release in ("v0.9.0", "auto"):
         proc = run_cli("--from", from_release, "--to", "v0.9.0", "--check", tmp_path)
         assert proc.returncode == 0, proc.stderr
         assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
-        assert proc.stderr.splitlines()[-1] == ("v0.9.0 -> v0.9.0: 0 files would change, 0 manual actions, "
-                                                "0 warnings, 1 unchanged, 0 skipped, 0 failed")
-    assert script.read_text() == V09_SCRIPT
+        # One note says the range is empty, then the summary: nothing else.
+        assert proc.stderr.splitlines() == [notes[from_release],
+                                            "v0.9.0 -> v0.9.0: 0 files would change, 0 manual actions, "
+                                            "0 warnings, 1 unchanged, 0 skipped, 0 failed"]
+        stat = script.stat()
+        written = run_cli("--from", from_release, "--to", "v0.9.0", tmp_path)  # a write run changes nothing
+        assert written.returncode == 0, written.stderr
+        assert written.stderr.splitlines()[0] == notes[from_release]
+        assert script.read_text() == V09_SCRIPT and script.stat().st_mtime_ns == stat.st_mtime_ns
     # From a release before it, the same `+` is Hydra's refusal to append over the key: dropped.
-    assert "1 key-append-prefix" in run_cli("--from", "v0.8.0", "--to", "v0.9.0", "--check", tmp_path).stderr
+    assert "1 plus-dropped" in run_cli("--from", "v0.8.0", "--to", "v0.9.0", "--check", tmp_path).stderr
 
 
 def test_the_fit_is_the_same_from_workers(tmp_path):

@@ -59,9 +59,12 @@ def test_dirty_untracked_and_staged_files_are_refused_and_listed(repo):
     (root / "untracked.sh").write_bytes(OLD)
     out = cli(root)
     assert out.returncode == 2
-    assert "refusing to overwrite files with uncommitted changes" in out.stderr
+    assert out.stderr.splitlines()[0] == (
+        "error: refusing to overwrite files with uncommitted changes; commit or stash them, or pass --allow-dirty "
+        "(or --allow-staged, when their changes are all staged):")
     listed = [line.strip() for line in out.stderr.splitlines() if line.startswith("  ")]
-    assert listed == [str(root / "dirty.sh"), str(root / "staged.sh"), str(root / "untracked.sh")]
+    assert listed == [f"{root / 'dirty.sh'} (modified)", f"{root / 'staged.sh'} (staged)",
+                      f"{root / 'untracked.sh'} (untracked)"]
     assert (root / "clean.sh").read_bytes() == OLD  # nothing is written when anything is refused
     assert (root / "dirty.sh").read_bytes() == OLD + b"# local edit\n"
     assert "Traceback" not in out.stderr
@@ -139,7 +142,7 @@ def test_file_named_with_spaces_and_unicode_is_listed(repo):
     odd.write_bytes(OLD)
     out = cli(root)
     assert out.returncode == 2
-    assert f"  {odd}" in out.stderr.splitlines()
+    assert f"  {odd} (untracked)" in out.stderr.splitlines()
 
 
 @pytest.fixture
@@ -165,7 +168,7 @@ def test_file_dirty_inside_a_submodule_is_refused(superproject):
     assert dirty_files([str(inner), str(superproject / "outer.sh")]) == [str(inner)]
     out = cli(superproject)
     assert out.returncode == 2
-    assert f"  {inner}" in out.stderr.splitlines()
+    assert f"  {inner} (modified)" in out.stderr.splitlines()
     assert (superproject / "outer.sh").read_bytes() == OLD
 
 
@@ -213,6 +216,24 @@ def test_the_cli_refuses_dirty_files_with_magic_names(tmp_path):
     out = cli(root)
     assert out.returncode == 2, out.stderr
     for name in (":wip.sh", ":(glob)y.sh"):
-        assert f"  {root / name}\n" in out.stderr
+        assert f"  {root / name} (modified)\n" in out.stderr
         assert (root / name).read_bytes() == OLD + b"# my uncommitted edit\n"
     assert (root / "clean.sh").read_bytes() == OLD
+
+
+def test_staging_helps_only_with_allow_staged_and_the_refusal_names_both_flags(repo):
+    root = top(repo)
+    (root / "staged.sh").write_bytes(OLD + b"# staged edit\n")
+    repo.index.add(["staged.sh"])
+    refused = cli(root)
+    assert refused.returncode == 2
+    assert "--allow-dirty" in refused.stderr.splitlines()[0] and "--allow-staged" in refused.stderr.splitlines()[0]
+    assert f"  {root / 'staged.sh'} (staged)" in refused.stderr.splitlines()
+    (root / "untracked.sh").write_bytes(OLD)
+    still = cli("--allow-staged", root)
+    assert still.returncode == 2
+    assert still.stderr.splitlines()[1:] == [f"  {root / 'untracked.sh'} (untracked)"]
+    assert "unstaged or untracked" in still.stderr.splitlines()[0]
+    (root / "untracked.sh").unlink()
+    assert cli("--allow-staged", root).returncode == 0
+    assert (root / "staged.sh").read_bytes() == NEW + b"# staged edit\n"

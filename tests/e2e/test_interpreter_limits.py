@@ -62,7 +62,7 @@ def test_data_past_python_s_limits_is_migrated_or_skipped_and_the_run_goes_on(tm
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
     if outcome == "changed":
-        assert (tmp_path / name).read_text() != body and f"changed {tmp_path / name}" in proc.stderr
+        assert (tmp_path / name).read_text() != body and f"changed: {tmp_path / name}" in proc.stderr
     else:
         assert outcome.format(path=tmp_path / name) in proc.stderr
         assert (tmp_path / name).read_text() == body

@@ -140,7 +140,7 @@ def test_allow_staged_writes_staged_files_and_refuses_unstaged_and_untracked(tmp
     refused = run_cli(*CORE, "--allow-staged", repo, cwd=repo)
     assert refused.returncode == 2
     listed = {line.strip() for line in refused.stderr.splitlines() if line.startswith("  ")}
-    assert {os.path.basename(p) for p in listed} == {"unstaged.sh", "untracked.sh"}
+    assert {os.path.basename(p) for p in listed} == {"unstaged.sh (modified)", "untracked.sh (untracked)"}
     assert all((repo / n).read_bytes() == OLD_SCRIPT.read_bytes() for n in ("staged.sh", "unstaged.sh", "untracked.sh"))
     staged_only = run_cli(*CORE, "--allow-staged", repo / "staged.sh", cwd=repo)
     assert staged_only.returncode == 0, staged_only.stderr

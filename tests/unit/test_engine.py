@@ -134,3 +134,25 @@ def test_bash_n_runs_only_when_an_edit_could_change_what_bash_parses(tmp_path, c
     heredoc.write_bytes(b"cat <<EOF\nnote\nEOF\n" + OLD)
     result = process_file(str(heredoc), "heredoc.sh", core_mappings)
     assert result.status == "changed" and len(checked) == 1 and checked[0] == result.after
+
+
+def test_the_git_guard_refuses_before_the_clean_files_are_read(tmp_path, core_mappings, monkeypatch):
+    import pytest
+
+    from migrator import fileprocess
+    from migrator.engine import DirtyFilesError
+    from tests.helpers.repos import committed_repo
+
+    repo = committed_repo(tmp_path / "repo", {f"clean_{i}.sh": OLD for i in range(5)} | {"dirty.sh": OLD})
+    (repo / "dirty.sh").write_bytes(OLD + b"# my edit\n")
+    (repo / "fine.sh").write_bytes(b"echo untracked, nothing to migrate\n")
+    read: list[str] = []
+    real = fileprocess.sniff
+    monkeypatch.setattr(fileprocess, "sniff", lambda path, *a, **k: read.append(os.path.basename(path))
+                        or real(path, *a, **k))
+    with pytest.raises(DirtyFilesError) as refused:
+        run(RunOptions([str(repo)]), core_mappings)
+    assert refused.value.states == {str(repo / "dirty.sh"): "modified"}
+    assert sorted(read) == ["dirty.sh", "fine.sh"]  # only the dirty files: none of the clean five
+    assert (repo / "dirty.sh").read_bytes() == OLD + b"# my edit\n"
+    assert all((repo / f"clean_{i}.sh").read_bytes() == OLD for i in range(5))

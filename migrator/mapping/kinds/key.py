@@ -198,7 +198,7 @@ KEY_RENAME = EntryKind(
            Code("VM115", "manual", "renamed config key in Python code on an object not provably verl's config: "
                 "rename every place by hand, or none", explicit=True),
            Code("VM116", "manual", "a `+` the target release refuses, which the tool cannot drop here: drop it by hand",
-                finding="key-append-prefix")),
+                finding="plus-dropped")),
     shown_in=BY_SCOPE, row=context_row, notes=RENAMED_KEYS, position=200,
     example={"kind": "key-rename", "old": "trainer.old_name", "new": "trainer.new_name", "pr": 3})
 KEY_REMOVAL = EntryKind(

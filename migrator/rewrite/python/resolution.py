@@ -52,7 +52,7 @@ def unknown_release_note(maps: MappingSet) -> str | None:
     if history is None or history.facts is None or not history.facts.has_modules or \
             history.facts.modules_cover(maps.to_release, tuple(history.releases)):
         return None
-    return (f"note: the module facts do not know verl {maps.to_release}: "
+    return (f"note: verl-migrate ships no list of verl {maps.to_release}'s modules: "
             "imports of verl are not checked against it")
 
 

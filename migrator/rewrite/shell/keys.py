@@ -101,7 +101,7 @@ class KeyEdits:
                                              severity=severity, code=change.entries[-1].unit.code(severity)))
 
 
-PLUS_KIND = "key-append-prefix"  # the edit that drops a `+` the target refuses
+PLUS_KIND = "plus-dropped"  # the edit that drops a `+` the target refuses
 
 
 def drop_plus_message(key: str, release: str) -> str:

@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from migrator.mapping import TableError, compose, load_builtin, load_table
+from migrator.mapping.load import load_release_index
 
 
 def load(tmp_path, body: str):
@@ -200,3 +201,12 @@ def test_user_table_with_unknown_release(tmp_path):
     with pytest.raises(TableError) as info:
         compose(load_builtin(), None, None, [path])
     assert "unknown release 'v9.9'" in str(info.value)
+
+
+def test_an_index_without_unreleased_releases_defaults_to_its_last(tmp_path):
+    (tmp_path / "releases.yaml").write_text("releases: [r0, r1]\n")
+    (tmp_path / "r1.yaml").write_text("release: r1\nentries: []\n")
+    assert load_release_index(tmp_path).newest_release == "r1"
+    (tmp_path / "releases.yaml").write_text("releases: [r0, r1]\nunreleased: [r2]\n")
+    with pytest.raises(TableError, match="'unreleased' must be a list of releases the index lists"):
+        load_release_index(tmp_path)

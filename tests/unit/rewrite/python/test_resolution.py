@@ -136,8 +136,8 @@ def test_facts_that_do_not_know_the_target_check_nothing_and_say_so_once(tmp_pat
     maps = compose(tables, None, "v0.9.0")
     result = process_file("user.py", "user.py", maps, data=b"from verl.fork import x\n")
     assert result.findings == []
-    assert unknown_release_note(maps) == ("note: the module facts do not know verl v0.9.0: imports of verl are "
-                                          "not checked against it")
+    assert unknown_release_note(maps) == ("note: verl-migrate ships no list of verl v0.9.0's modules: imports of "
+                                          "verl are not checked against it")
     assert unknown_release_note(builtin()) is None
 
 

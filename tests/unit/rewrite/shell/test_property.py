@@ -11,6 +11,7 @@ carrying an old key, path or env export from the built-in tables. Whatever the s
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 import shutil
@@ -144,7 +145,7 @@ def assert_edit_touches_only_what_the_table_names(source: bytes, edit) -> None:
         key = old[1:] if old.startswith(b"+") and not edit.replacement.startswith(b"+") else old
         change = MAPPINGS.key(key.decode())
         assert change is not None and change.new.encode() == edit.replacement, (old, edit)
-    elif edit.kind == "key-append-prefix":
+    elif edit.kind == "plus-dropped":
         assert old == b"+" and edit.replacement == b"", edit
     elif edit.kind == "path-move":
         if edit.start == edit.end:  # env presets before the command, or args after the script
@@ -200,7 +201,7 @@ def test_edits_are_local_output_parses_and_second_run_is_a_no_op(tmp_path_factor
     # Hydra's review (rewrite/shell/review.py) may back edits out and drop a `+` the target refuses.
     second = review(source, new, applied, MAPPINGS)
     for edit in second.added:
-        assert edit.kind == "key-append-prefix" and source[edit.start:edit.end] == b"+" and not edit.replacement
+        assert edit.kind == "plus-dropped" and source[edit.start:edit.end] == b"+" and not edit.replacement
     new, applied, _ = apply_edits(source, [e for e in applied if e not in second.back_out] + list(second.added))
     spans = [(e.start, e.end, e.replacement) for e in applied]
     pieces, rebuilt = outside_spans(source, spans)
@@ -285,7 +286,7 @@ def test_check_diff_and_write_agree(tmp_path_factory, sources):
     # The tables are composed once per session, not three times per example (0.16 s each).
     real_load, migrate_module.load_composed = migrate_module.load_composed, lambda *args: COMPOSED
     try:
-        for mode, flags in (("check", ["--check"]), ("diff", ["--diff"]), ("write", [])):
+        for mode, flags in (("check", ["--check", "--output-format", "json"]), ("diff", ["--diff"]), ("write", [])):
             os.chdir(base / mode)
             outcome[mode] = runner.invoke(cli, ["--to", "v0.8.0", "-q", *flags, "."], catch_exceptions=False)
     finally:
@@ -296,10 +297,16 @@ def test_check_diff_and_write_agree(tmp_path_factory, sources):
     changed = {name for name in files if written[name] != files[name]}
     assert outcome["write"].exit_code == 0 or (outcome["write"].exit_code == 3 and not changed)
     assert outcome["check"].exit_code in (0, 1, 3)
+    assert bool(diff.strip()) == bool(changed)
     if outcome["check"].exit_code != 3:
-        assert (outcome["check"].exit_code == 1) == bool(diff.strip()) == bool(changed)
-    assert {n for n in files if f"--- a/./{n}".encode() in diff or f"--- a/{n}".encode() in diff} == changed
-    applied = apply_unified_diff(files, diff.replace(b"a/./", b"a/").replace(b"b/./", b"b/"))
+        report = json.loads(outcome["check"].stdout)
+        assert report["summary"]["changed"] == len(changed)
+        # --check fails while work is left: a file would change, a manual action remains, a file was not migrated
+        not_migrated = any(f["status"] == "skipped" and f["code"] != "VM208" for f in report["files"])
+        work_left = bool(changed) or report["summary"]["manual_actions"] > 0 or not_migrated
+        assert (outcome["check"].exit_code == 1) == work_left
+    assert {n for n in files if f"--- a/{n}\n".encode() in diff} == changed  # `.` named no `./` header
+    applied = apply_unified_diff(files, diff)
     assert applied == written
     for mode in ("check", "diff"):  # dry runs wrote nothing
         assert {n: (base / mode / n).read_bytes() for n in files} == files

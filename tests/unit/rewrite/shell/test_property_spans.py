@@ -91,7 +91,7 @@ def test_only_reported_spans_change(source, core_mappings):
             key = old[1:] if old.startswith(b"+") and not edit.replacement.startswith(b"+") else old
             change = core_mappings.key(key.decode())
             assert change is not None and change.new.encode() == edit.replacement
-        elif edit.kind == "key-append-prefix":
+        elif edit.kind == "plus-dropped":
             assert old == b"+" and edit.replacement == b""
         elif edit.kind == "path-move" and edit.start != edit.end:
             assert core_mappings.path(old.decode()) is not None or old.endswith(b".sh")

@@ -62,7 +62,7 @@ def test_plus_on_a_key_the_target_has_is_dropped(tmp_path, mappings):
                                                        "+trainer.nnodes=2", "+trainer.not_in_verl=1"))
     assert "    trainer.nnodes=2 \\\n" in after
     assert "+trainer.not_in_verl=1" in after  # the user's own addition: Hydra accepts it with `+`
-    assert result.edit_counts["key-append-prefix"] == 1
+    assert result.edit_counts["plus-dropped"] == 1
     assert result.hydra_rejections == 0
 
 
@@ -175,7 +175,7 @@ def test_a_script_whose_only_problem_is_a_refused_plus_is_fixed(tmp_path, mappin
     assert result.status == "changed"
     assert result.after.decode() == launch("trainer.nnodes=1", "trainer.val_before_train=False",
                                            "++trainer.total_epochs=2")  # `++` is Hydra's add-or-override: kept
-    assert [e.kind for e in result.edits] == ["key-append-prefix"] and result.hydra_rejections == 0
+    assert [e.kind for e in result.edits] == ["plus-dropped"] and result.hydra_rejections == 0
     assert process_file("run.sh", "run.sh", mappings, data=result.after).status == "unchanged"
 
 
