@@ -48,9 +48,10 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     from migrator.progress import wanted as progress_wanted
 
     require_paths(paths)
-    # The same [tool.verl-migrate] table as the rewrite: to, from, table, exclude.
-    to_release, from_release, tables, exclude = with_config(project_config(paths), to_release, from_release,
-                                                            tables, exclude)
+    # The same [tool.verl-migrate] table as the rewrite: to, from, table, exclude, select, ignore.
+    config = project_config(paths)
+    to_release, from_release, tables, exclude = with_config(config, to_release, from_release, tables, exclude)
+    select, ignore = tuple(select) + tuple(config.get("select", ())), tuple(ignore) + tuple(config.get("ignore", ()))
     if from_release == "auto":  # a shared `from = "auto"`: the lint knows every change, as from the oldest
         from_release = None
     mappings = load_mappings(from_release, to_release, tables)
@@ -61,17 +62,17 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
         sys.exit(EXIT_USAGE)
     codes = None
     if select or ignore:  # one code space with the rewrite's codes (migrator/codes.py), ruff's prefix rule
-        from migrator.codes import RULES, CodeFilter, CodeSelectionError, parse_codes
+        from migrator.codes import CodeFilter, CodeSelectionError, parse_codes
 
-        known = set(load_checks()) | set(RULES)
         try:
-            shown = CodeFilter(parse_codes(select, known), parse_codes(ignore, known))
+            shown = CodeFilter(parse_codes(select), parse_codes(ignore), lint=True)
         except CodeSelectionError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
         from migrator.lint.python_imports import CODES as PYTHON_CODES
 
-        codes = frozenset(code for code in set(load_checks()) | PYTHON_CODES if shown(code))
+        codes = frozenset(code for check in load_checks().values() for code in check.codes if shown(code)) | \
+            frozenset(code for code in PYTHON_CODES if shown(code))
     rev = mappings.to_release
     from migrator.rewrite.python.resolution import unknown_release_note
 

@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from migrator.codes import Reason, SkipReason
+from migrator.codes import Reason, SkipReason, suppressed_by
 from migrator.filekind import skip_reason_by_name, sniff, spec_by_name
 from migrator.fileprocess import internal_error
 from migrator.lint import LintFinding, load_checks
@@ -14,8 +14,10 @@ from migrator.lint.facts import Facts
 from migrator.lint.script import Script
 from migrator.mapping import MappingSet
 
-# `# verl-migrate: skip` silences every code on its line; `# verl-migrate: ignore VM003,VM005` those codes.
-_SUPPRESS = re.compile(rb"verl-migrate:[ \t]*(?:(?P<skip>skip)\b|ignore[ \t]+(?P<codes>VM\d{3}(?:[ \t]*,[ \t]*VM\d{3})*))")
+# `# verl-migrate: skip` silences every code on its line; `# verl-migrate: ignore VM003,VM005` (or
+# `ignore[VM003, VM005]`) those codes.
+_SUPPRESS = re.compile(rb"verl-migrate:[ \t]*(?:(?P<skip>skip)\b|ignore(?:[ \t]+(?P<codes>VM\d{3}(?:[ \t]*,[ \t]*VM\d{3})*)"
+                       rb"|[ \t]*\[[ \t]*(?P<bracketed>VM\d{3}(?:[ \t]*,[ \t]*VM\d{3})*)[ \t]*\]))")
 
 
 @dataclass
@@ -37,12 +39,13 @@ def suppressions(src: bytes) -> dict[int, set[str] | None]:
             if m.group("skip"):
                 out[number] = None
             elif out.get(number, set()) is not None:
-                out.setdefault(number, set()).update(c.strip().decode() for c in m.group("codes").split(b","))
+                named = m.group("codes") or m.group("bracketed")
+                out.setdefault(number, set()).update(c.strip().decode() for c in named.split(b","))
     return out
 
 
 # Checks whose findings sit at an override key: their JSON findings carry `key` and `override` (VM007 sets its own).
-_OVERRIDE_CODES = frozenset({"VM003", "VM004"})
+_OVERRIDE_CODES = frozenset({"VM003", "VM112"})
 _WORD = re.compile(rb"""(?:[^\s"'\\]|\\.|"[^"\n]*"|'[^'\n]*')*""")
 
 
@@ -60,13 +63,16 @@ def lint_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: 
     script = Script(path, src, facts, mappings, rev)
     silenced = suppressions(src)
     report = FileReport(path)
-    for code, check in load_checks().items():
-        if select is not None and code not in select:
+    for check in load_checks().values():
+        if select is not None and not select.intersection(check.codes):
             continue
         for problem in check.run(script):
+            code = problem.code or check.code
+            if select is not None and code not in select:
+                continue
             line, col = script.line_col(problem.offset)
             codes = silenced.get(line, set())
-            if codes is None or code in codes:
+            if codes is None or suppressed_by(code, codes, lint=True):
                 continue
             key, override = problem.key, problem.override
             if key is None and code in _OVERRIDE_CODES:
@@ -150,6 +156,7 @@ def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: froz
     report = FileReport(path)
     for finding in lint_python(src, path, mappings):
         codes = silenced.get(finding.line, set())
-        if (select is None or finding.code in select) and codes is not None and finding.code not in codes:
+        if (select is None or finding.code in select) and codes is not None and \
+                not suppressed_by(finding.code, codes, lint=True):
             report.findings.append(finding)
     return report

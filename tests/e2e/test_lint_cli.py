@@ -87,7 +87,7 @@ def test_github_warning_level_and_escaping(tmp_path):
     (tmp_path / "run, 100%.sh").write_bytes((FIXTURES / "vm004_ineffective.sh").read_bytes())
     proc = run_lint("--output-format", "github", ".", cwd=tmp_path)
     (line,) = proc.stdout.splitlines()
-    assert line.startswith("::warning file=run%2C 100%25.sh,line=4,col=6,title=VM004::")
+    assert line.startswith("::warning file=run%2C 100%25.sh,line=4,col=6,title=VM112::")
 
 
 def test_suppression_comments_end_to_end(tmp_path):
