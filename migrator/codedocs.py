@@ -3,12 +3,9 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from migrator.codes import RETIRED, all_codes
-
-_ENTRY = re.compile(r"^### (VM\d{3})[ \t]*\n(.*?)(?=^##|\Z)", re.M | re.S)
 
 
 class UnknownCode(LookupError):
@@ -29,7 +26,17 @@ def entries(text: str | None = None) -> dict[str, str]:
     if text is None:
         path = codes_doc()
         text = path.read_text(encoding="utf-8") if path is not None else ""
-    return {m.group(1): m.group(2).strip() for m in _ENTRY.finditer(text)}
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.startswith("#"):  # `### VM101` opens an entry; any other heading ends it
+            words = line.split()
+            current = words[1] if words[0] == "###" and len(words) == 2 and words[1].startswith("VM") else None
+            if current is not None:
+                out[current] = []
+        elif current is not None:
+            out[current].append(line)
+    return {code: "\n".join(lines).strip() for code, lines in out.items()}
 
 
 def rule_text(code: str) -> str:

@@ -16,7 +16,6 @@ after Hydra. Where this check runs, VM003 stays silent; VM003 judges the scripts
 from __future__ import annotations
 
 import posixpath
-import re
 from functools import lru_cache
 
 from migrator.lint.launch import exclusive, launches
@@ -201,7 +200,17 @@ def _last_release_with(entry: str, is_module: bool) -> str | None:
 
 
 # Hydra's advice for a key the config does not have; right only for a key that is genuinely new.
-_APPEND_ADVICE = re.compile(r"\s*To append to your config use \+\S+")
+_APPEND_ADVICE = "To append to your config use +"
+
+
+def _without_append_advice(message: str) -> str:
+    start = message.find(_APPEND_ADVICE)
+    if start < 0:
+        return message
+    end = start + len(_APPEND_ADVICE)
+    while end < len(message) and not message[end].isspace():
+        end += 1
+    return message[:start].rstrip() + message[end:]
 
 
 def advice(script, key: str, message: str, hint: str | None) -> tuple[str, str | None]:
@@ -209,14 +218,14 @@ def advice(script, key: str, message: str, hint: str | None) -> tuple[str, str |
     key the config lacks; for a typo, a removed key or a fork's key following it silences Hydra and the key
     does nothing. So that advice stays only for a key under a free-form node (`{}`, null: verl passes it
     on); the others get the table's hint, the did-you-mean, or what became of the key."""
-    if not _APPEND_ADVICE.search(message):
+    if _APPEND_ADVICE not in message:
         return message, _table_hint(script, key) or hint
     hint = _table_hint(script, key) or hint
     if hint is None:
         if script.schema is None or script.schema.under_open_node(key):
             return message, None  # a new key where verl takes any: Hydra's `+key=` is the fix
         hint = _history_hint(script, key)
-    return _APPEND_ADVICE.sub("", message), hint
+    return _without_append_advice(message), hint
 
 
 def _history_hint(script, key: str) -> str:

@@ -58,10 +58,33 @@ def _about_override(script, problem):
     return o.key, _WORD.match(script.src, begin).group().decode("utf-8", "replace")
 
 
+def command_suppressions(script, silenced: dict[int, set[str] | None]) -> dict[int, set[str] | None]:
+    """`silenced` widened to whole commands: a marker on the last line of a `\\`-continued command, or on a
+    comment line right above a command, covers every line of it (a comment after a `\\` on a middle line
+    would end the command: VM002)."""
+    if not silenced:
+        return silenced
+    lines = script.src.split(b"\n")
+    out = dict(silenced)
+    for node, _words in script.commands:
+        first, last = node.start_point[0] + 1, node.end_point[0] + 1
+        above = first - 1
+        markers = [silenced[n] for n in (last,) if n in silenced and last > first]
+        if above in silenced and lines[above - 1].lstrip().startswith(b"#"):
+            markers.append(silenced[above])
+        for codes in markers:
+            for line in range(first, last + 1):
+                if codes is None or out.get(line, set()) is None:
+                    out[line] = None
+                else:
+                    out[line] = out.get(line, set()) | codes
+    return out
+
+
 def lint_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: str,
                 select: frozenset[str] | None = None) -> FileReport:
     script = Script(path, src, facts, mappings, rev)
-    silenced = suppressions(src)
+    silenced = command_suppressions(script, suppressions(src))
     report = FileReport(path)
     for check in load_checks().values():
         if select is not None and not select.intersection(check.codes):
