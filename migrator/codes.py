@@ -67,7 +67,7 @@ RULES: dict[str, Rule] = dict(sorted({
 LINT_RULES: dict[str, Rule] = {rule.code: rule for rule in (
     Rule("VM001", "the script does not pass `bash -n`", "error"),
     Rule("VM002", "a `\\` that does not continue the line, or an override that starts a command", "error"),
-    Rule("VM003", "an override key the target release's config does not have", "error"),
+    Rule("VM003", "a key the target release's config does not have (an override, or a YAML config's key)", "error"),
     Rule("VM005", "a variable the script never assigns", "error"),
     Rule("VM006", "a verl path or module that does not exist at the target release (no table entry removed it)",
          "error"),

@@ -124,8 +124,9 @@ def lint_paths(paths: list[str], facts: Facts, mappings: MappingSet, rev: str, e
         yield report
 
 
-LINTED_KINDS = frozenset({"shell", "python"})
-NOT_LINTED = "not a shell script or Python file (lint checks launch scripts and Python's imports of verl)"
+LINTED_KINDS = frozenset({"shell", "python", "yaml"})
+NOT_LINTED = ("not a shell script, Python file or YAML config (lint checks launch scripts, Python's imports of verl "
+              "and configs that extend verl's)")
 
 
 class LintWork:
@@ -160,6 +161,8 @@ class LintWork:
                 return FileReport(display, skipped=NOT_LINTED)
             if spec.kind == "python":
                 return lint_python_source(data, display, self.mappings, self.select)
+            if spec.kind == "yaml":
+                return lint_yaml_source(data, display, self.facts, self.mappings, self.rev, self.select)
             return lint_source(data, display, self.facts, self.mappings, self.rev, self.select)
         except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
             return FileReport(display, failed=internal_error(exc).text)
@@ -181,5 +184,21 @@ def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: froz
         codes = silenced.get(finding.line, set())
         if (select is None or finding.code in select) and codes is not None and \
                 not suppressed_by(finding.code, codes, lint=True):
+            report.findings.append(finding)
+    return report
+
+
+def lint_yaml_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: str,
+                     select: frozenset[str] | None = None) -> FileReport:
+    """A YAML file: a Hydra config that extends one of verl's, its keys against that config (VM003)."""
+    from migrator.lint.yaml_configs import CODE, lint_yaml
+
+    report = FileReport(path)
+    if select is not None and CODE not in select:
+        return report
+    silenced = suppressions(src)
+    for finding in lint_yaml(src, path, facts, mappings, rev):
+        codes = silenced.get(finding.line, set())
+        if codes is not None and not suppressed_by(finding.code, codes, lint=True):
             report.findings.append(finding)
     return report
