@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from migrator.atomic import replace_atomically, sync_directories
 from migrator.codes import FailureReason
@@ -81,6 +81,9 @@ class RunOptions:
     # A dry run's changed results keep their before and after bytes (`--diff` prints them); a writing run
     # always does. `--check` reports without them.
     keep_contents: bool = True
+    # display path -> (MappingSet, prefilter) the file is migrated with instead of the run's: `--from auto`
+    # settles each file on its own evidence (written_for.RunFit.start_for).
+    per_file: dict = field(default_factory=dict)
 
 
 class DirtyFilesError(Exception):
@@ -136,7 +139,7 @@ def _process_and_write(options: RunOptions, mappings: MappingSet, on_result, pre
     results: list[FileResult] = []
     paths: dict[str, str] = {}
     candidates = discover(options.paths, options.exclude)
-    work = RewriteWork(mappings, prefilter, contents=options.write or options.keep_contents)
+    work = RewriteWork(mappings, prefilter, contents=options.write or options.keep_contents, per_file=options.per_file)
     for candidate, result in process_files(candidates, work, options.jobs, note):
         if candidate.skip is None:
             paths[candidate.display] = candidate.path
