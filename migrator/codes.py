@@ -61,6 +61,38 @@ RULES: dict[str, Rule] = dict(sorted({
     )},
 }.items()))
 
+# The lint's checks (migrator/lint/, one module each, registered by code): listed here too, so that every
+# command can tell a known code from a typo without importing the checks (tests/unit/test_codes.py keeps
+# the two in step).
+LINT_RULES: dict[str, Rule] = {rule.code: rule for rule in (
+    Rule("VM001", "the script does not pass `bash -n`", "error"),
+    Rule("VM002", "a `\\` that does not continue the line, or an override that starts a command", "error"),
+    Rule("VM003", "a key the target release's config does not have (an override, or a YAML config's key)", "error"),
+    Rule("VM005", "a variable the script never assigns", "error"),
+    Rule("VM006", "a verl path or module that does not exist at the target release (no table entry removed it)",
+         "error"),
+    Rule("VM007", "Hydra at the target release rejects the override", "error"),
+    Rule("VM008", "a mandatory value (`???`) the launch leaves unset", "error"),
+    Rule("VM009", "a manual step the rewrite left in the script, still open", "error"),
+    Rule("VM020", "a start-up check of verl's fails on the launch's values", "error"),
+    Rule("VM021", "a start-up check of verl's warns on the launch's values", "warning"),
+    Rule("VM022", "a key Hydra accepts and verl never reads", "warning"),
+    Rule("VM023", "a component name verl does not register at the target release", "error"),
+)}
+
+# Codes that were retired when two commands spoke of one problem: still accepted wherever a code is named
+# (--select/--ignore, [tool.verl-migrate], `# verl-migrate: ignore ...`), as the code that replaced them.
+RETIRED: dict[str, str] = {"VM004": "VM112"}  # the lint's "ineffective key" is the rewrite's warn-only key
+# The lint's findings that took the rewrite's code for the same problem, and the code they had before: a
+# selection or a suppression comment naming the old code (or a prefix of it) still matches them in lint.
+LINT_FORMER: dict[str, str] = {"VM101": "VM006", "VM121": "VM123", "VM125": "VM123", "VM112": "VM004"}
+
+
+def all_codes() -> dict[str, Rule]:
+    """Every code either command reports, in code order."""
+    return dict(sorted({**LINT_RULES, **RULES}.items()))
+
+
 BACKED_OUT_EDIT_CODE = "VM191"
 HYDRA_BACKED_OUT_CODE = "VM192"  # the shell review's verdict (migrator/rewrite/shell/review.py)
 MANDATORY_UNSET_CODE = "VM193"  # the same review, on what the migrated launch leaves `???`
@@ -144,26 +176,46 @@ class CodeSelectionError(ValueError):
     pass
 
 
-def parse_codes(values, known) -> tuple[str, ...]:
-    """`VM1,VM204` (repeatable) -> ("VM1", "VM204"); a prefix that matches no known code is an error."""
+def parse_codes(values, known=None) -> tuple[str, ...]:
+    """`VM1,VM204` (repeatable) -> ("VM1", "VM204"); a retired code becomes the one that replaced it; a
+    prefix that matches no code of either command (`known`: all of them) is an error."""
+    known = all_codes() if known is None else known
     prefixes = tuple(dict.fromkeys(p.strip().upper() for v in values for p in v.split(",") if p.strip()))
-    unknown = [p for p in prefixes if not any(code.startswith(p) for code in known)]
+    unknown = unknown_codes(prefixes, known)
     if unknown:
-        raise CodeSelectionError(f"unknown code(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    return prefixes
+        raise CodeSelectionError(f"unknown code(s) {', '.join(unknown)} (`verl-migrate rule --all` lists them)")
+    return tuple(dict.fromkeys(RETIRED.get(p, p) for p in prefixes))
+
+
+def unknown_codes(prefixes, known=None) -> list[str]:
+    """The prefixes that match no code (nor a retired one)."""
+    known = all_codes() if known is None else known
+    names = (*known, *RETIRED)
+    return [p for p in prefixes if not any(code.startswith(p.strip().upper()) for code in names)]
 
 
 @dataclass(frozen=True)
 class CodeFilter:
     """ruff's rule: a code is reported when a --select prefix matches it (or none was given) and no
-    --ignore prefix matches it; the longer matching prefix wins when both do."""
+    --ignore prefix matches it; the longer matching prefix wins when both do. `lint`: a code also answers
+    to the code the lint's findings had before (LINT_FORMER), so old selections keep working."""
 
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    lint: bool = False
 
     def __call__(self, code: str | None) -> bool:
         if code is None:
             return True
-        selected = max((len(p) for p in self.select if code.startswith(p)), default=None if self.select else 0)
-        ignored = max((len(p) for p in self.ignore if code.startswith(p)), default=None)
+        names = (code, LINT_FORMER[code]) if self.lint and code in LINT_FORMER else (code,)
+        selected = max((len(p) for p in self.select if any(n.startswith(p) for n in names)),
+                       default=None if self.select else 0)
+        ignored = max((len(p) for p in self.ignore if any(n.startswith(p) for n in names)), default=None)
         return selected is not None and (ignored is None or selected > ignored)
+
+
+def suppressed_by(code: str, named: set[str] | frozenset[str], lint: bool = False) -> bool:
+    """Does a suppression comment naming `named` silence a finding of `code`? (Retired names count as
+    their successor; in lint, a finding's former code counts too.)"""
+    names = {RETIRED.get(n, n) for n in named}
+    return code in names or (lint and LINT_FORMER.get(code) in named)

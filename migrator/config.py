@@ -127,6 +127,12 @@ def _value_problem(key: str, value, base: Path) -> str | None:
             return f"no such table file: {', '.join(missing)} (relative to {base})"
     elif key == "exclude":
         return "; ".join(exclude_problems(value)) or None
+    elif key in ("select", "ignore"):
+        from migrator.codes import unknown_codes
+
+        unknown = unknown_codes(value)
+        if unknown:
+            return f"unknown code(s) {', '.join(unknown)} (`verl-migrate rule --all` lists them)"
     return None
 
 

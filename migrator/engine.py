@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from migrator.atomic import replace_atomically, sync_directories
 from migrator.codes import FailureReason
@@ -82,6 +82,9 @@ class RunOptions:
     # A dry run's changed results keep their before and after bytes (`--diff` prints them); a writing run
     # always does. `--check` reports without them.
     keep_contents: bool = True
+    # display path -> (MappingSet, prefilter) the file is migrated with instead of the run's: `--from auto`
+    # settles each file on its own evidence (written_for.RunFit.start_for).
+    per_file: dict = field(default_factory=dict)
 
 
 class DirtyFilesError(Exception):
@@ -140,7 +143,8 @@ def _process_and_write(options: RunOptions, mappings: MappingSet, on_result, pre
     results: list[FileResult] = []
     paths: dict[str, str] = {}
     candidates = discover(options.paths, options.exclude)
-    work = RewriteWork(mappings, prefilter, contents=options.write or options.keep_contents, place_written=options.write)
+    work = RewriteWork(mappings, prefilter, contents=options.write or options.keep_contents,
+                       place_written=options.write, per_file=options.per_file)
     if options.write and not options.allow_dirty:
         candidates = list(candidates)
         refuse_dirty_first(candidates, work, options)

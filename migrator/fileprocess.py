@@ -255,9 +255,11 @@ class RewriteWork:
     serial_below = 256  # files: below this one process is faster than starting workers
     chunk = 128
 
-    def __init__(self, mappings: MappingSet, prefilter=None, contents: bool = True, place_written: bool = False):
+    def __init__(self, mappings: MappingSet, prefilter=None, contents: bool = True, place_written: bool = False,
+                 per_file=None):
         self.mappings, self.prefilter, self.contents = mappings, prefilter, contents
         self.place_written = place_written  # a writing run: findings also placed in the file as written
+        self.per_file = per_file or {}  # display path -> (MappingSet, prefilter): a file's own --from
 
     def by_name(self, candidate) -> FileResult | None:
         """The result when the discovery or the file name alone settles it (no I/O), else None."""
@@ -275,11 +277,11 @@ class RewriteWork:
             spec, data, skip = sniff(candidate.path)
             if skip is not None:
                 return ("skipped", skip)
-            if self.prefilter is not None and not self.prefilter(data, spec.kind) \
-                    and not compares_runs(data, spec.kind, self.mappings):
+            mappings, prefilter = self.per_file.get(candidate.display, (self.mappings, self.prefilter))
+            if prefilter is not None and not prefilter(data, spec.kind) and not compares_runs(data, spec.kind, mappings):
                 return ("unchanged", spec.kind)
             # The prefilter has passed it: not asked again.
-            result = process_file(candidate.path, candidate.display, self.mappings, None, data=data, spec=spec,
+            result = process_file(candidate.path, candidate.display, mappings, None, data=data, spec=spec,
                                   place_written=self.place_written)
         except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
             result = FileResult.not_migrated(candidate.display, internal_error(exc))

@@ -127,12 +127,40 @@ def best_releases(lives, count: int) -> frozenset[int]:
     return frozenset(i for i, s in enumerate(score) if s == top)
 
 
+@dataclass(frozen=True)
+class Start:
+    """The release `--from auto` migrates one file from, and the evidence that said so."""
+
+    release: str
+    evidence: str
+
+
 @dataclass
 class RunFit:
     """What `--from auto` and the explicit-`--from` check tell the run."""
 
     releases: tuple[str, ...]
     files: dict[str, Fit]  # display path -> its fit
+    pins: dict[str, tuple[str, str]] = field(default_factory=dict)  # display path -> (release, the pin and file)
+    read: tuple[str, ...] = ()  # every file read (display paths), with or without a fit
+    starts: dict = field(default_factory=dict)  # display path -> Start: where `--from auto` migrates it from
+
+    def start_for(self, path: str) -> Start:
+        """Where `--from auto` migrates this file from, on its own evidence only (so a file gets the same
+        edits alone or in a tree): a verl pin of its project (requirements*.txt, pyproject.toml,
+        setup.cfg), else the oldest release its own keys and paths fit (older when a name it uses was last
+        live before: its change is applied too), else the oldest release."""
+        if path in self.pins:
+            release, where = self.pins[path]
+            return Start(release, f"the project pins {where}")
+        fit = self.files.get(path)
+        if fit is None:
+            return Start(self.releases[0], "it names no key or path of verl's: from the oldest release")
+        start = min(min(fit.releases), fit.newest_start)
+        names = sorted(fit.evidence, key=lambda n: (max(fit.evidence[n]), n))[:2]
+        said = ", ".join(f"`{n}` ({Fit(fit.evidence[n], {}).span(self.releases)})" for n in names)
+        more = f" and {len(fit.evidence) - len(names)} more" if len(fit.evidence) > len(names) else ""
+        return Start(self.releases[start], f"it uses {said}{more}")
 
     @property
     def overall(self) -> Fit | None:
@@ -176,10 +204,13 @@ class RunFit:
                     f"{self.releases[max(fit.evidence[name])]})", hint, (), "warning", FROM_TOO_NEW_CODE))
         return out
 
-    def as_dict(self) -> dict:
+    def as_dict(self, starts: dict[str, Start] | None = None) -> dict:
         overall = self.overall
-        return {"releases": [self.releases[i] for i in sorted(overall.releases)] if overall else [],
-                "files": {p: [self.releases[i] for i in sorted(f.releases)] for p, f in self.files.items()}}
+        out = {"releases": [self.releases[i] for i in sorted(overall.releases)] if overall else [],
+               "files": {p: [self.releases[i] for i in sorted(f.releases)] for p, f in self.files.items()}}
+        if starts:  # --from auto: where each file was migrated from, and why
+            out["from"] = {p: {"release": s.release, "evidence": s.evidence} for p, s in starts.items()}
+        return out
 
 
 def gone_before(history: ReleaseHistory, release: str) -> frozenset[str]:
@@ -222,10 +253,81 @@ def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str 
         if not gone:
             return RunFit(history.releases, files)
         wanted = Prefilter(gone)
+    pins: dict[str, tuple[str, str]] = {}
+    read: list[str] = []
     for candidate, fit in process_files(discover(paths, exclude), FitWork(history, wanted), jobs):
         if fit:
             files[candidate.display] = fit
-    return RunFit(history.releases, files)
+        if too_old_for is None and candidate.skip is None:
+            read.append(candidate.display)
+            pin = project_pin(str(Path(candidate.path).resolve().parent), history.releases)
+            if pin is not None:
+                pins[candidate.display] = pin
+    return RunFit(history.releases, files, pins, tuple(read))
+
+
+PIN_FILES = ("pyproject.toml", "setup.cfg")  # and requirements*.txt
+_PIN_OPERATORS = ("==", ">=", "~=", "===")
+
+
+@lru_cache(maxsize=4096)
+def project_pin(directory: str, releases: tuple[str, ...]) -> tuple[str, str] | None:
+    """(release, `verl==0.8.0 in requirements.txt`) of the nearest verl pin above `directory` (up to the
+    repository's top), or None. `==`, `>=`, `~=`: the release of that version, or the newest one before it."""
+    here = Path(directory)
+    for folder in (here, *here.parents):
+        try:
+            names = sorted(p.name for p in folder.iterdir() if p.is_file() and (
+                p.name in PIN_FILES or (p.name.startswith("requirements") and p.name.endswith(".txt"))))
+        except OSError:
+            names = []
+        for name in names:
+            try:
+                text = (folder / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            found = _pin_in(text, releases)
+            if found is not None:
+                release, spec = found
+                return release, f"{spec} in {folder / name}"
+        if (folder / ".git").exists():
+            break
+    return None
+
+
+def _pin_in(text: str, releases: tuple[str, ...]) -> tuple[str, str] | None:
+    """The release a `verl==X` / `verl>=X` requirement in this text names, and the requirement."""
+    for line in text.splitlines():
+        at = line.find("verl")
+        while at >= 0:
+            before = line[at - 1] if at else " "
+            rest = line[at + 4:].lstrip()
+            if rest.startswith("["):  # extras: verl[vllm]>=0.8.0
+                rest = rest[rest.find("]") + 1:].lstrip() if "]" in rest else ""
+            if not (before.isalnum() or before in "_.-"):
+                operator = next((op for op in sorted(_PIN_OPERATORS, key=len, reverse=True) if rest.startswith(op)), None)
+                if operator is not None:
+                    version = rest[len(operator):].strip().lstrip("v")
+                    version = version.split(",")[0].split(";")[0].strip().strip("\"',]")
+                    release = _release_of(version, releases)
+                    if release is not None:
+                        return release, f"verl{operator}{version}"
+            at = line.find("verl", at + 4)
+    return None
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    parts = text.lstrip("v").replace(".post", ".").split(".")
+    return tuple(int(p) for p in parts) if parts and all(p.isdigit() for p in parts) else None
+
+
+def _release_of(version: str, releases: tuple[str, ...]) -> str | None:
+    wanted = _version(version)
+    if wanted is None:
+        return None
+    known = [(v, r) for r in releases for v in [_version(r)] if v is not None]
+    fitting = [(v, r) for v, r in known if v <= wanted]
+    return max(fitting)[1] if fitting else None
 
 
 NO_FIT = False  # the file names nothing the facts know, or was not read (a value: it crosses a pipe)

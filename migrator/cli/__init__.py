@@ -29,6 +29,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "audit": "migrator.cli.audit:command",
     "lint": "migrator.cli.lint:lint",
     "shims": "migrator.cli.shims:shims",
+    "rule": "migrator.cli.rule:command",
 }
 
 

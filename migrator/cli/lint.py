@@ -1,4 +1,4 @@
-"""`verl-migrate lint [--to REV] [--output-format text|json|github] PATH...`
+"""`verl-migrate lint [--to REV] [--output-format text|concise|json|github] PATH...`
 
 Exit codes: 0 no findings, 1 findings, 2 usage or table/facts errors (or a worker process that cannot
 start), 3 a file could not be checked (an internal error, its worker process died).
@@ -31,17 +31,21 @@ from migrator.cli.common import (
 @release_options(to_help=f"The verl release to check against ({TO_DEFAULT_HELP}).",
                  from_help="The verl release the scripts were written for (default, and auto: the oldest, v0.1: "
                  "every table's changes are known).")
-@click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text",
-              help="text (path:line:col: CODE message), json (a list of findings) or github (annotations).")
+@click.option("--output-format", type=click.Choice(["text", "concise", "json", "github"]), default="text",
+              help="text (grouped by code, on stderr, as the rewrite's), concise (one `path:line:col: CODE message` "
+                   "a line, on stdout), json (a list of findings) or github (annotations).")
 @click.option("--select", multiple=True, metavar="CODES",
               help="Only codes starting with these, comma-separated (e.g. VM001,VM00); see codes.md in Docs.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Not the codes starting with these.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching GLOB (repeatable).")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default=None,
+              help="Colour the text report: auto (on a terminal, unless NO_COLOR is set), always, never.")
 @click.option("-v", "--verbose", is_flag=True, help="Also say which files were skipped and which checks stayed silent, and why.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers (default: CPUs).")
 @click.option("--facts", "facts_dir", type=click.Path(file_okay=False), hidden=True,
               help="A facts directory (config-keys/, trees/) instead of the shipped one (for tests).")
-def lint(paths, to_release, from_release, tables, output_format, select, ignore, exclude, verbose, jobs, facts_dir):
+def lint(paths, to_release, from_release, tables, output_format, select, ignore, exclude, color, verbose, jobs,
+         facts_dir):
     """Check verl launch scripts for bugs that otherwise surface on the cluster."""
     from migrator.discover import discover
     from migrator.lint import load_checks
@@ -52,9 +56,11 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     from migrator.progress import wanted as progress_wanted
 
     require_paths(paths)
-    # The same [tool.verl-migrate] table as the rewrite: to, from, table, exclude.
-    to_release, from_release, tables, exclude = with_config(project_config(paths), to_release, from_release,
-                                                            tables, exclude)
+    # The same [tool.verl-migrate] table as the rewrite: to, from, table, exclude, select, ignore.
+    config = project_config(paths)
+    to_release, from_release, tables, exclude = with_config(config, to_release, from_release, tables, exclude)
+    select, ignore = tuple(select) + tuple(config.get("select", ())), tuple(ignore) + tuple(config.get("ignore", ()))
+    color = color or config.get("color", "auto")
     if from_release == "auto":  # a shared `from = "auto"`: the lint knows every change, as from the oldest
         from_release = None
     mappings = load_mappings(from_release, to_release, tables)
@@ -65,17 +71,17 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
         sys.exit(EXIT_USAGE)
     codes = None
     if select or ignore:  # one code space with the rewrite's codes (migrator/codes.py), ruff's prefix rule
-        from migrator.codes import RULES, CodeFilter, CodeSelectionError, parse_codes
+        from migrator.codes import CodeFilter, CodeSelectionError, parse_codes
 
-        known = set(load_checks()) | set(RULES)
         try:
-            shown = CodeFilter(parse_codes(select, known), parse_codes(ignore, known))
+            shown = CodeFilter(parse_codes(select), parse_codes(ignore), lint=True)
         except CodeSelectionError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
         from migrator.lint.python_imports import CODES as PYTHON_CODES
 
-        codes = frozenset(code for code in set(load_checks()) | PYTHON_CODES if shown(code))
+        codes = frozenset(code for check in load_checks().values() for code in check.codes if shown(code)) | \
+            frozenset(code for code in PYTHON_CODES if shown(code))
     rev = mappings.to_release
     from migrator.rewrite.python.resolution import unknown_release_note
 
@@ -83,7 +89,7 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     if unknown:
         click.echo(unknown, err=True)
     # The rewrite's progress line, on stderr at a terminal; erased before anything else is printed.
-    progress = Progress(sys.stderr, progress_wanted(sys.stderr, False, output_format != "text"), "with findings")
+    progress = Progress(sys.stderr, progress_wanted(sys.stderr, False, output_format in ("json", "github")), "with findings")
     progress.count_in_background(lambda: discover(list(paths), tuple(exclude)))
 
     def echo(message: str, err: bool = False) -> None:
@@ -108,7 +114,7 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
                 for note in report.notes:
                     echo(f"{report.path}: {note}", err=True)
             findings.extend(report.findings)
-            if output_format == "text":
+            if output_format == "concise":
                 for f in report.findings:
                     echo(f.text())
             elif output_format == "github":
@@ -121,7 +127,14 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
         progress.clear()
     if output_format == "json":
         click.echo(json.dumps([f.as_dict() for f in findings], indent=2))
-    elif output_format == "text":
+    if output_format == "text":  # after the run, like the rewrite's: people's text on stderr
+        from migrator.lint.report import findings_text
+        from migrator.textreport import Style
+
+        style = Style.for_stream(color, sys.stderr)
+        for line in findings_text(findings, style):
+            click.echo(line, err=True, color=style.colour)
+    if output_format in ("text", "concise"):
         plural = "s" if len(findings) != 1 else ""
         click.echo(f"{len(findings)} finding{plural} in {files} script{'s' if files != 1 else ''} "
                    f"(verl {rev})", err=True)

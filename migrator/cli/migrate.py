@@ -7,6 +7,7 @@ the rewriters load when the command runs.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 
 import click
 
@@ -73,15 +74,21 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
         click.echo("error: --diff and --output-format github both print on stdout; pick one", err=True)
         sys.exit(EXIT_USAGE)
     as_json = output_format == "json"
+    auto = from_release == "auto"
     jobs = jobs or config.get("jobs") or default_jobs()
     try:
         fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet, every_file=as_json,
                                         jobs=jobs)
+        starts = fit.starts if auto and fit is not None else {}
     except WorkerStartError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     mappings, prefilter = load_composed(from_release, to_release, tables)
     mappings.unsafe_fixes = unsafe_fixes
+    per_file = own_tables(starts, from_release, to_release, tables, unsafe_fixes)
+    if verbose and starts and not quiet and output_format == "text":
+        for path, start in starts.items():
+            click.echo(f"{path}: from {start.release}: {start.evidence}", err=True)
     if fit is None and mappings.from_release == mappings.to_release and mappings.is_empty and not quiet:
         # --from auto says so in its own note; the files are only read (nothing of a range to apply)
         click.echo(f"note: --from {mappings.from_release} is the target release: nothing to migrate, no file "
@@ -113,7 +120,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
 
     # --check and the text --diff keep no file's bytes to the end; the JSON --diff puts them in its report.
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
-                         allow_staged=allow_staged, jobs=jobs, keep_contents=show_diff)
+                         allow_staged=allow_staged, jobs=jobs, keep_contents=show_diff, per_file=per_file)
     try:
         try:
             results = run(options, mappings, on_result=on_result, prefilter=prefilter,
@@ -127,7 +134,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     except (GitGuardError, LockHeld, WorkerStartError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
-    if fit is not None and mappings.from_release in fit.releases:
+    if fit is not None and not auto and mappings.from_release in fit.releases:
         by_path = {r.path: r for r in results}
         for finding in fit.too_old_for(mappings.from_release):
             if finding.path in by_path:
@@ -138,7 +145,7 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     if as_json:
         mode = "check" if check else "diff" if show_diff else "write"
         click.echo(json_report(results, summary, mappings.from_release, mappings.to_release, mode, show_diff,
-                               written_for=fit.as_dict() if fit is not None else None))
+                               written_for=fit.as_dict(starts) if fit is not None else None))
     else:
         print_findings(results, output_format, Style.for_stream(color, sys.stderr), dry, quiet, verbose, shown)
         if not quiet:
@@ -171,8 +178,8 @@ def dirty_refusal(states: dict[str, str], allow_staged: bool) -> list[str]:
 
 
 def release_fit(paths, exclude, from_release, to_release, quiet, every_file=False, jobs=1):
-    """(what the files fit, the --from to use). `--from auto`: the oldest release of the run's range,
-    said once; an explicit --from is checked against the files (VM301), reading only those that name
+    """(what the files fit, the --from to use). `--from auto`: each file's own start (`fit.starts`, said
+    once), the run's the oldest of them; an explicit --from is checked against the files (VM301), reading only those that name
     something gone before it unless `every_file` (the JSON report lists every file's fit); the default is not."""
     if from_release is None or (from_release != "auto" and from_release == to_release):
         return None, from_release
@@ -182,25 +189,60 @@ def release_fit(paths, exclude, from_release, to_release, quiet, every_file=Fals
         return fit_paths(list(paths), tuple(exclude), None if every_file else from_release, jobs), from_release
     fit = fit_paths(list(paths), tuple(exclude), jobs=jobs)
     releases = fit.releases
-    chosen = fit.oldest() or releases[0]
-    to = to_release if to_release in releases else releases[-1]
-    if releases.index(chosen) > releases.index(to):
-        chosen = to
+    fit.starts = own_starts(fit, to_release)
+    # Each file is migrated from its own start; the run's is the oldest of them (what the summary names).
+    chosen = min((s.release for s in fit.starts.values()), key=releases.index, default=releases[0])
     if not quiet:
-        lowered = fit.overall is not None and releases.index(chosen) < min(fit.overall.releases)
-        why = " (older, so that the files that use older keys and paths are migrated too)" if lowered else ""
-        plan = f"{chosen} is the target release: nothing to migrate, no file is changed" if chosen == to \
-            else f"migrating from {chosen}{why}"
-        click.echo(f"note: {fit.describe()}; {plan}", err=True)
+        counts = Counter(s.release for s in fit.starts.values())
+        if chosen == (to_release if to_release in releases else releases[-1]) and len(counts) <= 1:
+            click.echo(f"note: {fit.describe()}; {chosen} is the target release: nothing to migrate, no file is "
+                       "changed", err=True)
+        elif len(counts) > 1:
+            each = ", ".join(f"{r} ({n} file{'s' if n != 1 else ''})" for r, n in
+                             sorted(counts.items(), key=lambda rn: releases.index(rn[0])))
+            click.echo(f"note: {fit.describe()}; each file is migrated from the release its own keys, paths or "
+                       f"verl pin say: {each} (-v says why)", err=True)
+        else:
+            click.echo(f"note: {fit.describe()}; migrating from {chosen}", err=True)
     return fit, chosen
+
+
+def own_starts(fit, to_release) -> dict:
+    """`--from auto`: display path -> `written_for.Start` of every file read, each on its own evidence (never
+    past the target)."""
+    if fit is None:
+        return {}
+    releases = fit.releases
+    last = releases.index(to_release) if to_release in releases else len(releases) - 1
+    starts = {}
+    for path in fit.read:
+        start = fit.start_for(path)
+        if releases.index(start.release) > last:
+            start = type(start)(releases[last], start.evidence)
+        starts[path] = start
+    return starts
+
+
+def own_tables(starts, run_from, to_release, tables, unsafe_fixes) -> dict:
+    """display path -> (MappingSet, prefilter) for the files whose own start is not the run's."""
+    composed = {}
+    per_file = {}
+    for path, start in starts.items():
+        if start.release == run_from:
+            continue
+        if start.release not in composed:
+            composed[start.release] = load_composed(start.release, to_release, tables)
+            composed[start.release][0].unsafe_fixes = unsafe_fixes
+        per_file[path] = composed[start.release]
+    return per_file
 
 
 def code_filter(select, ignore):
     """--select/--ignore as a predicate on codes; an unknown code exits 2 (docs/codes.md)."""
-    from migrator.codes import RULES, CodeFilter, CodeSelectionError, parse_codes
+    from migrator.codes import CodeFilter, CodeSelectionError, parse_codes
 
-    try:
-        return CodeFilter(parse_codes(select, RULES), parse_codes(ignore, RULES))
+    try:  # every code of both commands: a lint code in a shared [tool.verl-migrate] selects nothing here
+        return CodeFilter(parse_codes(select), parse_codes(ignore))
     except CodeSelectionError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

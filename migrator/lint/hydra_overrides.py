@@ -90,9 +90,10 @@ def _judge_script(script) -> ScriptVerdicts:
         for o, rejection in rejections:
             out.rejected.add(o.start + len(o.prefix))
             key = rejection.key or o.key
-            message = rejection.message.replace(NEUTRAL_VALUE, o.written.partition("=")[2])
-            out.problems.append(Problem(o.start, f"Hydra rejects `{o.written}`: {message}",
-                                        _table_hint(script, key) or rejection.hint, key=key, override=o.written))
+            message, hint = advice(script, key, rejection.message.replace(NEUTRAL_VALUE, o.written.partition("=")[2]),
+                                   rejection.hint)
+            out.problems.append(Problem(o.start, f"Hydra rejects `{o.written}`: {message}", hint, key=key,
+                                        override=o.written))
     return out
 
 
@@ -196,6 +197,49 @@ def _last_release_with(entry: str, is_module: bool) -> str | None:
         if found is not None:
             return release
     return None
+
+
+# Hydra's advice for a key the config does not have; right only for a key that is genuinely new.
+_APPEND_ADVICE = "To append to your config use +"
+
+
+def _without_append_advice(message: str) -> str:
+    start = message.find(_APPEND_ADVICE)
+    if start < 0:
+        return message
+    end = start + len(_APPEND_ADVICE)
+    while end < len(message) and not message[end].isspace():
+        end += 1
+    return message[:start].rstrip() + message[end:]
+
+
+def advice(script, key: str, message: str, hint: str | None) -> tuple[str, str | None]:
+    """(message, hint) for a rejected override. Hydra says "To append to your config use +key=..." for every
+    key the config lacks; for a typo, a removed key or a fork's key following it silences Hydra and the key
+    does nothing. So that advice stays only for a key under a free-form node (`{}`, null: verl passes it
+    on); the others get the table's hint, the did-you-mean, or what became of the key."""
+    if _APPEND_ADVICE not in message:
+        return message, _table_hint(script, key) or hint
+    hint = _table_hint(script, key) or hint
+    if hint is None:
+        if script.schema is None or script.schema.under_open_node(key):
+            return message, None  # a new key where verl takes any: Hydra's `+key=` is the fix
+        hint = _history_hint(script, key)
+    return _without_append_advice(message), hint
+
+
+def _history_hint(script, key: str) -> str:
+    """What became of a key no table entry speaks of, from the shipped key lists of every release."""
+    from migrator.config import known_releases
+
+    last = script.facts.ever_known().get(key)
+    order = known_releases()
+    if last is not None and last in order and script.rev in order:
+        if order.index(last) < order.index(script.rev):
+            return f"it was there in verl {last} and is gone in {script.rev}: delete it, or set what replaced it"
+        return f"verl {script.rev} does not have it yet (it is in {last}): was the script written for a newer verl?"
+    return ("no verl release declares this key (a fork's own?): delete it; `+` would only silence Hydra, "
+            "verl does not read it")
 
 
 def _table_hint(script, key: str) -> str | None:

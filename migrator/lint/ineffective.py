@@ -1,6 +1,7 @@
-"""VM004 ineffective key: an override the mapping tables mark warn-only (accepted but has no effect,
-or deprecated, or needs a person), or remove while the target config still accepts it (a deprecated
-alias that is ignored); reported with the table's note and hint.
+"""VM112 ineffective key (the rewrite's code for a warn-only key; the lint's VM004 before): an override
+the mapping tables mark warn-only (accepted but has no effect, or deprecated, or needs a person), or
+remove while the target config still accepts it (a deprecated alias that is ignored); reported with
+the table's note and hint.
 
 Example: `actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel=True` (verl#6066): the
 key sits under a free-form dict, so Hydra accepts it, but vLLM's server launch overrides it.
@@ -14,7 +15,7 @@ from migrator.lint.registry import Problem, check
 from migrator.pulls import pr_name
 
 
-@check("VM004", "ineffective-key", severity="warning")
+@check("VM112", "ineffective-key", severity="warning")
 def ineffective_keys(script):
     verdict = verdicts(script)
     schema = None if all(o.start in verdict.judged for o in script.overrides) else script.schema

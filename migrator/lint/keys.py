@@ -45,7 +45,7 @@ def unknown_keys(script):
     for o in unknown:
         if o.prefix in ("+", "++"):
             # An addition: Hydra creates the key. Only a rename matters (the value no longer reaches verl);
-            # a removed key added this way is read by nothing (VM004 reports it if the tables warn).
+            # a removed key added this way is read by nothing (VM112 reports it if the tables warn).
             change = script.mappings.key(o.key, script.context)
             problem = stale_key(script, schema, o) if change is not None and change.action == "rename" else None
             if problem is not None:

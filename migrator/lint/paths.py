@@ -1,7 +1,8 @@
 """VM006 missing verl path: a path under examples/, verl/ or recipe/ (or a `-m verl....` module) that
 does not exist in the target release's tree (`mappings/verl/facts/trees/<rev>.paths`).
 
-A move the tables know gives the new place as the hint. Judged only where the shipped tree lists
+A move the tables know gives the new place as the hint. A path or entry point a table entry removed is
+the rewrite's finding for it, with its code: VM101 (`path-removal`), VM151 (`entry-point-removal`). Judged only where the shipped tree lists
 that part of verl: all of examples/, the .py and .sh files of verl/ and recipe/ (not their YAML), and
 not recipe/ at all once it became a git submodule. Paths with `$`, `*` or `{` in them are skipped.
 """
@@ -10,18 +11,21 @@ from __future__ import annotations
 
 import re
 
+from migrator.codes import finding_code
 from migrator.layout import verl_layout
 from migrator.lint.facts import extension
 from migrator.lint.registry import Problem, check
 from migrator.pulls import pr_name
 
+REMOVED_PATH_CODE = finding_code("path-removal", "manual")  # VM101
+REMOVED_ENTRY_POINT_CODE = finding_code("entry-point-removal", "manual")  # VM151
 _TOKEN = re.compile(rb"[A-Za-z0-9_.+/:~-]+")
 # What may stand before `examples/...` in a token and still mean verl's checkout: nothing, `./`, `../`,
 # `~/`, `/`, and at most one directory (the clone, `$HOME/verl/examples/...`). Deeper paths are someone else's.
 _CHECKOUT_PREFIX = re.compile(r"(?:~|\.{1,2})?/?(?:[\w.+-]+/)?")
 
 
-@check("VM006", "missing-path")
+@check("VM006", "missing-path", also=(REMOVED_PATH_CODE, REMOVED_ENTRY_POINT_CODE))
 def missing_paths(script):
     tree = script.facts.tree(script.rev)
     if tree is None:
@@ -66,7 +70,9 @@ def _paths_in(script, tree, start: int, end: int):
         change = script.mappings.path(path)
         hint = (f"moved to {change.new}; run `verl-migrate --to {script.rev}`" if change and change.new
                 else change.hint if change else None)
-        yield Problem(m.start() + offset, f"`{path}` does not exist in verl {script.rev}", hint)
+        removed = change is not None and not change.new
+        yield Problem(m.start() + offset, f"`{path}` does not exist in verl {script.rev}", hint,
+                      code=REMOVED_PATH_CODE if removed else None)
 
 
 def _known_depth(tree, path: str) -> int:
@@ -102,7 +108,7 @@ def _module(script, tree, node, module: str):
                 + (f" and adds {' '.join(moved.args)}" if moved.args else "")) if moved.new else \
             f"removed ({prs}): {moved.hint}"
         yield Problem(max(offset, node.start_byte), f"entry point `{module}` does not exist in verl {script.rev}",
-                      hint)
+                      hint, code=None if moved.new else REMOVED_ENTRY_POINT_CODE)
         return
     yield Problem(max(offset, node.start_byte), f"module `{module}` does not exist in verl {script.rev}",
                   (f"moved to {change.new}" if change.new else f"removed: {change.hint}") if change else None)

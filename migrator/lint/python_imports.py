@@ -1,4 +1,5 @@
-"""The lint's one check of Python files: imports of verl that do not resolve at `--to` (VM123).
+"""The lint's one check of Python files: imports of verl that do not resolve at `--to` (VM123; VM121 and
+VM125, as the rewrite says, where a table entry removed the module or the name).
 
 The same judgement as the migration's (`migrator.rewrite.python.resolution`), on the file as written:
 an import that a table entry covers says so (`verl-migrate --to X` rewrites or reports it). Imports
@@ -7,12 +8,13 @@ guarded by `except ImportError` are the file's own business and not reported her
 
 from __future__ import annotations
 
+from migrator.codes import finding_code
 from migrator.fileprocess import LineIndex
 from migrator.lint import LintFinding
 from migrator.mapping import MappingSet
 from migrator.rewrite.python.resolution import UNRESOLVED_CODE, unresolved_imports
 
-CODES = frozenset({UNRESOLVED_CODE})
+CODES = frozenset({UNRESOLVED_CODE, finding_code("module-removal", "manual"), finding_code("symbol-removal", "manual")})
 
 
 def lint_python(src: bytes, path: str, mappings: MappingSet) -> list[LintFinding]:

@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from migrator.codes import Reason, SkipReason
+from migrator.codes import Reason, SkipReason, suppressed_by
 from migrator.filekind import skip_reason_by_name, sniff, spec_by_name
 from migrator.fileprocess import internal_error
 from migrator.lint import LintFinding, load_checks
@@ -14,8 +14,10 @@ from migrator.lint.facts import Facts
 from migrator.lint.script import Script
 from migrator.mapping import MappingSet
 
-# `# verl-migrate: skip` silences every code on its line; `# verl-migrate: ignore VM003,VM005` those codes.
-_SUPPRESS = re.compile(rb"verl-migrate:[ \t]*(?:(?P<skip>skip)\b|ignore[ \t]+(?P<codes>VM\d{3}(?:[ \t]*,[ \t]*VM\d{3})*))")
+# `# verl-migrate: skip` silences every code on its line; `# verl-migrate: ignore VM003,VM005` (or
+# `ignore[VM003, VM005]`) those codes.
+_SUPPRESS = re.compile(rb"verl-migrate:[ \t]*(?:(?P<skip>skip)\b|ignore(?:[ \t]+(?P<codes>VM\d{3}(?:[ \t]*,[ \t]*VM\d{3})*)"
+                       rb"|[ \t]*\[[ \t]*(?P<bracketed>VM\d{3}(?:[ \t]*,[ \t]*VM\d{3})*)[ \t]*\]))")
 
 
 @dataclass
@@ -37,12 +39,13 @@ def suppressions(src: bytes) -> dict[int, set[str] | None]:
             if m.group("skip"):
                 out[number] = None
             elif out.get(number, set()) is not None:
-                out.setdefault(number, set()).update(c.strip().decode() for c in m.group("codes").split(b","))
+                named = m.group("codes") or m.group("bracketed")
+                out.setdefault(number, set()).update(c.strip().decode() for c in named.split(b","))
     return out
 
 
 # Checks whose findings sit at an override key: their JSON findings carry `key` and `override` (VM007 sets its own).
-_OVERRIDE_CODES = frozenset({"VM003", "VM004"})
+_OVERRIDE_CODES = frozenset({"VM003", "VM112"})
 _WORD = re.compile(rb"""(?:[^\s"'\\]|\\.|"[^"\n]*"|'[^'\n]*')*""")
 
 
@@ -55,18 +58,44 @@ def _about_override(script, problem):
     return o.key, _WORD.match(script.src, begin).group().decode("utf-8", "replace")
 
 
+def command_suppressions(script, silenced: dict[int, set[str] | None]) -> dict[int, set[str] | None]:
+    """`silenced` widened to whole commands: a marker on the last line of a `\\`-continued command, or on a
+    comment line right above a command, covers every line of it (a comment after a `\\` on a middle line
+    would end the command: VM002)."""
+    if not silenced:
+        return silenced
+    lines = script.src.split(b"\n")
+    out = dict(silenced)
+    for node, _words in script.commands:
+        first, last = node.start_point[0] + 1, node.end_point[0] + 1
+        above = first - 1
+        markers = [silenced[n] for n in (last,) if n in silenced and last > first]
+        if above in silenced and lines[above - 1].lstrip().startswith(b"#"):
+            markers.append(silenced[above])
+        for codes in markers:
+            for line in range(first, last + 1):
+                if codes is None or out.get(line, set()) is None:
+                    out[line] = None
+                else:
+                    out[line] = out.get(line, set()) | codes
+    return out
+
+
 def lint_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: str,
                 select: frozenset[str] | None = None) -> FileReport:
     script = Script(path, src, facts, mappings, rev)
-    silenced = suppressions(src)
+    silenced = command_suppressions(script, suppressions(src))
     report = FileReport(path)
-    for code, check in load_checks().items():
-        if select is not None and code not in select:
+    for check in load_checks().values():
+        if select is not None and not select.intersection(check.codes):
             continue
         for problem in check.run(script):
+            code = problem.code or check.code
+            if select is not None and code not in select:
+                continue
             line, col = script.line_col(problem.offset)
             codes = silenced.get(line, set())
-            if codes is None or code in codes:
+            if codes is None or suppressed_by(code, codes, lint=True):
                 continue
             key, override = problem.key, problem.override
             if key is None and code in _OVERRIDE_CODES:
@@ -95,8 +124,9 @@ def lint_paths(paths: list[str], facts: Facts, mappings: MappingSet, rev: str, e
         yield report
 
 
-LINTED_KINDS = frozenset({"shell", "python"})
-NOT_LINTED = "not a shell script or Python file (lint checks launch scripts and Python's imports of verl)"
+LINTED_KINDS = frozenset({"shell", "python", "yaml"})
+NOT_LINTED = ("not a shell script, Python file or YAML config (lint checks launch scripts, Python's imports of verl "
+              "and configs that extend verl's)")
 
 
 class LintWork:
@@ -131,6 +161,8 @@ class LintWork:
                 return FileReport(display, skipped=NOT_LINTED)
             if spec.kind == "python":
                 return lint_python_source(data, display, self.mappings, self.select)
+            if spec.kind == "yaml":
+                return lint_yaml_source(data, display, self.facts, self.mappings, self.rev, self.select)
             return lint_source(data, display, self.facts, self.mappings, self.rev, self.select)
         except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
             return FileReport(display, failed=internal_error(exc).text)
@@ -150,6 +182,23 @@ def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: froz
     report = FileReport(path)
     for finding in lint_python(src, path, mappings):
         codes = silenced.get(finding.line, set())
-        if (select is None or finding.code in select) and codes is not None and finding.code not in codes:
+        if (select is None or finding.code in select) and codes is not None and \
+                not suppressed_by(finding.code, codes, lint=True):
+            report.findings.append(finding)
+    return report
+
+
+def lint_yaml_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: str,
+                     select: frozenset[str] | None = None) -> FileReport:
+    """A YAML file: a Hydra config that extends one of verl's, its keys against that config (VM003)."""
+    from migrator.lint.yaml_configs import CODE, lint_yaml
+
+    report = FileReport(path)
+    if select is not None and CODE not in select:
+        return report
+    silenced = suppressions(src)
+    for finding in lint_yaml(src, path, facts, mappings, rev):
+        codes = silenced.get(finding.line, set())
+        if codes is not None and not suppressed_by(finding.code, codes, lint=True):
             report.findings.append(finding)
     return report

@@ -95,7 +95,7 @@ def test_a_pickle_planted_by_another_user_is_never_loaded(tmp_path):
     lint, check = _runs(scripts, env)
     assert list(markers.iterdir()) == []
     # ...and the run still gives its answers, computed afresh.
-    assert lint.returncode == 1 and "VM007" in lint.stdout
+    assert lint.returncode == 1 and "VM007" in lint.stderr
     assert check.returncode == 1 and "1 file would change" in check.stderr
 
 
@@ -134,7 +134,7 @@ def test_a_cache_root_that_is_not_ours_alone_is_not_used_and_the_run_says_so_onc
         warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: cache directory")]
         assert len(warnings) == 1, result.stderr
         assert str(root) in warnings[0] and "not used" in warnings[0]
-    assert "VM007" in lint.stdout and "1 file would change" in check.stderr
+    assert "VM007" in lint.stderr and "1 file would change" in check.stderr
 
 
 def test_the_environment_governs_every_cache_and_nothing_spills_into_the_temp_directory(tmp_path):
@@ -149,12 +149,12 @@ def test_the_environment_governs_every_cache_and_nothing_spills_into_the_temp_di
 
     off = {**base, "VERL_MIGRATE_NO_CACHE": "1"}
     lint, check = _runs(scripts, off)
-    assert "VM007" in lint.stdout and "1 file would change" in check.stderr
+    assert "VM007" in lint.stderr and "1 file would change" in check.stderr
     assert list(temp.iterdir()) == []  # the private config tree of each process is gone at its exit
 
     unwritable = {**base, "VERL_MIGRATE_NO_CACHE": ""}
     lint, check = _runs(scripts, unwritable)
-    assert "VM007" in lint.stdout and "1 file would change" in check.stderr
+    assert "VM007" in lint.stderr and "1 file would change" in check.stderr
     assert list(temp.iterdir()) == []
     assert "warning: cannot use the cache directory" in lint.stderr
 

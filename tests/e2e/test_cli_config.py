@@ -128,7 +128,7 @@ def test_exclude_in_pyproject_is_relative_to_its_directory(project, tmp_path):
 def test_lint_exclude_is_relative_to_the_current_directory(project):
     (project / "tree" / "vendor" / "a.sh").write_text("if true; then\n")  # VM001
     flagged = run_cli("lint", "--select", "VM001", "tree", cwd=project)
-    assert flagged.returncode == 1 and "VM001" in flagged.stdout
+    assert flagged.returncode == 1 and "VM001" in flagged.stderr
     for pattern in ("tree/vendor", "./tree/vendor", "**/vendor", str(project / "tree" / "vendor")):
         proc = run_cli("lint", "--select", "VM001", "--exclude", pattern, "tree", cwd=project)
         assert proc.returncode == 0, (pattern, proc.stdout)

@@ -73,10 +73,11 @@ def test_from_auto_starts_early_enough_for_a_file_older_than_the_rest(tmp_path):
     (tmp_path / "old.sh").write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.profile.use_profile=True "
                                      "trainer.device=cuda\n")
     proc = run_cli("--from", "auto", "--to", "v0.9.0", "--check", tmp_path)
+    # Each file from its own evidence: the old one from v0.4.0, the other two from v0.6.0.
     assert proc.stderr.splitlines()[0] == (
-        "note: scripts look written for verl v0.6.0–v0.7.1 (2 of 3 files fit it); migrating from v0.5.0 "
-        "(older, so that the files that use older keys and paths are migrated too)")
-    assert proc.stderr.splitlines()[-1].startswith("v0.5.0 -> v0.9.0: ")
+        "note: scripts look written for verl v0.6.0–v0.7.1 (2 of 3 files fit it); each file is migrated from the "
+        "release its own keys, paths or verl pin say: v0.4.0 (1 file), v0.6.0 (2 files) (-v says why)")
+    assert proc.stderr.splitlines()[-1].startswith("v0.4.0 -> v0.9.0: ")
     assert "VM301" not in proc.stderr
 
 

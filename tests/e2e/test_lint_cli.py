@@ -17,8 +17,11 @@ FINDING_FIELDS = {"path": str, "line": int, "col": int, "code": str, "message": 
 
 
 def run_lint(*args, cwd=None):
+    """One finding a line on stdout (`--output-format concise`) unless the test names a format."""
+    chosen = any(str(a).startswith("--output-format") for a in args)
     return subprocess.run([sys.executable, "-m", "migrator", "lint", "--to", "v0.9.0",
-                           "--table", str(FIXTURES / "tables.yaml"), *map(str, args)],
+                           "--table", str(FIXTURES / "tables.yaml"),
+                           *(() if chosen else ("--output-format", "concise")), *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, timeout=HANG_GUARD)
 
 
@@ -31,7 +34,30 @@ def scripts(tmp_path):
     return tmp_path
 
 
-def test_text_format_and_exit_1(scripts):
+def test_text_format_is_grouped_on_stderr_like_the_rewrites(scripts):
+    proc = run_lint("--output-format", "text", ".", cwd=scripts)
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    assert proc.stderr.splitlines() == [
+        "errors (the job fails or misbehaves) (3):",
+        "VM002 a `\\` that does not continue the line, or an override that starts a command",
+        "  hint: put the comment on its own line above, and end the line with `\\` alone",
+        "    vm002_lost_continuation.sh:6:35: `\\` followed by a comment does not continue the line: the command "
+        "ends here and the next line runs as a separate command",
+        "  hint: end the previous line with `\\`",
+        "    vm002_lost_continuation.sh:13:5: `trainer.nnodes=...` starts a command: the line before does not end "
+        "with `\\`, so bash runs the override as a program and the entry point never sees it",
+        "VM005 a variable the script never assigns",
+        "  hint: did you mean `$actor_etp`?",
+        "    vm005_undefined.sh:8:66: `$train_etp` is never assigned in this script (it expands to an empty string)",
+        "3 findings in 8 scripts (verl v0.9.0)",
+    ]
+    coloured = run_lint("--output-format", "text", "--color", "always", ".", cwd=scripts)
+    assert "\x1b[1;31mVM002\x1b[0m" in coloured.stderr
+    plain = run_lint("--output-format", "text", "--color", "never", ".", cwd=scripts)
+    assert "\x1b[" not in plain.stderr
+
+
+def test_concise_format_and_exit_1(scripts):
     proc = run_lint(".", cwd=scripts)
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
@@ -87,7 +113,7 @@ def test_github_warning_level_and_escaping(tmp_path):
     (tmp_path / "run, 100%.sh").write_bytes((FIXTURES / "vm004_ineffective.sh").read_bytes())
     proc = run_lint("--output-format", "github", ".", cwd=tmp_path)
     (line,) = proc.stdout.splitlines()
-    assert line.startswith("::warning file=run%2C 100%25.sh,line=4,col=6,title=VM004::")
+    assert line.startswith("::warning file=run%2C 100%25.sh,line=4,col=6,title=VM112::")
 
 
 def test_suppression_comments_end_to_end(tmp_path):
@@ -160,7 +186,7 @@ def test_pyproject_sets_the_target_release(tmp_path):
     (tmp_path / "run.sh").write_text("python3 -m verl.trainer.main_generation data.path=x\n")
     proc = subprocess.run([sys.executable, "-m", "migrator", "lint", "run.sh"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=HANG_GUARD)
-    assert "does not exist in verl v0.7.1" in proc.stdout, proc.stderr
+    assert "does not exist in verl v0.7.1" in proc.stderr, proc.stderr
 
 
 def test_select_and_ignore_take_prefixes_in_the_shared_code_space(scripts):

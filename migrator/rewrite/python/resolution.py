@@ -17,6 +17,7 @@ import bisect
 import re
 from functools import cached_property
 
+from migrator.codes import finding_code
 from migrator.edits import Edit, Finding, apply_edits
 from migrator.layout import verl_layout
 from migrator.mapping import MappingSet
@@ -89,7 +90,7 @@ def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=())
         start, end, rewritten = places.span(node)
         if any(start <= offset < end for offset in covered):
             continue
-        for place, message, hint in judge.statement(node, roots):
+        for place, message, hint, ref in judge.statement(node, roots):
             offset = places.original(places.offset(place.lineno, place.col_offset))[0]
             if rewritten:
                 message += " (after the table's rewrite of this import)"
@@ -97,7 +98,10 @@ def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=())
                 out.append(Finding(offset, "unresolved-import", message + "; the import is guarded by "
                                    "`except ImportError`", hint, severity="info", code=GUARDED_CODE))
             else:
-                out.append(Finding(offset, "unresolved-import", message, hint, code=UNRESOLVED_CODE))
+                code = judge.code(ref)
+                if code != UNRESOLVED_CODE and hint is None:  # a table's removal: its hint says what to use
+                    hint = judge.removal(ref).hint
+                out.append(Finding(offset, "unresolved-import", message, hint, code=code))
     return out
 
 
@@ -271,17 +275,41 @@ class _Judge:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in roots and not self.module_exists(alias.name, self.target):
-                    yield alias, self.module_message(alias.name), None
+                    yield alias, self.module_message(alias.name), None, alias.name
             return
         module = node.module or ""
         if node.level or module.split(".")[0] not in roots:
             return
         if not self.module_exists(module, self.target):
-            yield node, self.module_message(module), None
+            yield node, self.module_message(module), None, (module, *(a.name for a in node.names))
             return
         for alias in node.names:
             if alias.name != "*" and not self.name_exists(module, alias.name, self.target):
-                yield alias, self.name_message(module, alias.name), self.elsewhere(alias.name)
+                yield alias, self.name_message(module, alias.name), self.elsewhere(alias.name), f"{module}:{alias.name}"
+
+    def code(self, ref: str | tuple[str, ...]) -> str:
+        """VM123; on the file as written (the lint), an import a table entry removes has the code the
+        rewrite gives it (VM121 a module, VM125 a name): one problem, one code. `ref`: `module`,
+        `module:Name`, or (module, the names a `from` imports: one a symbol entry moves is rewritten)."""
+        if not self.as_written:
+            return UNRESOLVED_CODE
+        if isinstance(ref, tuple):
+            module, *names = ref
+            if any(getattr(self.maps.symbol(f"{module}:{name}"), "new", None) for name in names):
+                return UNRESOLVED_CODE
+        if self.removal(ref) is not None:
+            return finding_code("module-removal" if ":" not in self._name(ref) else "symbol-removal", "manual")
+        return UNRESOLVED_CODE
+
+    @staticmethod
+    def _name(ref) -> str:
+        return ref[0] if isinstance(ref, tuple) else ref
+
+    def removal(self, ref):
+        """The table's removal of the module or name `ref` names, or None."""
+        ref = self._name(ref)
+        entry = self.maps.module(ref) if ":" not in ref else self.maps.symbol(ref)
+        return entry if entry is not None and entry.new is None else None
 
     def module_exists(self, module: str, release: str) -> bool:
         return module in self.facts[release] or module in _packages(self.facts, release)  # a namespace package

@@ -47,7 +47,7 @@ SEEDED = {
     # main_ppo's overrides get Hydra's own verdict (VM007); VM003 judges only what Hydra cannot.
     "vm003_keys.sh": [(4, "VM007"), (5, "VM007"), (6, "VM007"), (7, "VM007")],
     "vm003_wrong_engine.sh": [(5, "VM007"), (6, "VM007")],
-    "vm004_ineffective.sh": [(4, "VM004")],
+    "vm004_ineffective.sh": [(4, "VM112")],
     "vm005_undefined.sh": [(8, "VM005")],
     "vm006_paths.sh": [(3, "VM006"), (4, "VM006"), (5, "VM006")],
     "vm008_mandatory.sh": [(5, "VM008"), (10, "VM008")],
@@ -67,8 +67,8 @@ def test_clean_fixture_is_silent(mappings, name):
 
 def test_every_check_has_a_code_and_a_documented_meaning():
     checks = load_checks()
-    assert list(checks) == ["VM001", "VM002", "VM003", "VM004", "VM005", "VM006", "VM007", "VM008",
-                            "VM009", "VM020", "VM021", "VM022", "VM023"]
+    assert list(checks) == ["VM001", "VM002", "VM003", "VM005", "VM006", "VM007", "VM008",
+                            "VM009", "VM020", "VM021", "VM022", "VM023", "VM112"]
     documented = (REPO / "docs" / "lint.md").read_text()
     for code, check in checks.items():
         assert check.doc.startswith(code), code
@@ -225,7 +225,7 @@ def test_group_package_override_opens_that_node(mappings, no_verdict):
     assert [f.message.split("`")[1] for f in lint(mappings, src)] == ["critic.engine.tp"]
 
 
-# -- VM004 -------------------------------------------------------------------------------------------
+# -- VM112 (was VM004) ----------------------------------------------------------------------------------------
 
 def test_ineffective_key_carries_the_table_hint(mappings):
     (f,) = lint_fixture(mappings, "vm004_ineffective.sh")

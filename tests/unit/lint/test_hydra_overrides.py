@@ -156,7 +156,7 @@ def test_accepted_but_ineffective_stays_a_vm004_warning(mappings):
                                   f"+{key}=True\n")
     assert found == []  # Hydra accepts the `+` addition under the free-form dict
     (f,) = report.findings
-    assert (f.code, f.severity, f.key, f.override) == ("VM004", "warning", key, f"+{key}=True")
+    assert (f.code, f.severity, f.key, f.override) == ("VM112", "warning", key, f"+{key}=True")
 
 
 def test_a_key_the_target_still_reads_gets_no_finding(mappings):

@@ -1,0 +1,85 @@
+"""VM003 in a Hydra YAML config of the user's own: a config whose `defaults:` list extends one of verl's
+trainer configs (`- ppo_trainer`, `- /ppo_megatron_trainer`, with `_self_`) is checked key by key against
+the config it extends at the target release. Hydra merges a key the base does not have without a word,
+so a typo, a renamed or a removed key is added and nothing reads it.
+
+Not judged: a `defaults:` list that also chooses groups (`- override model_engine: megatron`: the config
+it extends is another then), keys under `hydra:`, and keys under a node verl leaves free-form (`{}`,
+`null`: it takes any sub-key).
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from migrator.lint import LintFinding
+from migrator.lint.facts import Facts
+from migrator.lint.keys import did_you_mean
+from migrator.mapping import MappingSet
+
+CODE = "VM003"
+_NOT_SETTINGS = frozenset({"defaults", "hydra"})
+
+
+def lint_yaml(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: str) -> list[LintFinding]:
+    if b"defaults" not in src:
+        return []
+    try:
+        root = yaml.compose(src.decode("utf-8"), Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, UnicodeDecodeError, ValueError):  # several documents, or not YAML: not a config
+        return []
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    base = extended_config(root, facts.configs(rev))
+    schema = facts.schema(rev, base) if base else None
+    if schema is None:
+        return []
+    out: list[LintFinding] = []
+
+    def walk(node: yaml.MappingNode, prefix: str) -> None:
+        for key_node, value in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = f"{prefix}{key_node.value}"
+            if not prefix and key in _NOT_SETTINGS:
+                continue
+            if schema.under_open_node(key):
+                continue
+            if not schema.knows(key):
+                out.append(_finding(path, key_node, key, base, schema, mappings, facts, rev))
+                continue
+            if isinstance(value, yaml.MappingNode) and key not in schema.leaves:
+                walk(value, key + ".")
+
+    walk(root, "")
+    return out
+
+
+def extended_config(root: yaml.MappingNode, configs: list[str]) -> str | None:
+    """The verl config a `defaults:` list of plain names extends, or None (none, or a group choice too)."""
+    defaults = next((v for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == "defaults"), None)
+    if not isinstance(defaults, yaml.SequenceNode):
+        return None
+    names = []
+    for item in defaults.value:
+        if not isinstance(item, yaml.ScalarNode):
+            return None  # a group choice: the config it extends is not the named one alone
+        names.append(item.value.strip().lstrip("/").removesuffix(".yaml"))
+    extended = [name for name in names if name in configs]
+    return extended[0] if len(extended) == 1 else None
+
+
+def _finding(path, key_node, key, base, schema, mappings, facts, rev) -> LintFinding:
+    message = (f"`{key}` is not in verl {rev}'s {base}, which this config extends: Hydra merges it in and "
+               "nothing reads it")
+    change = mappings.key(key)
+    if change is not None and change.action == "rename" and change.new:
+        hint = f"renamed to `{change.new}`: run `verl-migrate --to {rev}` on this file"
+    elif change is not None and change.action in ("remove", "warn"):
+        hint = change.hint or "removed: delete it"
+    else:
+        hint = did_you_mean(schema, key)
+        if hint is None and key in facts.ever_known():
+            hint = f"it was in verl {facts.ever_known()[key]}: delete it, or set what replaced it"
+    mark = key_node.start_mark
+    return LintFinding(path, mark.line + 1, mark.column + 1, CODE, message, hint, "error", key=key)

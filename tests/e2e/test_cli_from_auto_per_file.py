@@ -1,0 +1,67 @@
+"""`--from auto` settles each file on its own evidence, through the CLI: the same file gets the same edits
+alone or in a tree; a verl pin of the project (requirements*.txt, pyproject.toml, setup.cfg) decides; the
+evidence used is in -v and in the JSON report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import run_cli
+
+# Only v0.8.0 shipped main_ppo_sync (v0.9.0 moved it to main_ppo with trainer.use_v1=true); the script names
+# no key or path that dates it, so alone it is migrated from the oldest release.
+SYNC = "python3 -m verl.trainer.main_ppo_sync trainer.nnodes=1\n"
+# A key live in v0.9.0 and main only: a tree read as a whole looked written for v0.9.0-main.
+NEWER = "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.entropy_from_logits_chunk_size=1\n"
+
+
+def report(cwd, *paths, args=()):
+    proc = run_cli("--from", "auto", "--to", "v0.9.0", "--check", "--output-format", "json", *args, *paths, cwd=cwd)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def edits_of(data, name):
+    (row,) = [r for r in data["files"] if r["path"].removeprefix("./") == name]
+    return [(e["line"], e["kind"], e["message"]) for e in row["edits"]]
+
+
+def test_the_same_file_gets_the_same_edits_alone_or_in_a_tree(tmp_path):
+    (tmp_path / "sync.sh").write_text(SYNC)
+    (tmp_path / "newer.sh").write_text(NEWER)
+    alone = edits_of(report(tmp_path, "sync.sh"), "sync.sh")
+    assert any(kind == "entry-point-move" for _, kind, _ in alone)
+    tree = report(tmp_path, ".")
+    assert edits_of(tree, "sync.sh") == alone
+    assert tree["written_for"]["from"]["./sync.sh"] == {
+        "release": "v0.1", "evidence": "it uses `trainer.nnodes` (v0.1–main)"}
+    assert tree["written_for"]["from"]["./newer.sh"]["release"] == "v0.9.0"
+
+
+@pytest.mark.parametrize("name, text, release, spec", [
+    ("requirements-train.txt", "torch\nverl==0.8.0\n", "v0.8.0", "verl==0.8.0"),
+    ("pyproject.toml", '[project]\nname = "mine"\ndependencies = ["verl[vllm]>=0.8.0,<0.9"]\n', "v0.8.0",
+     "verl>=0.8.0"),
+    ("setup.cfg", "[options]\ninstall_requires =\n    verl==0.8.1\n", "v0.8.0", "verl==0.8.1"),
+])
+def test_a_verl_pin_of_the_project_decides(tmp_path, name, text, release, spec):
+    (tmp_path / ".git").mkdir()  # the project's top: pins above it are not its own
+    (tmp_path / name).write_text(text)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "sync.sh").write_text(SYNC)
+    data = report(tmp_path, "scripts")
+    start = data["written_for"]["from"]["scripts/sync.sh"]
+    assert start == {"release": release, "evidence": f"the project pins {spec} in {tmp_path / name}"}
+    assert any(kind == "entry-point-move" for _, kind, _ in edits_of(data, "scripts/sync.sh"))
+    verbose = run_cli("--from", "auto", "--to", "v0.9.0", "--check", "-v", "scripts", cwd=tmp_path)
+    assert f"scripts/sync.sh: from {release}: the project pins {spec}" in verbose.stderr
+
+
+def test_a_pin_of_a_newer_release_than_the_target_stops_at_the_target(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("verl==0.9.0\n")
+    (tmp_path / "sync.sh").write_text(SYNC)
+    data = report(tmp_path, ".", args=("--to", "v0.8.0"))
+    assert data["written_for"]["from"]["./sync.sh"]["release"] == "v0.8.0"
