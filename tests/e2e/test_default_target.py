@@ -34,7 +34,7 @@ def test_the_rewrite_goes_to_the_newest_release_unless_main_is_named(tmp_path):
 def test_lint_and_mappings_show_default_to_the_newest_release(tmp_path):
     (tmp_path / "run.sh").write_text(SCRIPT)
     lint = run_cli("lint", "--output-format", "json", tmp_path)
-    assert {f["message"] for f in json.loads(lint.stdout)} and f"verl {NEWEST}" in run_cli("lint", tmp_path).stdout
+    assert {f["message"] for f in json.loads(lint.stdout)} and f"verl {NEWEST}" in run_cli("lint", tmp_path).stderr
     show = json.loads(run_cli("mappings", "show", "--output-format", "json").stdout)
     assert (show["from"], show["to"]) == ("v0.1", NEWEST)
     assert json.loads(run_cli("mappings", "show", "--to", "main", "--output-format", "json").stdout)["to"] == "main"

@@ -48,7 +48,8 @@ def test_a_lint_code_in_pyproject_does_not_break_the_rewrite_and_the_lint_honour
     (project / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.verl-migrate]\nto = "v0.9.0"\n'
                                             'ignore = ["VM005", "VM020"]\n')
     proc = run_cli("--check", ".", cwd=project)
-    assert proc.returncode == 0 and "unknown code" not in proc.stderr, proc.stderr
+    # exit 1: manual actions remain (the --check contract); never 2, a usage error
+    assert proc.returncode == 1 and "unknown code" not in proc.stderr, proc.stderr
     linted = lint_codes(project)
     assert ("run.sh", 3, "VM005") not in linted and not any(code == "VM020" for *_, code in linted)
     assert ("run.sh", 2, "VM101") in linted
