@@ -16,6 +16,7 @@ an unknown value is never reported as a difference.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ class EffectiveConfig:
     set_keys: frozenset[str] = frozenset()  # keys the command's accepted overrides set (nodes included)
     symbolic: frozenset[str] = frozenset()  # keys set to a value the shell decides at run time
     failure: str | None = None  # the config does not compose (Hydra's message): no leaves
+    rejected: frozenset[int] = frozenset()  # positions of the overrides Hydra rejects (left out of the leaves)
 
     def sets(self, key: str) -> bool:
         """Does the command set `key`, or a node above it?"""
@@ -82,6 +84,9 @@ def _effective(configs: ReleaseConfigs, config_dir: str, config_name: str,
     if sorted_ is None:
         return EffectiveConfig(configs.release, config, {}, failure=verdict.failure or "chosen at run time")
     parsed, groups = sorted_
+    # Hydra's verdict decides what is applied: a rejected override (a group option or key the release lacks)
+    # is left out, and its position kept, so that a comparison can leave it out on both sides.
+    rejected = frozenset(r.index for r in judge(configs, config_dir, config_name, list(overrides)).rejections)
     try:
         selected = compose_groups(configs, config_dir, config_name, groups, verdict)
         base = (configs, config_dir, config_name, selected)
@@ -90,13 +95,12 @@ def _effective(configs: ReleaseConfigs, config_dir: str, config_name: str,
         flat._nodes = shared.nodes  # an add never makes a node (its parent exists), so the base's index holds
     except ComposeError as exc:
         return EffectiveConfig(configs.release, config, {}, failure=str(exc))
-    # Hydra's verdict decides what is applied; a plain `key=value` on a leaf is Hydra's assignment of the
-    # parsed value, so it is written into the flat leaves. Anything else (a `+`/`~`, a mapping value, a
-    # key that is a node) is applied by Hydra itself, on the command's own copy.
-    rejected = {r.index for r in judge(configs, config_dir, config_name, list(overrides)).rejections}
+    # A plain `key=value` on a leaf is Hydra's assignment of the parsed value, so it is written into the
+    # flat leaves. Anything else (a `+`/`~`, a mapping value, a key that is a node) is applied by Hydra
+    # itself, on the command's own copy.
     accepted = [item for item in parsed if item.index not in rejected]
     if not all(_plain_assignment(item.override, flat) for item in accepted):
-        return _applied_by_hydra(base, accepted)
+        return dataclasses.replace(_applied_by_hydra(base, accepted), rejected=rejected)
     set_keys, symbolic = set(), set()
     for item in accepted:
         key = item.override.key_or_group
@@ -108,7 +112,7 @@ def _effective(configs: ReleaseConfigs, config_dir: str, config_name: str,
         set_keys.add(key)
         if NEUTRAL_VALUE in item.text.partition("=")[2]:
             symbolic.add(key)
-    return EffectiveConfig(configs.release, config, flat, frozenset(set_keys), frozenset(symbolic))
+    return EffectiveConfig(configs.release, config, flat, frozenset(set_keys), frozenset(symbolic), rejected=rejected)
 
 
 def _plain_assignment(override, flat: Mapping[str, object]) -> bool:

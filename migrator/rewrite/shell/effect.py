@@ -105,8 +105,13 @@ def _compare(original: Launch, source_config, launch: Launch, target_config, sou
     from migrator.verdict.effective import compare_through_tables, effective_config
     from migrator.verdict.in_use import inactive
 
-    before = effective_config(source_configs, *source_config, [o.text for o in original.overrides])
     after = effective_config(target_configs, *target_config, [o.text for o in launch.overrides])
+    # An override the target rejects is a finding of its own (the launch fails there); what it selected
+    # before (`model_engine=mindspeed`: the strategy, the optimizer) is no default verl changed. The
+    # original is read without the same words, so that only verl's own changes are compared.
+    refused = {launch.overrides[i].text for i in after.rejected}
+    before = effective_config(source_configs, *source_config,
+                              [o.text for o in original.overrides if o.text not in refused])
     for config, release in ((before, mappings.from_release), (after, mappings.to_release)):
         if config.failure is not None:
             return (f"the launch's config does not compose at verl {release}, so what it trains there was not "

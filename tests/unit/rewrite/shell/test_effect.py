@@ -158,3 +158,20 @@ def test_a_string_default_is_pinned_only_as_a_string_hydra_reads_back(text, pinn
 
     d = Difference("optim.lr_scheduler_type", "optim.lr_scheduler_type", text, "constant", "default", text)
     assert (_pin_word(d, "v0.9.0") is not None) is pinned
+
+
+def test_what_a_rejected_override_selected_is_no_default_verl_changed(tmp_path):
+    # verl main removed model_engine/mindspeed.yaml (#7374): Hydra rejects the selection, which is a manual
+    # step of its own; the strategy and optimizer mindspeed selected are not "defaults left to verl".
+    result = migrate(tmp_path, f"{PPO} model_engine=mindspeed data.train_files=x\n", "v0.9.0", "main")
+    [manual] = by_code(result, "VM198")
+    assert "model_engine=mindspeed" in manual.message
+    said = " ".join(f.message for f in by_code(result, "VM194"))
+    assert "model_engine" not in said and "actor.strategy" not in said and "optim.optimizer" not in said
+
+
+def test_a_rejected_override_does_not_hide_the_defaults_verl_changed(tmp_path):
+    result = migrate(tmp_path, f"{PPO} actor_rollout_ref.actor.no_such_knob=1 data.train_files=x\n",
+                     "v0.3.0.post1", "v0.4.1")
+    [finding] = by_code(result, "VM194")
+    assert "actor_rollout_ref.actor.entropy_coeff 0.001 -> 0 (#1100)" in finding.message
