@@ -57,7 +57,7 @@ def compare_tree(tree: Path, release_from: str, release_to: str, report: dict):
     from migrator.tablecache import composed
     from migrator.verdict import release_configs
     from migrator.verdict.effective import compare_through_tables, effective_config, shown
-    from migrator.verdict.in_use import inactive
+    from migrator.verdict.in_use import as_read, inactive
 
     mappings, _ = composed(release_from, release_to, ())
     before_configs, after_configs = release_configs(release_from), release_configs(release_to)
@@ -82,6 +82,7 @@ def compare_tree(tree: Path, release_from: str, release_to: str, report: dict):
         for (launch_a, (dir_a, name_a)), (launch_b, (dir_b, name_b)) in zip(old, new):
             a = effective_config(before_configs, dir_a, name_a, [o.text for o in launch_a.overrides])
             b = effective_config(after_configs, dir_b, name_b, [o.text for o in launch_b.overrides])
+            a, b = as_read(a, launch_module(launch_a)), as_read(b, launch_module(launch_b))
             if a.failure or b.failure:
                 stats["launches not composed"] += 1
                 continue

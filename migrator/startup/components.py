@@ -111,3 +111,32 @@ def selects_new_component(key: str, value: str, source_release: str, target_rele
     if source is None or value in source.names:
         return None
     return NewComponent(target.name, key, value, target.names[value], tuple(source.names))
+
+
+def ignored_advice(key: str, value: str, release: str, entry_point: str) -> tuple[str, str] | None:
+    """(message, hint) for an override of `key` (written value `value`) that Hydra accepts at `release` and
+    nothing reads for the entry point (VM022, in lint and in the rewrite's run comparison), or None."""
+    from migrator.pulls import pr_name
+
+    item = ignored_key(key, release, entry_point)
+    if item is None:
+        return None
+    instead = item.instead(key)
+    read_release, reader = item.read_before.split(":", 1)
+    assign = f"={value}" if value else ""
+    hint = f"set `{instead}{assign}` instead" if instead else "verl reads no replacement: remove it"
+    if instead and (refused := _unregistered(instead, value, release)):
+        hint = refused
+    return (f"`{key}` is accepted by verl {release} but nothing reads it for {entry_point} (read up to "
+            f"{read_release} at {reader}; not since {pr_name(item.pr)})", hint)
+
+
+def _unregistered(key: str, value: str, release: str) -> str | None:
+    """The advice for a value the replacement key's registry lacks (`reward.reward_manager.name=prime`:
+    v0.9.0's reward loop registers no `prime`): moving it over would only stop the run (VM023's words)."""
+    registry = registry_for(key, release)
+    if registry is None or not value or value in registry.names or "$" in value:
+        return None
+    known = ", ".join(sorted(registry.names))
+    return (f"`{key}` is what verl {release} reads, but `{value}` names no {registry.name} of it (it registers "
+            f"{known}): set `{key}` to one of them, or your own class through its `source`/`module` settings")

@@ -392,6 +392,8 @@ def compare(before: EffectiveConfig, after: EffectiveConfig, rename: Callable[[s
         if key is None:
             continue
         key = source_key if key is NOT_RENAMED else key
+        if key != source_key and key in before.leaves:
+            continue  # the source has the new key itself beside the old (a deprecated alias): that one is compared
         if key not in after_leaves:
             continue  # gone at the target: Hydra's verdict and the tables' removals speak for it
         if _plainly_equal(raw, after_leaves[key]) and (revalue is None or same_value(revalue(source_key, raw), raw)):

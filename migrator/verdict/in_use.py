@@ -113,3 +113,84 @@ def _read_instead() -> dict[tuple[str, str], str]:
 def read_instead(entry_point: str | None, key: str) -> str | None:
     """The key the entry point reads in place of `key` (which its config declares and it ignores), or None."""
     return _read_instead().get((entry_point, key)) if entry_point else None
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One copy an entry point makes before it reads its config (`copied_at_start`)."""
+
+    source: str  # a leaf, or a node (`whole`, or `node.*`: leaf by leaf)
+    target: str
+    whole: bool = False
+
+    def apply(self, leaves: dict, set_keys: set) -> None:
+        if self.source.endswith(".*"):
+            node, into = self.source[:-2], self.target.removesuffix(".*")
+            for key, value in list(leaves.items()):
+                if key.startswith(node + ".") and value is not None:
+                    self._put(leaves, set_keys, key, into + key[len(node):], value)
+            return
+        if not self.whole:
+            if leaves.get(self.source) is not None:
+                self._put(leaves, set_keys, self.source, self.target, leaves[self.source])
+            return
+        under = {key: value for key, value in leaves.items() if key == self.source or key.startswith(self.source + ".")}
+        if all(value is None for value in under.values()):
+            return
+        for key in [k for k in leaves if k == self.target or k.startswith(self.target + ".")]:
+            del leaves[key]
+            set_keys.discard(key)
+        for key, value in under.items():
+            self._put(leaves, set_keys, key, self.target + key[len(self.source):], value)
+
+    @staticmethod
+    def _put(leaves: dict, set_keys: set, source: str, target: str, value) -> None:
+        leaves[target] = value
+        if source in set_keys or any(source.startswith(k + ".") for k in set_keys):
+            set_keys.add(target)
+
+
+@lru_cache(maxsize=1)
+def _copies() -> tuple[tuple[str, frozenset[str], tuple[Copy, ...], tuple[str, ...]], ...]:
+    out = []
+    for n, row in enumerate(_table().get("copied_at_start") or [], 1):
+        if not (isinstance(row, dict) and isinstance(row.get("entry_point"), str)
+                and isinstance(row.get("releases"), list) and isinstance(row.get("copies"), dict)):
+            raise TableError(DISPLAY, None, "each copied_at_start row needs an `entry_point`, `releases` and "
+                                            "`copies`", f"copied_at_start {n}")
+        copies = []
+        for source, target in row["copies"].items():
+            if isinstance(target, dict) and isinstance(target.get("to"), str):
+                copies.append(Copy(source, target["to"], bool(target.get("whole"))))
+            elif isinstance(target, str):
+                copies.append(Copy(source, target))
+            else:
+                raise TableError(DISPLAY, None, f"`{source}`: a key, or `{{to: key, whole: true}}`",
+                                 f"copied_at_start {n}")
+        deletes = row.get("deletes") or []
+        if not isinstance(deletes, list) or not all(isinstance(d, str) for d in deletes):
+            raise TableError(DISPLAY, None, "`deletes`: a list of nodes", f"copied_at_start {n}")
+        out.append((row["entry_point"], frozenset(map(str, row["releases"])), tuple(copies), tuple(deletes)))
+    return tuple(out)
+
+
+def as_read(config, entry_point: str | None):
+    """The effective config (verdict.effective.EffectiveConfig) as the entry point reads it at the config's
+    release: after the copies it makes at start-up (v0.7.1's main_ppo moving the legacy `reward_model.*`
+    into `reward.*`). The config itself when it makes none."""
+    import dataclasses
+
+    rows = [(copies, deletes) for entry, releases, copies, deletes in _copies()
+            if entry == entry_point and config.release in releases]
+    if not rows or config.failure is not None:
+        return config
+    from migrator.verdict.effective import Leaves
+
+    leaves, set_keys = dict(config.leaves), set(config.set_keys)
+    for copies, deletes in rows:
+        for copy in copies:
+            copy.apply(leaves, set_keys)
+        for node in deletes:  # what the run no longer has: the comparison maps nothing from it
+            for key in [k for k in leaves if k == node or k.startswith(node + ".")]:
+                del leaves[key]
+    return dataclasses.replace(config, leaves=Leaves(leaves), set_keys=frozenset(set_keys))

@@ -31,6 +31,7 @@ SETTING_CHANGED_CODE = "VM195"
 NOT_COMPARED_CODE = "VM196"
 REFUSED_VALUE_CODE = "VM197"
 NEW_COMPONENT_CODE = "VM189"
+IGNORED_KEY_CODE = "VM022"
 DEFAULT_PIN_KIND = "default-pin"
 
 
@@ -82,7 +83,29 @@ def run_differences(before: bytes, after: bytes, to_original: Callable, mappings
         if defaults:
             findings.append(_defaults_finding(at, defaults, mappings))
         findings += [_setting_finding(at, d, mappings) for d in settings]
+        findings += _unread_settings(launch, after, to_original, mappings)
     return LaunchEffect(tuple(findings), tuple(pins))
+
+
+def _unread_settings(launch: Launch, after, to_original: Callable, mappings) -> list[Finding]:
+    """An override the migrated launch still gives that Hydra accepts at the target and nothing reads
+    there for its entry point (facts/components.yaml `ignored`), where the files' release read it: the
+    run no longer has the setting (VM022, lint's code for the same problem)."""
+    from migrator.startup.components import ignored_advice, ignored_key
+
+    module = launch_module(launch)
+    if module is None:
+        return []
+    found = []
+    for o in launch.overrides:
+        if o.prefix == "~" or ignored_key(o.key, mappings.from_release, module) is not None:
+            continue  # deleted, or already unread at the files' release: the run is the same
+        item = ignored_key(o.key, mappings.to_release, module)
+        advice = ignored_advice(o.key, o.written.partition("=")[2], mappings.to_release, module)
+        if item is not None and advice is not None:
+            found.append(Finding(to_original(o.start), "ignored-key", advice[0], advice[1], (item.pr,), "warning",
+                                 IGNORED_KEY_CODE))
+    return found
 
 
 def compares_runs(mappings) -> bool:
@@ -103,7 +126,7 @@ def _compare(original: Launch, source_config, launch: Launch, target_config, sou
              mappings):
     """(default differences, unexplained setting differences), or why the launch was not compared."""
     from migrator.verdict.effective import compare_through_tables, effective_config
-    from migrator.verdict.in_use import inactive
+    from migrator.verdict.in_use import as_read, inactive
 
     after = effective_config(target_configs, *target_config, [o.text for o in launch.overrides])
     # An override the target rejects is a finding of its own (the launch fails there); what it selected
@@ -112,6 +135,7 @@ def _compare(original: Launch, source_config, launch: Launch, target_config, sou
     refused = {launch.overrides[i].text for i in after.rejected}
     before = effective_config(source_configs, *source_config,
                               [o.text for o in original.overrides if o.text not in refused])
+    before, after = as_read(before, launch_module(original)), as_read(after, launch_module(launch))
     for config, release in ((before, mappings.from_release), (after, mappings.to_release)):
         if config.failure is not None:
             return (f"the launch's config does not compose at verl {release}, so what it trains there was not "

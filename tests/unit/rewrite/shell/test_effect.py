@@ -175,3 +175,28 @@ def test_a_rejected_override_does_not_hide_the_defaults_verl_changed(tmp_path):
                      "v0.3.0.post1", "v0.4.1")
     [finding] = by_code(result, "VM194")
     assert "actor_rollout_ref.actor.entropy_coeff 0.001 -> 0 (#1100)" in finding.message
+
+
+LEGACY_REWARD = (f"{PPO} \\\n    reward_model.reward_manager=dapo \\\n    actor_rollout_ref.actor.grad_clip=0.5 \\\n"
+                 "    data.train_files=x\n")
+
+
+def test_a_legacy_reward_key_v071_still_read_is_renamed_and_the_run_is_the_same(tmp_path):
+    # v0.7.1's main_ppo moved reward_model.reward_manager into reward.reward_manager.name (#5287); v0.9.0's
+    # still declares the legacy node but no longer reads it (#6710): the rename keeps the run.
+    result = migrate(tmp_path, LEGACY_REWARD, "v0.7.1", "v0.9.0")
+    assert b"    reward.reward_manager.name=dapo \\\n" in result.after
+    assert not by_code(result, "VM195")  # the comparison reads v0.7.1's run as main_ppo moved it
+
+
+def test_a_key_accepted_and_no_longer_read_is_said_by_the_migration(tmp_path):
+    result = migrate(tmp_path, LEGACY_REWARD, "v0.7.1", "v0.9.0")
+    [finding] = by_code(result, "VM022")
+    assert finding.severity == "warning" and finding.line == 3 and 6067 in finding.prs
+    assert "`actor_rollout_ref.actor.grad_clip` is accepted by verl v0.9.0 but nothing reads it" in finding.message
+    assert finding.hint == "set `actor_rollout_ref.actor.optim.clip_grad=0.5` instead"
+
+
+def test_a_key_already_unread_at_the_files_release_is_no_change_of_the_run(tmp_path):
+    result = migrate(tmp_path, LEGACY_REWARD, "v0.8.0", "v0.9.0")  # grad_clip unread from v0.8.0 (#6067)
+    assert not by_code(result, "VM022")
