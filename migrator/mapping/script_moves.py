@@ -40,7 +40,7 @@ class MoveProof:
         """What differs, in one line: the keys under `first` (top-level config nodes) before the others,
         at most SHOWN_DIFFERENCES of them, then how many more."""
         if self.same is None:
-            return "not proven to train what the old script trained (" + "; ".join(self.unproven) + ")"
+            return "is not proven to train what the old script trained (" + "; ".join(self.unproven) + ")"
         rank = {node: i for i, node in enumerate(first)}
         ordered = sorted(self.differences, key=lambda d: rank.get(d.key.split(".")[0], len(rank)))
         shown = "; ".join(f"{d.key} {_value(d.old)} -> {_value(d.new)}" for d in ordered[:SHOWN_DIFFERENCES])
