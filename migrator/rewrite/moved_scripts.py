@@ -30,6 +30,14 @@ def what_differs(change) -> str:
     return f"moved to {change.new} ({prs}), which {change.proof.summary(verl_layout().run_sections_first)}"
 
 
+def differs_note(change) -> str:
+    """`; the new script trains something else: ...` for a move not proven plain, else nothing (for the
+    places where the move is a manual step anyway: presets that cannot be placed)."""
+    if not unproven_move(change):
+        return ""
+    return f"; the new script {change.proof.summary(verl_layout().run_sections_first)}"
+
+
 def held_finding(at: int, old: str, change, runs_script: bool) -> Finding:
     """The move not made: a manual step that gives the exact edit (`runs_script`: `old` is the script a
     command runs, where the move's env presets and args go with it)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from migrator.edits import Edit, Finding
 from migrator.rewrite import scan
-from migrator.rewrite.moved_scripts import held, held_finding, made_finding, unproven_move
+from migrator.rewrite.moved_scripts import differs_note, held, held_finding, made_finding, unproven_move
 from migrator.rewrite.shell.launches import Launches
 from migrator.rewrite.shell.plan import ScriptPlan
 
@@ -33,14 +33,14 @@ class MoveEdits:
             if not in_comment:
                 self.findings.append(held_finding(start, old, change, command is not None and runs_script))
             return
-        if unproven_move(change) and not in_comment:
+        if presets and not in_comment and (command is None or not runs_script):
+            self.findings.append(Finding(
+                start, "path-move", f"{old} moved to {new}; run it as `{_invocation(change, new)}`"
+                " (edit by hand: not a script invocation here)" + differs_note(change), None, change.prs))
+            return
+        if unproven_move(change) and not in_comment:  # made with --unsafe-fixes: said, with what differs
             self.findings.append(made_finding(start, old, change))
         if presets and not in_comment:
-            if command is None or not runs_script:
-                self.findings.append(Finding(
-                    start, "path-move", f"{old} moved to {new}; run it as `{_invocation(change, new)}`"
-                    " (edit by hand: not a script invocation here)", None, change.prs))
-                return
             self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs))
             if change.env:
                 prefix = "".join(f"{k}={v} " for k, v in change.env).encode()
