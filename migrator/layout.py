@@ -20,7 +20,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\Z")
 _DIRECTORY = re.compile(r"[A-Za-z_][\w.-]*(?:/[A-Za-z_][\w.-]*)*\Z")
 _FIELDS = {"roots", "packages", "config_classes_package", "script_roots", "trees_list_every_file",
-           "lint_judges_directories_under", "config_dir", "generated_config_prefix", "flat_configs", "ppo", "files"}
+           "lint_judges_directories_under", "config_dir", "generated_config_prefix", "flat_configs", "ppo", "files",
+           "run_sections_first"}
 _PPO_FIELDS = {"module", "config", "config_names", "engines"}
 
 
@@ -44,6 +45,7 @@ class VerlLayout:
     ppo_config_names: tuple[str, ...]
     ppo_engines: dict[str, str]
     files: dict[str, str]
+    run_sections_first: tuple[str, ...] = ()
 
     # -- derived forms (computed on first use, then kept: the hot paths ask per word) ---------------------
     @cached_property
@@ -201,7 +203,8 @@ class _Checker:
             lint_judges_directories_under=self.names(("lint_judges_directories_under",), within=roots),
             config_dir=config_dir, generated_config_prefix=self.text(("generated_config_prefix",), _NAME),
             flat_configs=self.names(("flat_configs",)),
-            ppo_module=module, ppo_config=config, ppo_config_names=config_names, ppo_engines=engines, files=files)
+            ppo_module=module, ppo_config=config, ppo_config_names=config_names, ppo_engines=engines, files=files,
+            run_sections_first=self.names(("run_sections_first",)))
 
     def value(self, where: tuple):
         node = self.data

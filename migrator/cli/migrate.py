@@ -48,7 +48,7 @@ from migrator.cli.common import (
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Parallel workers.")
 @click.option("--unsafe-fixes", is_flag=True,
               help="Also make the edits that change what a run does: pin the defaults verl changed since --from "
-                   "(reported as VM194 otherwise).")
+                   "(reported as VM194 otherwise), move a script onto one not proven to train the same (VM103).")
 def migrate(paths, to_release, from_release, tables, check, show_diff, output_format, select, ignore, color, quiet,
             verbose, allow_dirty, allow_staged, exclude, jobs, unsafe_fixes):
     """Rewrite files and directories from old verl paths and keys to new ones (the default command)."""

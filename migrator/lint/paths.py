@@ -1,7 +1,8 @@
 """VM006 missing verl path: a path under examples/, verl/ or recipe/ (or a `-m verl....` module) that
 does not exist in the target release's tree (`mappings/verl/facts/trees/<rev>.paths`).
 
-A move the tables know gives the new place as the hint. A path or entry point a table entry removed is
+A move the tables know gives the new place as the hint; one whose new script is not proven to train what
+the old one trained is the rewrite's manual step for it, VM103, with what differs. A path or entry point a table entry removed is
 the rewrite's finding for it, with its code: VM101 (`path-removal`), VM151 (`entry-point-removal`). Judged only where the shipped tree lists
 that part of verl: all of examples/, the .py and .sh files of verl/ and recipe/ (not their YAML), and
 not recipe/ at all once it became a git submodule. Paths with `$`, `*` or `{` in them are skipped.
@@ -15,17 +16,20 @@ from migrator.codes import finding_code
 from migrator.layout import verl_layout
 from migrator.lint.facts import extension
 from migrator.lint.registry import Problem, check
+from migrator.mapping.kinds.path import SCRIPT_MOVE_DIFFERS
 from migrator.pulls import pr_name
+from migrator.rewrite.moved_scripts import hint, unproven_move, what_differs
 
 REMOVED_PATH_CODE = finding_code("path-removal", "manual")  # VM101
 REMOVED_ENTRY_POINT_CODE = finding_code("entry-point-removal", "manual")  # VM151
+MOVE_DIFFERS_CODE = finding_code(SCRIPT_MOVE_DIFFERS, "manual")  # VM103
 _TOKEN = re.compile(rb"[A-Za-z0-9_.+/:~-]+")
 # What may stand before `examples/...` in a token and still mean verl's checkout: nothing, `./`, `../`,
 # `~/`, `/`, and at most one directory (the clone, `$HOME/verl/examples/...`). Deeper paths are someone else's.
 _CHECKOUT_PREFIX = re.compile(r"(?:~|\.{1,2})?/?(?:[\w.+-]+/)?")
 
 
-@check("VM006", "missing-path", also=(REMOVED_PATH_CODE, REMOVED_ENTRY_POINT_CODE))
+@check("VM006", "missing-path", also=(REMOVED_PATH_CODE, REMOVED_ENTRY_POINT_CODE, MOVE_DIFFERS_CODE))
 def missing_paths(script):
     tree = script.facts.tree(script.rev)
     if tree is None:
@@ -68,10 +72,14 @@ def _paths_in(script, tree, start: int, end: int):
         if not _judgeable(tree, path):
             continue
         change = script.mappings.path(path)
-        hint = (f"moved to {change.new}; run `verl-migrate --to {script.rev}`" if change and change.new
-                else change.hint if change else None)
+        if change is not None and unproven_move(change):  # the rewrite leaves it to a person: its finding
+            yield Problem(m.start() + offset, f"`{path}` does not exist in verl {script.rev}: it "
+                          f"{what_differs(change)}", hint(change), code=MOVE_DIFFERS_CODE)
+            continue
+        moved_to = (f"moved to {change.new}; run `verl-migrate --to {script.rev}`" if change and change.new
+                    else change.hint if change else None)
         removed = change is not None and not change.new
-        yield Problem(m.start() + offset, f"`{path}` does not exist in verl {script.rev}", hint,
+        yield Problem(m.start() + offset, f"`{path}` does not exist in verl {script.rev}", moved_to,
                       code=REMOVED_PATH_CODE if removed else None)
 
 

@@ -73,6 +73,9 @@ class PathChange(CitesPRs):
     args: tuple[str, ...]
     hint: str | None
     entries: tuple[Entry, ...]
+    # Does the new script train what the old one trained (migrator/mapping/script_moves.py)? None: no
+    # proof is shipped for it (a user's table, a directory move): a plain move, as the table says.
+    proof: object | None = None
 
 
 @dataclass(frozen=True)

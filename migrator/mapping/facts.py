@@ -10,6 +10,7 @@ from pathlib import Path
 
 from migrator.mapping.apifacts import API_FACTS
 from migrator.mapping.modulefacts import read_module_facts
+from migrator.mapping.script_moves import proofs_of
 from migrator.memoize import memoized_method
 
 # Types whose node takes arbitrary sub-keys (an empty mapping or a null default: `+node.sub=v`).
@@ -168,6 +169,19 @@ class ReleaseFacts:
         if not path.is_file():
             return {}
         return _ModulesByRelease(path, order, tuple(r for r in order if self.modules_cover(r, order)))
+
+    def script_move(self, release: str, old: str, new: str):
+        """The proof that the move of script `old` onto `new` in `release`'s table keeps what it trains
+        (script-moves.yaml), or None when the facts hold none."""
+        return self._script_moves.get((release, old, new))
+
+    @cached_property
+    def _script_moves(self) -> dict:
+        path = self.directory / "script-moves.yaml"
+        if not path.is_file():
+            return {}
+        return _derived("scriptmoves", [path, Path(__file__).with_name("script_moves.py")],
+                        lambda: proofs_of(load_shipped_yaml(path)))
 
     @cached_property
     def api_shapes(self) -> dict:

@@ -12,6 +12,7 @@ from migrator.layout import verl_layout
 from migrator.mapping.changes import PathChange
 from migrator.mapping.kind import Role
 from migrator.mapping.precision import path_lands
+from migrator.mapping.script_moves import chained
 
 
 @cache
@@ -19,6 +20,14 @@ def _hint_path_re() -> re.Pattern:
     """A script path a removal's hint names as the replacement (`use examples/x/run_y.sh with ...`)."""
     roots = "|".join(map(re.escape, verl_layout().script_roots))
     return re.compile(rf"(?<![\w/.-])((?:{roots})/[\w./-]+\.(?:sh|py|yaml))")
+
+
+def _proof(facts, path: str, chain: list):
+    """The verdict on the chain of script moves that took `path` where it is now, from the facts (None: a
+    user's table made a step, or a directory move did: no proof is shipped)."""
+    if facts is None or any(entry.old.endswith("/") for entry in chain):
+        return None
+    return chained([facts.script_move(entry.origin.release, entry.old, entry.new) for entry in chain])
 
 
 class PathChanges:
@@ -51,8 +60,9 @@ class PathChanges:
             current = after
         else:
             if chain and current != path:
-                result = PathChange(path, current, tuple(env.items()), tuple(args), None, tuple(chain))
                 facts = self.precision.facts_for(chain)
+                result = PathChange(path, current, tuple(env.items()), tuple(args), None, tuple(chain),
+                                    _proof(facts, path, chain))
                 if facts is not None and not path_lands(facts, current, self.to_release):
                     result = PathChange(path, None, (), (), f"the table moves it to {current}, which verl "
                                         f"{self.to_release} does not ship: find its successor by hand", tuple(chain))

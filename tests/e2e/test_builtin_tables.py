@@ -12,7 +12,19 @@ def test_user_script_migrates_exactly_with_builtin_tables(tmp_path):
     script = tmp_path / "my_scripts" / "run_npu_grpo.sh"
     script.parent.mkdir()
     shutil.copy(FIXTURES / "e2e" / "run_npu_grpo.sh", script)
-    proc = run_cli("--to", "v0.9.0", script.parent)
+    # PR 6285's new script is not proven to train what the old one trained (seq_length 10240 -> 4096, ...:
+    # facts/script-moves.yaml): without --unsafe-fixes the move is a manual step that says what differs.
+    safe = run_cli("--to", "v0.9.0", "--allow-dirty", script.parent)
+    assert safe.returncode == 0, safe.stderr
+    held = [line for line in safe.stderr.splitlines() if line.startswith(f"    {script}:27:10: ")]
+    assert len(held) == 1 and "which trains something else: 29 settings differ (" in held[0], safe.stderr
+    assert "actor_rollout_ref.actor.mindspeed.mcore_kwargs.seq_length 10240 -> 4096" in held[0]
+    assert held[0].endswith("run it as `NPUS_PER_NODE=8 bash "
+                            "examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh`")
+    assert "bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh trainer.total_epochs=1" in script.read_text()
+    assert "1 file changed (1 env-removal, 3 key-rename), 2 manual actions" in safe.stderr
+    shutil.copy(FIXTURES / "e2e" / "run_npu_grpo.sh", script)
+    proc = run_cli("--to", "v0.9.0", "--unsafe-fixes", "--allow-dirty", script.parent)
     assert proc.returncode == 0, proc.stderr
     assert script.read_bytes() == (FIXTURES / "e2e" / "run_npu_grpo.expected.sh").read_bytes()
     # The path moved; the key was renamed in a quoted array element, a case branch and a command;
@@ -35,5 +47,6 @@ def test_user_script_migrates_exactly_with_builtin_tables(tmp_path):
     assert hint.endswith("(https://github.com/verl-project/verl/pull/5609)")
     assert lines[lines.index(warning[0]) - 2].startswith("VM198 ")
     assert "enable_expert_parallel=True" in text
+    assert "VM104" in proc.stderr  # the move made, and what differs said
     again = run_cli("--to", "v0.9.0", "--check", script.parent)  # the rejected key stays a manual action
     assert again.returncode == 1 and "0 files would change, 1 manual action," in again.stderr

@@ -54,7 +54,10 @@ def test_cli_migrates_python_yaml_docs_and_notebooks_exactly(tmp_path):
     table = tmp_path / "table.yaml"
     shutil.copyfile(TEST_TABLE, table)
 
-    proc = migrate("--to", "v0.9.0", "--table", str(table), "--allow-dirty", str(project), cwd=tmp_path)
+    # The golden files move the NPU script, whose new script is not proven to train what the old one trained
+    # (facts/script-moves.yaml): that move is made with --unsafe-fixes only (tests/e2e/test_cli_script_moves.py).
+    proc = migrate("--to", "v0.9.0", "--table", str(table), "--unsafe-fixes", "--allow-dirty", str(project),
+                   cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for rel, source in PROJECT.items():
         golden = source.with_name(source.name.replace(".in.", ".out."))

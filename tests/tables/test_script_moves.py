@@ -40,3 +40,33 @@ def test_the_move_onto_a_script_that_trains_other_data_is_not_same():
     row = next(r for r in ROWS if r["old"] == "examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh")
     keys = {d["key"] for d in row["differences"]}
     assert row["same"] is False and {"data.train_files", "reward.reward_manager.name"} & keys
+
+
+def _step_mappings():
+    """The built-in tables composed over each release step (the release before a table's to its own)."""
+    from migrator.tablecache import composed
+
+    releases = list(known_releases())
+    return {release: composed(releases[i], release, ())[0] for i, release in enumerate(releases[1:])}
+
+
+def test_every_script_move_of_the_tables_has_its_verdict_and_each_one_not_proven_the_same_yields_the_finding():
+    from migrator.fileprocess import process_file
+
+    steps = _step_mappings()
+    for row in ROWS:
+        mappings = steps[row["release"]]
+        change = mappings.path(row["old"])
+        assert change is not None and change.new == row["new"] and change.proof is not None, row
+        assert change.proof.same is row.get("same"), row
+        result = process_file("run.sh", "run.sh", mappings, data=f"bash {row['old']}\n".encode())
+        if change.proof.plain:
+            assert row["new"].encode() in result.after and not result.findings, row
+            continue
+        assert result.status == "unchanged" and [f.code for f in result.findings] == ["VM103"], (row, result.findings)
+        message = result.findings[0].message
+        if row.get("same") is False:
+            n = len(row["differences"])
+            assert f"{n} setting{'s' if n != 1 else ''} differ" in message, (row, message)
+        else:
+            assert "is not proven to train" in message and row["unproven"] in message, (row, message)

@@ -14,6 +14,8 @@ def covers(old: str, path: str) -> bool:
 
 
 PATH = Family("path", covers)
+# The finding of a move whose new script trains something else, or is not proven not to (VM103, VM104).
+SCRIPT_MOVE_DIFFERS = "script-move-differs"
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,11 @@ REMOVED_SCRIPTS = Section(
 
 PATH_MOVE = EntryKind(
     PathMove, family=PATH, role=Role.MOVE, rules=(directory_on_both, new_differs), tokens=tokens,
-    codes=(Code("VM102", "manual", "moved script or path the tool cannot rewrite here: edit by hand"),),
+    codes=(Code("VM102", "manual", "moved script or path the tool cannot rewrite here: edit by hand"),
+           Code("VM103", "manual", "a moved script whose new script is not proven to train what the old one "
+                "trained: the move is not made (--unsafe-fixes makes it)", finding=SCRIPT_MOVE_DIFFERS),
+           Code("VM104", "warning", "a script moved with --unsafe-fixes onto a script that is not proven to "
+                "train what the old one trained", finding=SCRIPT_MOVE_DIFFERS)),
     shown_in=PATHS, row=moved_row, notes=MOVED_SCRIPTS, position=100,
     example={"kind": "path-move", "old": "examples/run_old.sh", "new": "examples/run_new.sh", "pr": 1})
 PATH_REMOVAL = EntryKind(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from migrator.edits import Edit, Finding
 from migrator.rewrite import scan
+from migrator.rewrite.moved_scripts import differs_note, held, held_finding, made_finding, unproven_move
 from migrator.rewrite.shell.launches import Launches
 from migrator.rewrite.shell.plan import ScriptPlan
 
@@ -27,13 +28,19 @@ class MoveEdits:
             return
         new = change.new
         presets = change.env or change.args
+        command, node, runs_script = path_context or (None, None, False)
+        if held(change, self.maps):  # the new script trains something else: a person's step
+            if not in_comment:
+                self.findings.append(held_finding(start, old, change, command is not None and runs_script))
+            return
+        if presets and not in_comment and (command is None or not runs_script):
+            self.findings.append(Finding(
+                start, "path-move", f"{old} moved to {new}; run it as `{_invocation(change, new)}`"
+                " (edit by hand: not a script invocation here)" + differs_note(change), None, change.prs))
+            return
+        if unproven_move(change) and not in_comment:  # made with --unsafe-fixes: said, with what differs
+            self.findings.append(made_finding(start, old, change))
         if presets and not in_comment:
-            command, node, runs_script = path_context or (None, None, False)
-            if command is None or not runs_script:
-                self.findings.append(Finding(
-                    start, "path-move", f"{old} moved to {new}; run it as `{_invocation(change, new)}`"
-                    " (edit by hand: not a script invocation here)", None, change.prs))
-                return
             self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs))
             if change.env:
                 prefix = "".join(f"{k}={v} " for k, v in change.env).encode()

@@ -21,10 +21,15 @@ SGLANG_NEW = b"examples/grpo_trainer/run_qwen2_5_vl_7b_fsdp.sh"
 # The built-in move's presets (the old script's backend and hard-coded values), in table order.
 PRESETS = (b"INFER_BACKEND=sglang EXPERIMENT_NAME=qwen2_5_vl_7b_function_rm PROJECT_NAME=verl_grpo_example_geo3k"
            b" ROLLOUT_GPU_MEM_UTIL=0.85 ROLLOUT_TP=1")
+# The new script is not proven to train what the old one trained (facts/script-moves.yaml): the move, and
+# so its presets, is made only with --unsafe-fixes (a manual step otherwise, tests/unit/rewrite/test_moved_scripts.py).
+UNSAFE = composed(None, "v0.8.0", ())[0]
+UNSAFE.unsafe_fixes = True
+assert not MAPPINGS.unsafe_fixes
 
 
-def run(source: bytes):
-    return process_file("run.sh", "run.sh", MAPPINGS, data=source)
+def run(source: bytes, mappings=MAPPINGS):
+    return process_file("run.sh", "run.sh", mappings, data=source)
 
 
 # -- 8: env presets and the `time` keyword -------------------------------------------------------------
@@ -39,7 +44,7 @@ def run(source: bytes):
     (b"srun bash " + SGLANG + b"\n", PRESETS + b" srun bash " + SGLANG_NEW + b"\n"),
 ])
 def test_env_presets_go_after_the_time_keyword(source, expected):
-    result = run(source)
+    result = run(source, UNSAFE)
     assert result.after == expected
 
 
@@ -50,7 +55,7 @@ def test_env_presets_reach_the_script_under_each_runner(tmp_path, runner):
     script.parent.mkdir(parents=True)
     (tmp_path / SGLANG_NEW.decode()).write_bytes(b'echo "backend=$INFER_BACKEND"\n')
     runs = b"" if runner in (b"source", b".") else b"bash "
-    result = run(runner + b" " + runs + SGLANG + b"\n")
+    result = run(runner + b" " + runs + SGLANG + b"\n", UNSAFE)
     proc = subprocess.run(["bash", "-c", result.after.decode()], cwd=tmp_path, capture_output=True, timeout=HANG_GUARD)
     assert b"backend=sglang" in proc.stdout, (result.after, proc.stderr)
 

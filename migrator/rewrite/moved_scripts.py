@@ -1,0 +1,64 @@
+"""A moved script that is not proven to train what the old one trained (mappings/verl/facts/script-moves.yaml,
+migrator/mapping/script_moves.py): the move changes what the run does, so it is made only with
+`--unsafe-fixes`, as ruff's unsafe fixes are, and reported either way. Without it the old path stays, and
+the finding (VM103, a manual step) names the exact edit and what differs; every run and `lint` report it
+again until a person settles it. With it the edit is made and reported (VM104)."""
+
+from __future__ import annotations
+
+from migrator.edits import Finding
+from migrator.layout import verl_layout
+from migrator.mapping.kinds.path import SCRIPT_MOVE_DIFFERS, run_command
+from migrator.pulls import pr_name
+
+FACTS_FILE = "the facts' script-moves.yaml"
+
+
+def unproven_move(change) -> bool:
+    """A move of a script the facts do not prove plain: it differs, or is unproven."""
+    return change.new is not None and change.proof is not None and not change.proof.plain
+
+
+def held(change, maps) -> bool:
+    """Is this move left for a person (not made without --unsafe-fixes)?"""
+    return unproven_move(change) and not maps.unsafe_fixes
+
+
+def what_differs(change) -> str:
+    """`moved to NEW (#PR), which trains something else: ...`."""
+    prs = ", ".join(pr_name(pr) for pr in change.prs)
+    return f"moved to {change.new} ({prs}), which {change.proof.summary(verl_layout().run_sections_first)}"
+
+
+def differs_note(change) -> str:
+    """`; the new script trains something else: ...` for a move not proven plain, else nothing (for the
+    places where the move is a manual step anyway: presets that cannot be placed)."""
+    if not unproven_move(change):
+        return ""
+    return f"; the new script {change.proof.summary(verl_layout().run_sections_first)}"
+
+
+def held_finding(at: int, old: str, change, runs_script: bool) -> Finding:
+    """The move not made: a manual step that gives the exact edit (`runs_script`: `old` is the script a
+    command runs, where the move's env presets and args go with it)."""
+    if change.env or change.args:
+        edit = f"run it as `{run_command(change.new, change.env, change.args)}`" + ("" if runs_script else
+                                                                                 " (by hand here)")
+    else:
+        edit = f"write `{change.new}` in its place"
+    return Finding(at, SCRIPT_MOVE_DIFFERS, f"{old} {what_differs(change)}; not moved: to train what the new "
+                   f"script trains, {edit}", hint(change), change.prs, "manual")
+
+
+def made_finding(at: int, old: str, change) -> Finding:
+    """The move made with --unsafe-fixes: said, with what differs."""
+    return Finding(at, SCRIPT_MOVE_DIFFERS, f"{old} {what_differs(change)}; moved (--unsafe-fixes)",
+                   hint(change), change.prs, "warning")
+
+
+def hint(change) -> str:
+    if change.proof.same is None:
+        return ("compare the two scripts before running the new one; --unsafe-fixes makes the move (the proof of "
+                f"each move: {FACTS_FILE})")
+    return (f"set what you want the run to keep as overrides, or keep a copy of the old script; --unsafe-fixes "
+            f"makes the move (every difference: {FACTS_FILE})")
