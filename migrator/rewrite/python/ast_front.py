@@ -73,7 +73,9 @@ class _AstWalker:
         self._string_spans: list[tuple[int, int]] = []
         self.locator = locator
         self.strings: list[tuple[int, int]] = []  # single string tokens
-        self.opaque: list[tuple[int, int]] = []  # f-strings and joined strings
+        self.opaque: list[tuple[int, int]] = []  # joined strings, f-strings `fstring_parts` declines
+        self.fstrings: list[tuple[int, int]] = []  # f-string tokens whose literal parts went to the locator
+        self.fields: list[tuple[int, int]] = []  # their replacement fields
         self.imports: list[tuple[int, int]] = []
         self.root_names: set[int] = set()  # starts of expression names and attributes spelling a root
         self._sorted_spans: dict[int, tuple[list[int], list[int], int]] = {}
@@ -140,11 +142,32 @@ class _AstWalker:
                     locator.string(literal_)
                 continue
             if kind is ast.JoinedStr:
-                self.opaque.append(self.span(node))
+                self.fstring(node)
                 continue
             if kind is ast.Call:
                 self.call(node)
             stack.extend(reversed(child_nodes(node)))
+
+    def fstring(self, node) -> None:
+        """One f-string token: its literal parts as libcst's FormattedStringText (an old token inside a
+        replacement field sends the file to libcst, `comments`); anything else is opaque."""
+        start, end = self.span(node)
+        text = self.src[start:end]
+        parts = fstring_parts(text) if STRING_TOKEN.fullmatch(text) else None
+        if parts is None:
+            self.opaque.append((start, end))
+            return
+        self.fstrings.append((start, end))
+        raw = "r" not in STRING_PREFIX.match(text.decode("latin-1")).group().lower()
+        previous_is_text = True
+        for index, (is_text, part_start, part_end) in enumerate(parts):
+            if not is_text:
+                self.fields.append((start + part_start, start + part_end))
+                previous_is_text = False
+                continue
+            self.locator.add_text(start + part_start, start + part_end, span_starts_word=previous_is_text,
+                                  escapes=raw, whole_key=len(parts) == 1, continues_after=index < len(parts) - 1)
+            previous_is_text = True
 
     def import_from(self, node) -> None:
         start, end = self.span(node)
@@ -223,7 +246,7 @@ class _AstWalker:
         """Whether offset lies in a string token, f-string or joined string of the chosen statements
         (they never overlap: the walk does not enter f-strings)."""
         if self._string_starts is None:
-            self._string_spans = sorted(set(self.strings + self.opaque))
+            self._string_spans = sorted(set(self.strings + self.opaque + self.fstrings))
             self._string_starts = [start for start, _ in self._string_spans]
         index = bisect.bisect_right(self._string_starts, offset) - 1
         return index >= 0 and offset < self._string_spans[index][1]
@@ -258,7 +281,8 @@ class _AstWalker:
         outside = set(self.outside)
         found: dict[int, int] = {}
         for offset in self.occurrences:
-            if offset not in outside and offset in self.whole and self.within(self.opaque, offset):
+            if offset not in outside and offset in self.whole and (
+                    self.within(self.opaque, offset) or self.within(self.fields, offset)):
                 raise Unsure
             start = self.comment_start(offset, offset in outside)
             if start is None or start in found:
@@ -286,6 +310,73 @@ class _AstWalker:
                             and not self.within(self.strings, at) and self.comment_start(at, False) is None:
                         raise Unsure
                     at = self.src.find(word, at + 1, end)
+
+
+_FIELD_STOPS = frozenset(b"'\"\\#{")
+
+
+def fstring_parts(token: bytes) -> list[tuple[bool, int, int]] | None:
+    """The parts of one f-string token as libcst splits them: (is literal text, start, end) in the
+    token, or None when the simple reading below might not be libcst's. Literal text keeps `{{`, `}}`
+    and escapes (`\\N{DASH}` outside raw strings); a replacement field runs from its `{` to the `}`
+    that closes it, its format spec included. A field holding a quote, a backslash, `#` or another `{`
+    (a nested string, f-string, dict or spec field) is declined."""
+    prefix = STRING_PREFIX.match(token.decode("latin-1")).group()
+    raw = "r" in prefix.lower()
+    quote = 3 if token[len(prefix):len(prefix) + 3] in (b'"""', b"'''") else 1
+    at, end = len(prefix) + quote, len(token) - quote
+    parts: list[tuple[bool, int, int]] = []
+    text_start = at
+    while at < end:
+        char = token[at]
+        if char == 0x5C:  # backslash
+            if not raw and token[at + 1:at + 3] == b"N{":
+                close = token.find(b"}", at, end)
+                if close == -1:
+                    return None
+                at = close + 1
+            else:
+                at += 1 if token[at + 1:at + 2] in (b"{", b"}") else 2
+        elif char == 0x7B:  # {
+            if token[at + 1:at + 2] == b"{":
+                at += 2
+                continue
+            field = _field_end(token, at + 1, end)
+            if field is None:
+                return None
+            if at > text_start:
+                parts.append((True, text_start, at))
+            parts.append((False, at, field))
+            at = text_start = field
+        elif char == 0x7D:  # }: `}}` in a valid f-string
+            at += 2
+        else:
+            at += 1
+    if at != end:
+        return None
+    if end > text_start:
+        parts.append((True, text_start, end))
+    return parts
+
+
+def _field_end(token: bytes, at: int, end: int) -> int | None:
+    """Where the replacement field whose `{` is just before `at` ends (after its `}`), or None."""
+    depth, spec = 0, False
+    while at < end:
+        char = token[at]
+        if char in _FIELD_STOPS:
+            return None
+        if char == 0x7D and (spec or depth == 0):  # }
+            return at + 1
+        if not spec:
+            if char in b"([":
+                depth += 1
+            elif char in b")]":
+                depth -= 1
+            elif char == 0x3A and depth == 0:  # `:` starts the format spec
+                spec = True
+        at += 1
+    return None
 
 
 def _running_max_end(ordered: list[tuple[int, int]]) -> list[int]:

@@ -131,6 +131,12 @@ AST_TAKES.update({
     # A token glued to more name characters inside an f-string is no name any rewrite edits there.
     "glued token in an f-string": f'x = "{BUCKET}=1"\ny = f"{BUCKET}_note={{b}}"\n',
     "glued token in joined strings": f'x = "{BUCKET}=1"\ny = ("a"\n     "{BUCKET}2")\n',
+    # An f-string's literal parts are libcst's FormattedStringText, found from its bytes (`fstring_parts`).
+    "f-string": f'y = f"{BUCKET}={{b}}"\n',
+    "f-string with fields, a spec, a conversion and doubled braces": (
+        f'y = f"{{{{x}}}} {{a!r:>10}} {BUCKET}={{b}}{{c[1:2]}} -{{d = }}"\n'),
+    "raw f-string and a named escape": f'y = rf"\\{{x}} {BUCKET}=1"\nz = f"\\N{{EM DASH}} +{BUCKET}=2"\n',
+    "triple-quoted f-string": f'y = f"""\n{{a}}\n  {BUCKET}=1 \\\n"""\n',
 })
 
 
@@ -145,7 +151,9 @@ def test_ast_front_end_is_taken_and_agrees(source):
 
 AST_DECLINES = {
     # libcst sees these and `ast` does not (or not at exact positions): libcst must decide.
-    "f-string": f'y = f"{BUCKET}={{b}}"\n',
+    "old token in an f-string's replacement field": f'y = f"{{cfg.{BUCKET}}} {BUCKET}=1"\n',
+    "f-string with a string in a field": f'y = f"{{d[\'k\']}} {BUCKET}=1"\n',
+    "f-string with a field in its format spec": f'y = f"{{a:>{{w}}}} {BUCKET}=1"\n',
     "implicitly joined strings": f'x = ("a"\n     "{BUCKET}=1")\n',
     "chain with a line break": f'x = (cfg.actor_rollout_ref\n     .rollout.update_weights_bucket_megabytes, "{BUCKET}=1")\n',
     "root bound by a def": "import recipe.fully_async_policy\n\n\ndef recipe():\n    pass\n",
@@ -170,7 +178,8 @@ def test_comment_cases_have_work():
 
 def test_whole_result_of_a_declined_case_is_not_empty():
     # The declines above matter: libcst finds work in them (the test would pass vacuously otherwise).
-    for name in ("f-string", "implicitly joined strings", "chain with a line break", "root bound by a def"):
+    for name in ("old token in an f-string's replacement field", "f-string with a string in a field",
+                 "implicitly joined strings", "chain with a line break", "root bound by a def"):
         assert _whole(AST_DECLINES[name].encode(), mappings()) != py_rewriter.LocateResult((), ()), name
 
 
