@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import warnings
 
 from migrator.edits import LocateResult
 from migrator.mapping import MappingSet
@@ -104,8 +105,7 @@ class _AstWalker:
         start, end = self.span(node)
         text = self.src[start:end]
         if not STRING_TOKEN.fullmatch(text):
-            self.opaque.append((start, end))
-            return None
+            return None  # joined strings: the walk reads their pieces (`joined`)
         prefix = STRING_PREFIX.match(text.decode("latin-1")).group()
         quote_len = 3 if text[len(prefix):len(prefix) + 3] in (b'"""', b"'''") else 1
         value = node.value
@@ -140,6 +140,8 @@ class _AstWalker:
                 if literal_ is not None:
                     self.strings.append((literal_.start, literal_.end))
                     locator.string(literal_)
+                elif isinstance(node.value, (str, bytes)):
+                    self.joined(*self.span(node))
                 continue
             if kind is ast.JoinedStr:
                 self.fstring(node)
@@ -153,21 +155,81 @@ class _AstWalker:
         replacement field sends the file to libcst, `comments`); anything else is opaque."""
         start, end = self.span(node)
         text = self.src[start:end]
-        parts = fstring_parts(text) if STRING_TOKEN.fullmatch(text) else None
+        if not STRING_TOKEN.fullmatch(text):
+            self.joined(start, end)
+            return
+        parts = fstring_parts(text)
         if parts is None:
             self.opaque.append((start, end))
             return
+        self.fstring_token(start, end, parts, False)
+
+    def fstring_token(self, start: int, end: int, parts: list[tuple[bool, int, int]], continued: bool) -> None:
+        """What libcst's visit of one FormattedString tells the locator; `continued`: a piece of joined
+        strings that starts with name text follows it."""
         self.fstrings.append((start, end))
-        raw = "r" not in STRING_PREFIX.match(text.decode("latin-1")).group().lower()
+        raw = "r" not in STRING_PREFIX.match(self.src[start:end].decode("latin-1")).group().lower()
         previous_is_text = True
         for index, (is_text, part_start, part_end) in enumerate(parts):
             if not is_text:
-                self.fields.append((start + part_start, start + part_end))
+                self.field(start + part_start, start + part_end)
                 previous_is_text = False
                 continue
             self.locator.add_text(start + part_start, start + part_end, span_starts_word=previous_is_text,
-                                  escapes=raw, whole_key=len(parts) == 1, continues_after=index < len(parts) - 1)
+                                  escapes=raw, whole_key=len(parts) == 1,
+                                  continues_after=index < len(parts) - 1 or continued)
             previous_is_text = True
+
+    def joined(self, start: int, end: int) -> None:
+        """Implicitly joined strings (`"a" "b"`, `"a" f"{x}"`): each piece as libcst's SimpleString or
+        FormattedString in a ConcatenatedString, or opaque when a piece cannot be read so."""
+        pieces = []
+        for piece_start, piece_end in _joined_pieces(self.src, start, end) or ():
+            text = self.src[piece_start:piece_end]
+            prefix = STRING_PREFIX.match(text.decode("latin-1")).group()
+            if "f" in prefix.lower():
+                parts = fstring_parts(text)
+                if parts is None:
+                    break
+                pieces.append((piece_start, piece_end, prefix, parts))
+            else:
+                pieces.append((piece_start, piece_end, prefix, None))
+        else:
+            if pieces:
+                starts_name = [_starts_with_name_text(self.src, *piece) for piece in pieces]
+                for index, (piece_start, piece_end, prefix, parts) in enumerate(pieces):
+                    continued = index + 1 < len(pieces) and starts_name[index + 1]
+                    if parts is not None:
+                        self.fstring_token(piece_start, piece_end, parts, continued)
+                        continue
+                    text = self.src[piece_start:piece_end]
+                    quote_len = 3 if text[len(prefix):len(prefix) + 3] in (b'"""', b"'''") else 1
+                    self.strings.append((piece_start, piece_end))
+                    self.locator.string(StringLiteral(piece_start, piece_end, prefix, quote_len,
+                                                      lambda text=text: _evaluated(text)), continues_after=continued)
+                return
+        self.opaque.append((start, end))
+
+    def field(self, start: int, end: int) -> None:
+        """A replacement field that is one name or attribute chain on a name (`{x}`, `{self.a.b!r:>8}`) is
+        what libcst tells the locator; an old token anywhere else in a field sends the file to libcst."""
+        m = _SIMPLE_FIELD.fullmatch(self.src, start, end)
+        if m is None:
+            self.fields.append((start, end))
+            return
+        names = m.group(1).decode().split(".")
+        at = m.start(1)
+        if len(names) == 1:
+            self.locator.name(names[0])
+        else:
+            ends = []
+            for name in names:
+                at += len(name)
+                ends.append(at)
+                at += 1
+            self.locator.attribute_chain(names, lambda i: (ends[i] - len(names[i]), ends[i]))
+        self.fields.append((start, m.start(1)))  # a token elsewhere in the field: libcst decides
+        self.fields.append((m.end(1), end))
 
     def import_from(self, node) -> None:
         start, end = self.span(node)
@@ -312,6 +374,54 @@ class _AstWalker:
                     at = self.src.find(word, at + 1, end)
 
 
+# Between the pieces of implicitly joined strings: blanks, line breaks, continuations and comments.
+_GAP = re.compile(rb"(?:[ \t\f\n]|\\\n|#[^\n]*)*")
+
+
+def _joined_pieces(source: bytes, start: int, end: int) -> list[tuple[int, int]] | None:
+    """The string tokens of implicitly joined strings spanning [start, end), or None."""
+    pieces = []
+    at = start
+    while at < end:
+        m = STRING_TOKEN.match(source, at, end)
+        if m is None:
+            return None
+        pieces.append((at, m.end()))
+        at = _GAP.match(source, m.end(), end).end()
+    return pieces if len(pieces) > 1 and pieces[-1][1] == end else None
+
+
+def _evaluated(text: bytes):
+    """A string token's value, as libcst's `SimpleString.evaluated_value` (`ast.literal_eval`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.literal_eval(text.decode("utf-8"))
+
+
+def _starts_with_name_text(source: bytes, start: int, end: int, prefix: str, parts) -> bool:
+    """cst_front's `_starts_with_name_text` for one piece: does it start with a character a file name can
+    hold, or with an f-string field?"""
+    if parts is None:
+        try:
+            value = _evaluated(source[start:end])
+        except Exception:  # noqa: BLE001 - as libcst's evaluated_value: assume the worst
+            return True
+        first = value[:1]
+        if isinstance(first, bytes):
+            first = first.decode("latin-1")
+        return bool(first) and (first.isalnum() or first in "_.+/-\\")
+    if not parts:
+        return False
+    is_text, part_start, _ = parts[0]
+    if not is_text:
+        return True
+    first = source[start + part_start:start + part_start + 4].decode("utf-8", "ignore")[:1]
+    return bool(first) and (first.isalnum() or first in "_.+/-\\")
+
+
+# `{name.attr ... [=] [!conversion] [:spec]}` with no bracket, string or nested field (`fstring_parts` declined those).
+_SIMPLE_FIELD = re.compile(rb"\{[ \t]*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)[ \t]*(?:=[ \t]*)?"
+                           rb"(?:![rsa])?(?::[^{}]*)?\}")
 _FIELD_STOPS = frozenset(b"'\"\\#{")
 
 
