@@ -102,6 +102,13 @@ class _Grouped:
         self.anchors = Prefilter({g[0] for g in groups})
         self.names = sorted(set().union(*self.groups))
         self.engine = self.anchors.engine
+        # Each group as the indexes of its names, under the index of its last name (the most specific:
+        # `TaskRunner`, not `verl`): only groups whose last name occurs are compared with what was found.
+        index = self._index = {name: i for i, name in enumerate(self.names)}
+        self._by_last: dict[int, list[frozenset[int]]] = {}
+        for group in groups:
+            self._by_last.setdefault(index[group[-1]], []).append(frozenset(index[n] for n in group))
+        self._lasts = frozenset(self._by_last)
         if self.engine == "ahocorasick-rs":
             import ahocorasick_rs
 
@@ -110,17 +117,22 @@ class _Grouped:
             self._find = None
             self._names = _trie_regex(tuple(self.names)).finditer
 
+    def _complete(self, found: set[int]) -> bool:
+        return any(group <= found for last in self._lasts & found for group in self._by_last[last])
+
     def __call__(self, data: bytes) -> bool:
         if self.tokens(data):
             return True
         if not self.anchors(data):
             return False
         if self._find is None:
-            found = {m.group().decode() for m in self._names(data)}
-        else:
-            names = self.names
-            found = {names[i] for i, start, end in self._find(data, overlapping=True) if _whole(data, start, end)}
-        return any(group <= found for group in self.groups)
+            return self._complete({self._index[m.group().decode()] for m in self._names(data)})
+        hits = self._find(data, overlapping=True)
+        # Every name of a group must occur at all before any must occur as a whole name: most files that
+        # name the package (every launcher's `-m verl.trainer.main_ppo`) hold no group even so.
+        if not self._complete({i for i, _, _ in hits}):
+            return False
+        return self._complete({i for i, start, end in hits if _whole(data, start, end)})
 
     def matches(self, data: bytes) -> list[tuple[str, int, int]]:
         return self.tokens.matches(data)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import warnings
 
 from migrator.edits import LocateResult
 from migrator.mapping import MappingSet
@@ -73,7 +74,9 @@ class _AstWalker:
         self._string_spans: list[tuple[int, int]] = []
         self.locator = locator
         self.strings: list[tuple[int, int]] = []  # single string tokens
-        self.opaque: list[tuple[int, int]] = []  # f-strings and joined strings
+        self.opaque: list[tuple[int, int]] = []  # joined strings, f-strings `fstring_parts` declines
+        self.fstrings: list[tuple[int, int]] = []  # f-string tokens whose literal parts went to the locator
+        self.fields: list[tuple[int, int]] = []  # their replacement fields
         self.imports: list[tuple[int, int]] = []
         self.root_names: set[int] = set()  # starts of expression names and attributes spelling a root
         self._sorted_spans: dict[int, tuple[list[int], list[int], int]] = {}
@@ -102,8 +105,7 @@ class _AstWalker:
         start, end = self.span(node)
         text = self.src[start:end]
         if not STRING_TOKEN.fullmatch(text):
-            self.opaque.append((start, end))
-            return None
+            return None  # joined strings: the walk reads their pieces (`joined`)
         prefix = STRING_PREFIX.match(text.decode("latin-1")).group()
         quote_len = 3 if text[len(prefix):len(prefix) + 3] in (b'"""', b"'''") else 1
         value = node.value
@@ -138,13 +140,96 @@ class _AstWalker:
                 if literal_ is not None:
                     self.strings.append((literal_.start, literal_.end))
                     locator.string(literal_)
+                elif isinstance(node.value, (str, bytes)):
+                    self.joined(*self.span(node))
                 continue
             if kind is ast.JoinedStr:
-                self.opaque.append(self.span(node))
+                self.fstring(node)
                 continue
             if kind is ast.Call:
                 self.call(node)
             stack.extend(reversed(child_nodes(node)))
+
+    def fstring(self, node) -> None:
+        """One f-string token: its literal parts as libcst's FormattedStringText (an old token inside a
+        replacement field sends the file to libcst, `comments`); anything else is opaque."""
+        start, end = self.span(node)
+        text = self.src[start:end]
+        if not STRING_TOKEN.fullmatch(text):
+            self.joined(start, end)
+            return
+        parts = fstring_parts(text)
+        if parts is None:
+            self.opaque.append((start, end))
+            return
+        self.fstring_token(start, end, parts, False)
+
+    def fstring_token(self, start: int, end: int, parts: list[tuple[bool, int, int]], continued: bool) -> None:
+        """What libcst's visit of one FormattedString tells the locator; `continued`: a piece of joined
+        strings that starts with name text follows it."""
+        self.fstrings.append((start, end))
+        raw = "r" not in STRING_PREFIX.match(self.src[start:end].decode("latin-1")).group().lower()
+        previous_is_text = True
+        for index, (is_text, part_start, part_end) in enumerate(parts):
+            if not is_text:
+                self.field(start + part_start, start + part_end)
+                previous_is_text = False
+                continue
+            self.locator.add_text(start + part_start, start + part_end, span_starts_word=previous_is_text,
+                                  escapes=raw, whole_key=len(parts) == 1,
+                                  continues_after=index < len(parts) - 1 or continued)
+            previous_is_text = True
+
+    def joined(self, start: int, end: int) -> None:
+        """Implicitly joined strings (`"a" "b"`, `"a" f"{x}"`): each piece as libcst's SimpleString or
+        FormattedString in a ConcatenatedString, or opaque when a piece cannot be read so."""
+        pieces = []
+        for piece_start, piece_end in _joined_pieces(self.src, start, end) or ():
+            text = self.src[piece_start:piece_end]
+            prefix = STRING_PREFIX.match(text.decode("latin-1")).group()
+            if "f" in prefix.lower():
+                parts = fstring_parts(text)
+                if parts is None:
+                    break
+                pieces.append((piece_start, piece_end, prefix, parts))
+            else:
+                pieces.append((piece_start, piece_end, prefix, None))
+        else:
+            if pieces:
+                starts_name = [_starts_with_name_text(self.src, *piece) for piece in pieces]
+                for index, (piece_start, piece_end, prefix, parts) in enumerate(pieces):
+                    continued = index + 1 < len(pieces) and starts_name[index + 1]
+                    if parts is not None:
+                        self.fstring_token(piece_start, piece_end, parts, continued)
+                        continue
+                    text = self.src[piece_start:piece_end]
+                    quote_len = 3 if text[len(prefix):len(prefix) + 3] in (b'"""', b"'''") else 1
+                    self.strings.append((piece_start, piece_end))
+                    self.locator.string(StringLiteral(piece_start, piece_end, prefix, quote_len,
+                                                      lambda text=text: _evaluated(text)), continues_after=continued)
+                return
+        self.opaque.append((start, end))
+
+    def field(self, start: int, end: int) -> None:
+        """A replacement field that is one name or attribute chain on a name (`{x}`, `{self.a.b!r:>8}`) is
+        what libcst tells the locator; an old token anywhere else in a field sends the file to libcst."""
+        m = _SIMPLE_FIELD.fullmatch(self.src, start, end)
+        if m is None:
+            self.fields.append((start, end))
+            return
+        names = m.group(1).decode().split(".")
+        at = m.start(1)
+        if len(names) == 1:
+            self.locator.name(names[0])
+        else:
+            ends = []
+            for name in names:
+                at += len(name)
+                ends.append(at)
+                at += 1
+            self.locator.attribute_chain(names, lambda i: (ends[i] - len(names[i]), ends[i]))
+        self.fields.append((start, m.start(1)))  # a token elsewhere in the field: libcst decides
+        self.fields.append((m.end(1), end))
 
     def import_from(self, node) -> None:
         start, end = self.span(node)
@@ -223,7 +308,7 @@ class _AstWalker:
         """Whether offset lies in a string token, f-string or joined string of the chosen statements
         (they never overlap: the walk does not enter f-strings)."""
         if self._string_starts is None:
-            self._string_spans = sorted(set(self.strings + self.opaque))
+            self._string_spans = sorted(set(self.strings + self.opaque + self.fstrings))
             self._string_starts = [start for start, _ in self._string_spans]
         index = bisect.bisect_right(self._string_starts, offset) - 1
         return index >= 0 and offset < self._string_spans[index][1]
@@ -258,7 +343,8 @@ class _AstWalker:
         outside = set(self.outside)
         found: dict[int, int] = {}
         for offset in self.occurrences:
-            if offset not in outside and offset in self.whole and self.within(self.opaque, offset):
+            if offset not in outside and offset in self.whole and (
+                    self.within(self.opaque, offset) or self.within(self.fields, offset)):
                 raise Unsure
             start = self.comment_start(offset, offset in outside)
             if start is None or start in found:
@@ -286,6 +372,121 @@ class _AstWalker:
                             and not self.within(self.strings, at) and self.comment_start(at, False) is None:
                         raise Unsure
                     at = self.src.find(word, at + 1, end)
+
+
+# Between the pieces of implicitly joined strings: blanks, line breaks, continuations and comments.
+_GAP = re.compile(rb"(?:[ \t\f\n]|\\\n|#[^\n]*)*")
+
+
+def _joined_pieces(source: bytes, start: int, end: int) -> list[tuple[int, int]] | None:
+    """The string tokens of implicitly joined strings spanning [start, end), or None."""
+    pieces = []
+    at = start
+    while at < end:
+        m = STRING_TOKEN.match(source, at, end)
+        if m is None:
+            return None
+        pieces.append((at, m.end()))
+        at = _GAP.match(source, m.end(), end).end()
+    return pieces if len(pieces) > 1 and pieces[-1][1] == end else None
+
+
+def _evaluated(text: bytes):
+    """A string token's value, as libcst's `SimpleString.evaluated_value` (`ast.literal_eval`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.literal_eval(text.decode("utf-8"))
+
+
+def _starts_with_name_text(source: bytes, start: int, end: int, prefix: str, parts) -> bool:
+    """cst_front's `_starts_with_name_text` for one piece: does it start with a character a file name can
+    hold, or with an f-string field?"""
+    if parts is None:
+        try:
+            value = _evaluated(source[start:end])
+        except Exception:  # noqa: BLE001 - as libcst's evaluated_value: assume the worst
+            return True
+        first = value[:1]
+        if isinstance(first, bytes):
+            first = first.decode("latin-1")
+        return bool(first) and (first.isalnum() or first in "_.+/-\\")
+    if not parts:
+        return False
+    is_text, part_start, _ = parts[0]
+    if not is_text:
+        return True
+    first = source[start + part_start:start + part_start + 4].decode("utf-8", "ignore")[:1]
+    return bool(first) and (first.isalnum() or first in "_.+/-\\")
+
+
+# `{name.attr ... [=] [!conversion] [:spec]}` with no bracket, string or nested field (`fstring_parts` declined those).
+_SIMPLE_FIELD = re.compile(rb"\{[ \t]*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)[ \t]*(?:=[ \t]*)?"
+                           rb"(?:![rsa])?(?::[^{}]*)?\}")
+_FIELD_STOPS = frozenset(b"'\"\\#{")
+
+
+def fstring_parts(token: bytes) -> list[tuple[bool, int, int]] | None:
+    """The parts of one f-string token as libcst splits them: (is literal text, start, end) in the
+    token, or None when the simple reading below might not be libcst's. Literal text keeps `{{`, `}}`
+    and escapes (`\\N{DASH}` outside raw strings); a replacement field runs from its `{` to the `}`
+    that closes it, its format spec included. A field holding a quote, a backslash, `#` or another `{`
+    (a nested string, f-string, dict or spec field) is declined."""
+    prefix = STRING_PREFIX.match(token.decode("latin-1")).group()
+    raw = "r" in prefix.lower()
+    quote = 3 if token[len(prefix):len(prefix) + 3] in (b'"""', b"'''") else 1
+    at, end = len(prefix) + quote, len(token) - quote
+    parts: list[tuple[bool, int, int]] = []
+    text_start = at
+    while at < end:
+        char = token[at]
+        if char == 0x5C:  # backslash
+            if not raw and token[at + 1:at + 3] == b"N{":
+                close = token.find(b"}", at, end)
+                if close == -1:
+                    return None
+                at = close + 1
+            else:
+                at += 1 if token[at + 1:at + 2] in (b"{", b"}") else 2
+        elif char == 0x7B:  # {
+            if token[at + 1:at + 2] == b"{":
+                at += 2
+                continue
+            field = _field_end(token, at + 1, end)
+            if field is None:
+                return None
+            if at > text_start:
+                parts.append((True, text_start, at))
+            parts.append((False, at, field))
+            at = text_start = field
+        elif char == 0x7D:  # }: `}}` in a valid f-string
+            at += 2
+        else:
+            at += 1
+    if at != end:
+        return None
+    if end > text_start:
+        parts.append((True, text_start, end))
+    return parts
+
+
+def _field_end(token: bytes, at: int, end: int) -> int | None:
+    """Where the replacement field whose `{` is just before `at` ends (after its `}`), or None."""
+    depth, spec = 0, False
+    while at < end:
+        char = token[at]
+        if char in _FIELD_STOPS:
+            return None
+        if char == 0x7D and (spec or depth == 0):  # }
+            return at + 1
+        if not spec:
+            if char in b"([":
+                depth += 1
+            elif char in b")]":
+                depth -= 1
+            elif char == 0x3A and depth == 0:  # `:` starts the format spec
+                spec = True
+        at += 1
+    return None
 
 
 def _running_max_end(ordered: list[tuple[int, int]]) -> list[int]:

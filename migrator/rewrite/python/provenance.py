@@ -54,6 +54,8 @@ class Provenance:
         self.names: dict[int, dict[str, ConfigNode]] = {}  # id(function) -> name -> node
         self._assignments: dict[int, tuple] = {}
         self._calls: dict[int, list[ast.Call]] = {}
+        self._fixed: dict[int, tuple[dict[str, ConfigNode], frozenset[str]]] = {}  # id(function) -> seeds, taken
+        self._targets: dict[int, tuple | None] = {}  # id(call) -> (target, its parameters the call fills)
         for function, _ in self.functions:  # each node of a function's own body once
             self._assignments[id(function)], self._calls[id(function)] = _assignments(function)
         self._tree = tree
@@ -152,10 +154,13 @@ class Provenance:
     def _environment(self, function: Function, cls, from_calls: dict[str, ConfigNode]) -> dict[str, ConfigNode]:
         assigned, counts, values = self._assignments[id(function)]
         params = set(_params(function))
-        env = {n: node for n, node in {**from_calls, **self._seeds(function, cls)}.items()
-               if n in params and n not in assigned}
+        fixed = self._fixed.get(id(function))
+        if fixed is None:  # what does not change between rounds: the seeds and the names verl code takes
+            fixed = self._fixed[id(function)] = (self._seeds(function, cls), self._taken_by_verl(function))
+        seeds, taken = fixed
+        env = {n: node for n, node in {**from_calls, **seeds}.items() if n in params and n not in assigned}
         for name in params - assigned:  # a name handed to verl code that reads the whole config
-            if name not in env and self._taken_by_verl(function, name):
+            if name not in env and name in taken:
                 env[name] = ConfigNode(())
         for name, value in values.items():
             if counts.get(name) == 1 and name not in params:
@@ -180,34 +185,28 @@ class Provenance:
         end = self.line_starts[value.end_lineno - 1] + value.end_col_offset
         return ConfigNode(node.prefix + tuple(names[1 + consumed:]), node.config_name, (start, end))
 
-    def _taken_by_verl(self, function: Function, name: str) -> bool:
+    def _taken_by_verl(self, function: Function) -> frozenset[str]:
+        """The names the function hands to verl code that reads the whole config (`run_ppo(config)`)."""
+        taken = set()
         for call in self._calls[id(function)]:
             target = self.qualified(call.func)
             if target not in self.objects.takers:
                 continue
             arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "config"), None)
-            if isinstance(arg, ast.Name) and arg.id == name:
-                return True
-        return False
+            if isinstance(arg, ast.Name):
+                taken.add(arg.id)
+        return frozenset(taken)
 
     def _record_calls(self, found, function, env, by_name, calls, cls=None) -> None:
         """Each call of a function of this file (`f(x)`, `obj.f(x)`, `obj.f.remote(x)`): the node of each
         argument, None when unknown; a name defined twice in the file is not followed."""
         for call in found:
-            names = _dotted(call.func)
-            if names is None:
+            if id(call) not in self._targets:  # the same in every round
+                self._targets[id(call)] = _call_target(call, by_name)
+            resolved = self._targets[id(call)]
+            if resolved is None:
                 continue
-            if names[-1] == "remote" and len(names) > 1:
-                names = names[:-1]
-            targets = by_name.get(names[-1], [])
-            if len(targets) != 1:
-                continue
-            target, target_cls = targets[0]
-            params = _params(target)
-            if target_cls is not None and len(names) > 1 and params and params[0] in ("self", "cls"):
-                params = params[1:]
-            elif len(names) > 1:
-                continue  # `obj.f()` of a plain function: not this one
+            target, params = resolved
             for index, param in enumerate(params):
                 arg = call.args[index] if index < len(call.args) and not any(
                     isinstance(a, ast.Starred) for a in call.args[:index + 1]) else next(
@@ -216,6 +215,25 @@ class Provenance:
                     continue
                 node = self._value_node(arg, [function], cls, env) if function is not None else None
                 calls.setdefault((id(target), param), []).append(node)
+
+
+def _call_target(call: ast.Call, by_name) -> tuple | None:
+    """(the one function of this file a call calls, the parameters its arguments fill), or None."""
+    names = _dotted(call.func)
+    if names is None:
+        return None
+    if names[-1] == "remote" and len(names) > 1:
+        names = names[:-1]
+    targets = by_name.get(names[-1], [])
+    if len(targets) != 1:
+        return None
+    target, target_cls = targets[0]
+    params = _params(target)
+    if target_cls is not None and len(names) > 1 and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    elif len(names) > 1:
+        return None  # `obj.f()` of a plain function: not this one
+    return target, params
 
 
 class _Nothing:

@@ -29,8 +29,8 @@ sys.path.insert(0, str(REPO / "bench"))
 from parse_limits import PYTHON_SHAPES  # noqa: E402 - the shapes bench/parse_limits.py measures
 
 OLD_IMPORT = "import verl.utils.npu_utils\n"  # moved in the test table: the rewriter parses the whole file
-# An old key inside an f-string: the `ast` front-end declines (no positions inside f-strings), libcst reads it.
-FOR_LIBCST = 'x = f"{a} +actor_rollout_ref.rollout.update_weights_bucket_megabytes=1"\n'
+# An old key in an f-string with a string in a field: the `ast` front-end declines, libcst reads it.
+FOR_LIBCST = 'x = f"{a[\'k\']} +actor_rollout_ref.rollout.update_weights_bucket_megabytes=1"\n'
 
 # The estimate counts a statement from its first operator; the tree adds a Module, the statement and a leaf.
 TREE_OVER_ESTIMATE = 3
