@@ -236,11 +236,11 @@ def gone_before(history: ReleaseHistory, release: str) -> frozenset[str]:
 
 
 def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str | None = None,
-              jobs: int = 1) -> RunFit:
+              jobs: int = 1, candidates=None) -> RunFit:
     """Read every file the run would process (the rewrite's read/sniff/kind step and pool) and fit it;
     unreadable, binary and unknown files say nothing. `too_old_for`: fit only the files that can get VM301
     for that `--from` (those naming something gone before it), and none at all when nothing was (the
-    oldest release)."""
+    oldest release). `candidates`: only these of the run's files (the git guard's dirty ones)."""
     from migrator.discover import discover
     from migrator.parallel import process_files
     from migrator.prefilter import Prefilter
@@ -255,7 +255,8 @@ def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str 
         wanted = Prefilter(gone)
     pins: dict[str, tuple[str, str]] = {}
     read: list[str] = []
-    for candidate, fit in process_files(discover(paths, exclude), FitWork(history, wanted), jobs):
+    for candidate, fit in process_files(
+            discover(paths, exclude) if candidates is None else candidates, FitWork(history, wanted), jobs):
         if fit:
             files[candidate.display] = fit
         if too_old_for is None and candidate.skip is None:
