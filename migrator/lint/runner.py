@@ -190,15 +190,16 @@ def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: froz
 
 def lint_yaml_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: str,
                      select: frozenset[str] | None = None) -> FileReport:
-    """A YAML file: a Hydra config that extends one of verl's, its keys against that config (VM003)."""
-    from migrator.lint.yaml_configs import CODE, lint_yaml
+    """A YAML file: a Hydra config that extends one of verl's, its keys against that config (VM003, VM112)."""
+    from migrator.lint.yaml_configs import CODES, lint_yaml
 
     report = FileReport(path)
-    if select is not None and CODE not in select:
+    if select is not None and not select.intersection(CODES):
         return report
     silenced = suppressions(src)
     for finding in lint_yaml(src, path, facts, mappings, rev):
         codes = silenced.get(finding.line, set())
-        if codes is not None and not suppressed_by(finding.code, codes, lint=True):
+        if (select is None or finding.code in select) and codes is not None and \
+                not suppressed_by(finding.code, codes, lint=True):
             report.findings.append(finding)
     return report
