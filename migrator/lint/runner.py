@@ -27,6 +27,7 @@ class FileReport:
     skipped: str | None = None
     notes: list[str] = field(default_factory=list)
     failed: str | None = None  # why the file could not be checked (an internal error, its worker died)
+    kind: str | None = None  # the file kind it was linted as ("shell", "python", "yaml")
 
 
 def suppressions(src: bytes) -> dict[int, set[str] | None]:
@@ -160,10 +161,13 @@ class LintWork:
             if data is None:  # a kind the lint does not check
                 return FileReport(display, skipped=NOT_LINTED)
             if spec.kind == "python":
-                return lint_python_source(data, display, self.mappings, self.select)
-            if spec.kind == "yaml":
-                return lint_yaml_source(data, display, self.facts, self.mappings, self.rev, self.select)
-            return lint_source(data, display, self.facts, self.mappings, self.rev, self.select)
+                report = lint_python_source(data, display, self.mappings, self.select)
+            elif spec.kind == "yaml":
+                report = lint_yaml_source(data, display, self.facts, self.mappings, self.rev, self.select)
+            else:
+                report = lint_source(data, display, self.facts, self.mappings, self.rev, self.select)
+            report.kind = spec.kind
+            return report
         except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
             return FileReport(display, failed=internal_error(exc).text)
 
