@@ -26,8 +26,8 @@ from migrator.memoize import memoized_method
 # `key.sub=value` (not `+key=`, which adds a key, nor `$x.y=`).
 OVERRIDE_RE = re.compile(rb"(?<![\w.$/+-])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)=")
 # `-m MODULE` (the entry point a command runs) and `--config-name NAME` (`=`, quoted, with `.yaml`).
-MODULE_RE = re.compile(rb"(?<![\w-])-m\s+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
-CONFIG_NAME_RE = re.compile(rb"--config-name[= ]\s*['\"]?([A-Za-z0-9_./-]+?)(?:\.yaml)?['\"]?(?=[\s;|&)]|$)")
+ENTRY_MODULE_RE = re.compile(rb"(?<![\w-])-m[ \t]([A-Za-z_][A-Za-z0-9_.]*)")
+CONFIG_NAME_RE = re.compile(rb"--config-name[= ]['\"]?([A-Za-z0-9_./-]+)")
 
 
 @lru_cache(maxsize=1)
@@ -105,11 +105,11 @@ class ReleaseHistory:
         from migrator.layout import verl_layout
 
         known = self._entry_modules
-        modules = tuple(sorted({m.group(1).decode("ascii") for m in MODULE_RE.finditer(data)} & known))
+        modules = tuple(sorted({m.group(1).decode("ascii") for m in ENTRY_MODULE_RE.finditer(data)} & known))
         if not modules or modules == (verl_layout().ppo_module,):
             return ()
         name = CONFIG_NAME_RE.search(data)
-        return modules, name.group(1).decode("ascii").rpartition("/")[2] if name else None
+        return modules, name.group(1).decode("ascii").rpartition("/")[2].removesuffix(".yaml") if name else None
 
     @cached_property
     def _entry_modules(self) -> frozenset[str]:
