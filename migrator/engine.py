@@ -85,6 +85,9 @@ class RunOptions:
     # display path -> (MappingSet, prefilter) the file is migrated with instead of the run's: `--from auto`
     # settles each file on its own evidence (written_for.RunFit.start_for).
     per_file: dict = field(default_factory=dict)
+    # The caller already ran the git guard before its own analysis (`refuse_dirty_files`, as the CLI does
+    # before `--from auto` reads every file): the engine does not ask again before processing.
+    guarded: bool = False
 
 
 class DirtyFilesError(Exception):
@@ -145,7 +148,7 @@ def _process_and_write(options: RunOptions, mappings: MappingSet, on_result, pre
     candidates = discover(options.paths, options.exclude)
     work = RewriteWork(mappings, prefilter, contents=options.write or options.keep_contents,
                        place_written=options.write, per_file=options.per_file)
-    if options.write and not options.allow_dirty:
+    if options.write and not options.allow_dirty and not options.guarded:
         candidates = list(candidates)
         refuse_dirty_first(candidates, work, options)
     for candidate, result in process_files(candidates, work, options.jobs, note):
@@ -167,15 +170,27 @@ def _process_and_write(options: RunOptions, mappings: MappingSet, on_result, pre
 
 
 def refuse_dirty_first(candidates, work: RewriteWork, options: RunOptions) -> None:
-    """The git guard before the analysis (cargo fix's order): one `git status` over the paths as given;
-    only the dirty files are processed here, and the run stops at once when one of them would change. A
-    dirty file that needs no change does not block."""
+    """The git guard before the analysis (cargo fix's order), on the run's own tables."""
+    dirty, states = dirty_candidates(options.paths, candidates, options.allow_staged)
+    refuse_dirty_files(dirty, states, work)
+
+
+def dirty_candidates(paths: list[str], candidates, staged_ok: bool = False):
+    """(the candidates with uncommitted changes, real path -> git's word for their state), from one
+    `git status` over the paths as given: cheap enough to ask before any file is read."""
     from migrator.gitguard import dirty_under
 
-    states = dirty_under(options.paths, staged_ok=options.allow_staged)
+    states = dirty_under(paths, staged_ok=staged_ok)
     if not states:
+        return [], states
+    return [c for c in candidates if c.skip is None and os.path.realpath(c.path) in states], states
+
+
+def refuse_dirty_files(dirty, states: dict[str, str], work: RewriteWork) -> None:
+    """Only the dirty files are processed here; raises `DirtyFilesError` when one of them would change. A
+    dirty file that needs no change does not block."""
+    if not dirty:
         return
-    dirty = [c for c in candidates if c.skip is None and os.path.realpath(c.path) in states]
     changed = {c.path: states[os.path.realpath(c.path)] for c, result in process_files(dirty, work, 1)
                if result.status == "changed"}
     if changed:

@@ -80,11 +80,28 @@ def diff_name(path: str, cwd: str | None = None) -> str:
     return absolute.lstrip(os.sep)
 
 
+# git's C-style quoting of a path (quote.c): these escapes, other control bytes and every byte >= 0x80
+# (core.quotePath's default) in octal.
+_C_ESCAPES = {7: b"\\a", 8: b"\\b", 9: b"\\t", 10: b"\\n", 11: b"\\v", 12: b"\\f", 13: b"\\r",
+              ord('"'): b'\\"', ord("\\"): b"\\\\"}
+
+
+def diff_label(prefix: bytes, name: bytes) -> bytes:
+    """A `---`/`+++` header name as `git diff` writes it: `prefix + name`, C-quoted in double quotes when it
+    holds a quote, a backslash, a control byte or a non-ASCII byte; followed by a tab when it holds a space
+    (so `patch` reads the name to its end)."""
+    label = prefix + name
+    if any(b < 0x20 or b >= 0x7f or b in _C_ESCAPES for b in label):
+        label = b'"' + b"".join(_C_ESCAPES.get(b) or (b"\\%03o" % b if b < 0x20 or b >= 0x7f else bytes([b]))
+                                for b in label) + b'"'
+    return label + b"\t" if b" " in label else label
+
+
 def unified_diff(result: FileResult) -> bytes:
     before = _lines(result.before or b"")
     after = _lines(result.after or b"")
     name = diff_name(result.path).encode("utf-8", "surrogateescape")
-    lines = difflib.diff_bytes(difflib.unified_diff, before, after, b"a/" + name, b"b/" + name)
+    lines = difflib.diff_bytes(difflib.unified_diff, before, after, diff_label(b"a/", name), diff_label(b"b/", name))
     out = []
     for line in lines:
         out.append(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n")

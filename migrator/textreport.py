@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from migrator.codes import RULES, all_codes
-from migrator.fileprocess import FileResult, ReportedFinding
+from migrator.fileprocess import FileResult
 from migrator.ghactions import github_command
 from migrator.pulls import pr_label, pr_url
 from migrator.rewrite import spec_for
@@ -72,19 +72,27 @@ def findings_text(results: list[FileResult], style: Style, verbose: bool = False
     per distinct hint, then every place as `path:line:col: message`."""
     findings = [f for r in results for f in r.findings]
     wanted = {"manual"} if quiet else {"manual", "warning", "info"} if verbose else {"manual", "warning"}
+    # every code: the run comparison reports lint's VM022 too
+    return grouped_text(findings, [(s, heading) for s, heading in SECTIONS if s in wanted], all_codes(), style)
+
+
+def grouped_text(findings: list, sections, titles: dict, style: Style) -> list[str]:
+    """The grouping both commands print (the rewrite's findings and the lint's): for each (severity,
+    heading) of `sections` that has findings, the heading with their count, then per code (in code order)
+    the code and its title from `titles`, the hint and PRs (`prs`, where a finding has them) once per
+    distinct pair, and every place under it as `path:line:col: message`."""
     lines: list[str] = []
-    for severity, heading in SECTIONS:
-        chosen = [f for f in findings if f.severity == severity]
-        if severity not in wanted or not chosen:
+    for severity, heading in sections:
+        chosen = sorted((f for f in findings if f.severity == severity), key=lambda f: f.code)
+        if not chosen:
             continue
         lines.append(style.paint(f"{heading} ({len(chosen)}):", SEVERITY_SGR[severity]))
-        chosen.sort(key=lambda f: f.code)
         for code, in_rule in groupby(chosen, key=lambda f: f.code):
-            rule = all_codes().get(code)  # the run comparison reports lint's VM022 too
+            rule = titles.get(code)
             lines.append(f"{style.paint(code, SEVERITY_SGR[severity])} {rule.title if rule else ''}".rstrip())
-            blocks: dict[tuple, list[ReportedFinding]] = {}
+            blocks: dict[tuple, list] = {}
             for f in in_rule:
-                blocks.setdefault((f.hint, f.prs), []).append(f)
+                blocks.setdefault((f.hint, getattr(f, "prs", ())), []).append(f)
             for (hint, prs), places in blocks.items():
                 see = " ".join(style.pr(pr) for pr in prs)
                 if hint:

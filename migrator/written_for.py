@@ -2,7 +2,9 @@
 
 A Hydra override `a.b.c=...` or a repository path `examples/.../run.sh` that the shipped facts know
 (`mappings/verl/facts/`: config keys and file trees per release, scripts that lived between two
-releases) was live in some releases; a file fits the releases where every such name it uses was live.
+releases) was live in some releases; a file fits the releases where every such name it uses was live. A
+key is live where the config of the entry point the file runs (`-m MODULE`, `--config-name`) had it
+(`entry-config-keys/`); a file that names no entry point but main_ppo is read against main_ppo's configs.
 `--from auto` migrates from the oldest release the run fits; an explicit `--from` that is newer than a
 file fits gets a warning (`VM301`), since the changes between them would be missed.
 """
@@ -23,6 +25,9 @@ from migrator.memoize import memoized_method
 
 # `key.sub=value` (not `+key=`, which adds a key, nor `$x.y=`).
 OVERRIDE_RE = re.compile(rb"(?<![\w.$/+-])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)=")
+# `-m MODULE` (the entry point a command runs) and `--config-name NAME` (`=`, quoted, with `.yaml`).
+ENTRY_MODULE_RE = re.compile(rb"(?<![\w-])-m[ \t]([A-Za-z_][A-Za-z0-9_.]*)")
+CONFIG_NAME_RE = re.compile(rb"--config-name[= ]['\"]?([A-Za-z0-9_./-]+)")
 
 
 @lru_cache(maxsize=1)
@@ -86,15 +91,61 @@ class ReleaseHistory:
         return derived("between", [path, Path(__file__)], read)
 
     @memoized_method
-    def key_live(self, key: str) -> frozenset[int]:
-        """Releases with `key` as a leaf, or under a node that takes any sub-key (`engine_kwargs.sglang`)."""
+    def key_live(self, key: str, entry: tuple = ()) -> frozenset[int]:
+        """Releases with `key` as a leaf, or under a node that takes any sub-key (`engine_kwargs.sglang`), in
+        the configs the file's entry points compose (`entry_of`; none named: main_ppo's)."""
         parents = [key[:n] for n in range(len(key)) if key[n] == "."]
         return frozenset(i for i, r in enumerate(self.releases)
-                         if key in self.facts.keys(r) or any(p in self._open_nodes(r) for p in parents))
+                         if key in self._keys(r, entry) or any(p in self._open_nodes(r, entry) for p in parents))
+
+    def entry_of(self, data: bytes) -> tuple:
+        """The entry points the text runs (`-m MODULE`) that some release ships with a Hydra config other
+        than main_ppo's, with its `--config-name` (or None): `(modules, config_name)`, or () for main_ppo's
+        key lists (no such entry point named)."""
+        from migrator.layout import verl_layout
+
+        known = self._entry_modules
+        modules = tuple(sorted({m.group(1).decode("ascii") for m in ENTRY_MODULE_RE.finditer(data)} & known))
+        if not modules or modules == (verl_layout().ppo_module,):
+            return ()
+        name = CONFIG_NAME_RE.search(data)
+        return modules, name.group(1).decode("ascii").rpartition("/")[2].removesuffix(".yaml") if name else None
+
+    @cached_property
+    def _entry_modules(self) -> frozenset[str]:
+        return frozenset(m for r in self.releases for m in self.facts.entry_configs(r))
 
     @memoized_method
-    def _open_nodes(self, release: str) -> frozenset[str]:
-        return frozenset(k for k, kind in self.facts.key_types(release).items() if kind in OPEN_TYPES)
+    def _key_types(self, release: str, entry: tuple) -> dict[str, str]:
+        """The keys (with types) a file with these entry points (`entry_of`) can set at `release`: main_ppo's
+        trainer configs for (), else each module's config there (its `--config-name`'s when that release has
+        keys of it); a module the release does not ship adds none, one whose config has no key list there
+        main_ppo's."""
+        if not entry:
+            return self.facts.key_types(release)
+        from migrator.layout import verl_layout
+
+        modules, config_name = entry
+        shipped = self.facts.entry_configs(release)
+        out: dict[str, str] = {}
+        for module in modules:
+            if module not in shipped:
+                continue
+            if module == verl_layout().ppo_module:
+                out.update(self.facts.key_types(release))
+                continue
+            named = self.facts.entry_config_key_types(release, config_name) if config_name else {}
+            out.update(named or self.facts.entry_config_key_types(release, shipped[module])
+                       or self.facts.key_types(release))
+        return out
+
+    @memoized_method
+    def _keys(self, release: str, entry: tuple) -> frozenset[str]:
+        return frozenset(self._key_types(release, entry))
+
+    @memoized_method
+    def _open_nodes(self, release: str, entry: tuple = ()) -> frozenset[str]:
+        return frozenset(k for k, kind in self._key_types(release, entry).items() if kind in OPEN_TYPES)
 
     @memoized_method
     def path_live(self, path: str) -> frozenset[int]:
@@ -107,7 +158,8 @@ class ReleaseHistory:
         """The releases this text fits; None when it names nothing the facts know."""
         evidence: dict[str, frozenset[int]] = {}
         first: dict[str, int] = {}
-        for pattern, live in ((OVERRIDE_RE, self.key_live), (path_pattern(), self.path_live)):
+        entry = self.entry_of(data) if b"-m" in data else ()
+        for pattern, live in ((OVERRIDE_RE, lambda key: self.key_live(key, entry)), (path_pattern(), self.path_live)):
             for m in pattern.finditer(data):
                 name = m.group(1).decode("ascii")
                 if name not in evidence:
@@ -236,11 +288,11 @@ def gone_before(history: ReleaseHistory, release: str) -> frozenset[str]:
 
 
 def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str | None = None,
-              jobs: int = 1) -> RunFit:
+              jobs: int = 1, candidates=None) -> RunFit:
     """Read every file the run would process (the rewrite's read/sniff/kind step and pool) and fit it;
     unreadable, binary and unknown files say nothing. `too_old_for`: fit only the files that can get VM301
     for that `--from` (those naming something gone before it), and none at all when nothing was (the
-    oldest release)."""
+    oldest release). `candidates`: only these of the run's files (the git guard's dirty ones)."""
     from migrator.discover import discover
     from migrator.parallel import process_files
     from migrator.prefilter import Prefilter
@@ -255,7 +307,8 @@ def fit_paths(paths: list[str], exclude: tuple[str, ...] = (), too_old_for: str 
         wanted = Prefilter(gone)
     pins: dict[str, tuple[str, str]] = {}
     read: list[str] = []
-    for candidate, fit in process_files(discover(paths, exclude), FitWork(history, wanted), jobs):
+    for candidate, fit in process_files(
+            discover(paths, exclude) if candidates is None else candidates, FitWork(history, wanted), jobs):
         if fit:
             files[candidate.display] = fit
         if too_old_for is None and candidate.skip is None:

@@ -96,7 +96,7 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
         progress.clear()
         click.echo(message, err=err)
 
-    findings, files, failed = [], 0, 0
+    findings, files, failed, kinds = [], 0, 0, set()
     try:
         for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes, jobs or default_jobs(),
                                  note=lambda message: echo(message, err=True), progress=progress):
@@ -110,6 +110,7 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
                     echo(f"skipped {report.path}: {report.skipped}", err=True)
                 continue
             files += 1
+            kinds.add(report.kind)
             if verbose:
                 for note in report.notes:
                     echo(f"{report.path}: {note}", err=True)
@@ -136,7 +137,8 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
             click.echo(line, err=True, color=style.colour)
     if output_format in ("text", "concise"):
         plural = "s" if len(findings) != 1 else ""
-        click.echo(f"{len(findings)} finding{plural} in {files} script{'s' if files != 1 else ''} "
+        noun = "script" if kinds <= {"shell"} else "file"  # launch scripts alone, or Python and YAML too
+        click.echo(f"{len(findings)} finding{plural} in {files} {noun}{'s' if files != 1 else ''} "
                    f"(verl {rev})", err=True)
     if failed:
         sys.exit(EXIT_FAILED)

@@ -76,6 +76,10 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     as_json = output_format == "json"
     auto = from_release == "auto"
     jobs = jobs or config.get("jobs") or default_jobs()
+    dry = check or show_diff
+    guarded = not dry and not allow_dirty
+    if guarded:  # before any analysis: `--from auto` and the VM301 check read every file
+        guard_dirty_first(paths, exclude, from_release, to_release, tables, allow_staged, unsafe_fixes)
     try:
         fit, from_release = release_fit(paths, exclude, from_release, to_release, quiet, every_file=as_json,
                                         jobs=jobs)
@@ -98,7 +102,6 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
     unknown = unknown_release_note(mappings)
     if unknown and not quiet and output_format == "text":
         click.echo(unknown, err=True)
-    dry = check or show_diff
     diff_style = Style.for_stream(color, sys.stdout)
 
     # People's text (findings, notes, summary) goes to stderr; stdout carries only the diff or JSON.
@@ -120,7 +123,8 @@ def migrate(paths, to_release, from_release, tables, check, show_diff, output_fo
 
     # --check and the text --diff keep no file's bytes to the end; the JSON --diff puts them in its report.
     options = RunOptions(list(paths), exclude=exclude, write=not dry, allow_dirty=bool(allow_dirty),
-                         allow_staged=allow_staged, jobs=jobs, keep_contents=show_diff, per_file=per_file)
+                         allow_staged=allow_staged, jobs=jobs, keep_contents=show_diff, per_file=per_file,
+                         guarded=guarded)
     try:
         try:
             results = run(options, mappings, on_result=on_result, prefilter=prefilter,
@@ -163,6 +167,38 @@ def not_migrated(results, shown) -> int:
     from migrator.textreport import outcome_severity
 
     return sum(r.status == "skipped" and shown(r.code) and outcome_severity(r) == "error" for r in results)
+
+
+def guard_dirty_first(paths, exclude, from_release, to_release, tables, allow_staged, unsafe_fixes) -> None:
+    """cargo fix's order: one `git status` before anything reads the files; when a file with uncommitted
+    changes would change (on its own tables: `--from auto` fits only the dirty files), refuse and exit 2."""
+    from migrator.discover import discover
+    from migrator.engine import DirtyFilesError, dirty_candidates, refuse_dirty_files
+    from migrator.fileprocess import RewriteWork
+    from migrator.gitguard import GitGuardError
+
+    try:
+        dirty, states = dirty_candidates(list(paths), discover(list(paths), exclude), allow_staged)
+        if not dirty:
+            return
+        starts = {}
+        if from_release == "auto":
+            from migrator.written_for import fit_paths
+
+            starts = own_starts(fit_paths(list(paths), tuple(exclude), candidates=dirty), to_release)
+            from_release = next(iter(starts.values())).release if starts else None
+        mappings, prefilter = load_composed(from_release, to_release, tables)
+        mappings.unsafe_fixes = unsafe_fixes
+        work = RewriteWork(mappings, prefilter, contents=False,
+                           per_file=own_tables(starts, from_release, to_release, tables, unsafe_fixes))
+        refuse_dirty_files(dirty, states, work)
+    except DirtyFilesError as exc:
+        for line in dirty_refusal(exc.states, allow_staged):
+            click.echo(line, err=True)
+        sys.exit(EXIT_USAGE)
+    except GitGuardError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
 
 
 def dirty_refusal(states: dict[str, str], allow_staged: bool) -> list[str]:

@@ -35,7 +35,13 @@ def ineffective_keys(script):
             continue  # VM003 reports it
         if change.action == "remove" and not accepted:
             continue  # VM003 reports a plain override; a `+` addition of a removed key is harmless
-        note = next((e.note for e in reversed(change.entries) if e.note), None)
-        prs = ", ".join(pr_name(pr) for pr in change.prs)
-        what = note or "the tables mark this key warn-only"
-        yield Problem(o.start, f"`{o.key}`: {what} ({prs})", change.hint)
+        yield Problem(o.start, *ineffective_message(o.key, change))
+
+
+def ineffective_message(key: str, change) -> tuple[str, str | None]:
+    """(message, hint) of a VM112 finding on `key`, whose composed change is warn-only or a removal the
+    target still accepts: the one wording for an override and a key in a YAML config."""
+    note = next((e.note for e in reversed(change.entries) if e.note), None)
+    prs = ", ".join(pr_name(pr) for pr in change.prs)
+    what = note or "the tables mark this key warn-only"
+    return f"`{key}`: {what} ({prs})", change.hint

@@ -7,7 +7,8 @@ picked by `--config-name` or a `model_engine=` choice). Hydra rejects such a key
 
 Not findings: keys under a node whose default is `{}` or `null` (they take any sub-key), `+key`/`++key`
 additions (Hydra adds them), `hydra.*`, and undotted group choices. A renamed key says what it became
-(run verl-migrate); a key that was never in verl (a fork's own) is "unknown", with a near spelling under
+(run verl-migrate); keys of another engine's config are each reported with the one choice that fixes
+them all; a key that was never in verl (a fork's own) is "unknown", with a near spelling under
 the same parent as the only did-you-mean (VM007's rule).
 """
 
@@ -39,8 +40,8 @@ def unknown_keys(script):
             continue  # `group@package=choice` swapped that node's config for one we have no key list of
         unknown.append(o)
     mismatch = _other_config(script, schema, unknown)
-    if mismatch is not None:
-        yield mismatch
+    if mismatch:
+        yield from mismatch
         return
     for o in unknown:
         if o.prefix in ("+", "++"):
@@ -59,8 +60,9 @@ def unknown_keys(script):
                       did_you_mean(schema, o.key))
 
 
-def _other_config(script, schema, unknown):
-    """One finding when the script's unknown keys belong to another engine's config: it selects the wrong one."""
+def _other_config(script, schema, unknown) -> list[Problem]:
+    """When the script's unknown keys belong to another engine's config (it selects the wrong one): a finding
+    at each of those keys, all with the one hint (the text report shows it once above their places)."""
     for other in script.facts.configs(script.rev):
         other_schema = script.facts.schema(script.rev, other)
         if other == schema.config or other_schema is None:
@@ -70,10 +72,10 @@ def _other_config(script, schema, unknown):
             engine = next((e for e, c in verl_layout().ppo_engines.items() if c == other), None)
             choice = f"model_engine={engine}" if engine else f"--config-name={other}"
             script.notes.append(f"keys not judged one by one: they fit {other}, not {schema.config}")
-            return Problem(hits[0].start, f"`{hits[0].key}` and {len(hits) - 1} more keys belong to {other}, "
-                                          f"but this script runs {schema.config}",
-                           "; ".join(filter(None, [f"select the engine with `{choice}`", _group_hint(unknown)])))
-    return None
+            hint = "; ".join(filter(None, [f"select the engine with `{choice}`", _group_hint(unknown)]))
+            return [Problem(o.start, f"`{o.key}` is a key of {other}, but this script runs {schema.config}", hint)
+                    for o in hits]
+    return []
 
 
 def _group_hint(unknown) -> str | None:

@@ -27,6 +27,7 @@ class FileReport:
     skipped: str | None = None
     notes: list[str] = field(default_factory=list)
     failed: str | None = None  # why the file could not be checked (an internal error, its worker died)
+    kind: str | None = None  # the file kind it was linted as ("shell", "python", "yaml")
 
 
 def suppressions(src: bytes) -> dict[int, set[str] | None]:
@@ -160,10 +161,13 @@ class LintWork:
             if data is None:  # a kind the lint does not check
                 return FileReport(display, skipped=NOT_LINTED)
             if spec.kind == "python":
-                return lint_python_source(data, display, self.mappings, self.select)
-            if spec.kind == "yaml":
-                return lint_yaml_source(data, display, self.facts, self.mappings, self.rev, self.select)
-            return lint_source(data, display, self.facts, self.mappings, self.rev, self.select)
+                report = lint_python_source(data, display, self.mappings, self.select)
+            elif spec.kind == "yaml":
+                report = lint_yaml_source(data, display, self.facts, self.mappings, self.rev, self.select)
+            else:
+                report = lint_source(data, display, self.facts, self.mappings, self.rev, self.select)
+            report.kind = spec.kind
+            return report
         except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
             return FileReport(display, failed=internal_error(exc).text)
 
@@ -190,15 +194,16 @@ def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: froz
 
 def lint_yaml_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: str,
                      select: frozenset[str] | None = None) -> FileReport:
-    """A YAML file: a Hydra config that extends one of verl's, its keys against that config (VM003)."""
-    from migrator.lint.yaml_configs import CODE, lint_yaml
+    """A YAML file: a Hydra config that extends one of verl's, its keys against that config (VM003, VM112)."""
+    from migrator.lint.yaml_configs import CODES, lint_yaml
 
     report = FileReport(path)
-    if select is not None and CODE not in select:
+    if select is not None and not select.intersection(CODES):
         return report
     silenced = suppressions(src)
     for finding in lint_yaml(src, path, facts, mappings, rev):
         codes = silenced.get(finding.line, set())
-        if codes is not None and not suppressed_by(finding.code, codes, lint=True):
+        if (select is None or finding.code in select) and codes is not None and \
+                not suppressed_by(finding.code, codes, lint=True):
             report.findings.append(finding)
     return report

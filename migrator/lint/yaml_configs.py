@@ -1,11 +1,13 @@
-"""VM003 in a Hydra YAML config of the user's own: a config whose `defaults:` list extends one of verl's
-trainer configs (`- ppo_trainer`, `- /ppo_megatron_trainer`, with `_self_`) is checked key by key against
-the config it extends at the target release. Hydra merges a key the base does not have without a word,
-so a typo, a renamed or a removed key is added and nothing reads it.
+"""VM003 and VM112 in a Hydra YAML config of the user's own: a config whose `defaults:` list extends one of
+verl's trainer configs (`- ppo_trainer`, `- /ppo_megatron_trainer`, with `_self_`) is checked key by key
+against the config it extends at the target release. Hydra merges a key the base does not have without a
+word, so a typo, a renamed or a removed key is added and nothing reads it (VM003). A key the config has (or
+takes, under a free-form node) that the tables mark warn-only, or remove while the target still accepts
+it, gets VM112, as the same key given as an override does.
 
 Not judged: a `defaults:` list that also chooses groups (`- override model_engine: megatron`: the config
-it extends is another then), keys under `hydra:`, and keys under a node verl leaves free-form (`{}`,
-`null`: it takes any sub-key).
+it extends is another then), keys under `hydra:`, and, for VM003, keys under a node verl leaves free-form
+(`{}`, `null`: it takes any sub-key).
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ import yaml
 
 from migrator.lint import LintFinding
 from migrator.lint.facts import Facts
+from migrator.lint.ineffective import ineffective_message
 from migrator.lint.keys import did_you_mean
 from migrator.mapping import MappingSet
 
 CODE = "VM003"
+INEFFECTIVE_CODE = "VM112"
+CODES = (CODE, INEFFECTIVE_CODE)
 _NOT_SETTINGS = frozenset({"defaults", "hydra"})
 
 
@@ -43,12 +48,16 @@ def lint_yaml(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: st
             key = f"{prefix}{key_node.value}"
             if not prefix and key in _NOT_SETTINGS:
                 continue
-            if schema.under_open_node(key):
-                continue
-            if not schema.knows(key):
+            free = schema.under_open_node(key)  # any sub-key goes: only the tables can say it does nothing
+            if not free and not schema.knows(key):
                 out.append(_finding(path, key_node, key, base, schema, mappings, facts, rev))
                 continue
-            if isinstance(value, yaml.MappingNode) and key not in schema.leaves:
+            change = mappings.key(key)
+            if change is not None and change.action in ("warn", "remove"):
+                mark = key_node.start_mark
+                out.append(LintFinding(path, mark.line + 1, mark.column + 1, INEFFECTIVE_CODE,
+                                       *ineffective_message(key, change), "warning", key=key))
+            if isinstance(value, yaml.MappingNode) and (free or key in schema.open_nodes or key not in schema.leaves):
                 walk(value, key + ".")
 
     walk(root, "")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from migrator.mapping.kind import Role
 from migrator.mapping.kinds.key import KEY
-from migrator.shims.model import GeneratedFile, header_lines, removal_release, run_hint, seal
+from migrator.shims.model import GeneratedFile, header_lines, removal_release, run_hint, seal, unreleased_of
 
 TEMPLATE = r'''{header}
 """Accept deprecated verl Hydra override keys for one more release: `sys.argv[1:] = translate(sys.argv[1:])`.
@@ -185,7 +185,7 @@ def source(mappings, releases: tuple[str, ...]) -> bytes:
                     if e.unit.family is KEY and e.unit.role is not Role.NO_ACTION and not e.scope)
     what = (f"Runtime aliases for {len(entries)} deprecated Hydra key(s), verl "
             f"{mappings.from_release} -> {mappings.to_release}.")
-    removals = "; ".join(f"aliases from {t.release} go away in {removal_release(releases, t.release)}"
+    removals = "; ".join(f"aliases from {t.release} go away in {removal_release(releases, t.release, unreleased_of(mappings))}"
                          for t in mappings.tables if t.release and any(e in entries for e in t.entries))
     lines = header_lines(what, (), mappings.to_release, releases, removal=removals or "no aliases")
     header = "\n".join(f"# {line}" for line in lines)

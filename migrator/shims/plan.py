@@ -13,7 +13,7 @@ from migrator.mapping.kinds.entry_point import ENTRY_POINT
 from migrator.mapping.kinds.module import MODULE
 from migrator.mapping.kinds.path import PATH
 from migrator.shims import keys, pymodule, shell
-from migrator.shims.model import GeneratedFile, ShimPlan
+from migrator.shims.model import GeneratedFile, ShimPlan, unreleased_of
 
 
 def policy_from_release(releases: tuple[str, ...], to_release: str) -> str:
@@ -26,6 +26,7 @@ def plan_shims(mappings, releases: tuple[str, ...], tree_paths: set[str] | None 
                keys_module: str | None = None) -> ShimPlan:
     """Every shim the composed tables call for; what gets no shim is explained in `notes`."""
     plan = ShimPlan(owned=stub_paths(mappings))
+    unreleased = unreleased_of(mappings)
     for old in sorted(mappings.old_paths()):
         change = mappings.path(old)
         if change is None:
@@ -38,15 +39,15 @@ def plan_shims(mappings, releases: tuple[str, ...], tree_paths: set[str] | None 
         if not old.endswith(".sh"):
             plan.notes.append(f"{old}: not a shell script (.sh): no stub")
             continue
-        plan.files.append(shell.stub(change, mappings.to_release, releases))
+        plan.files.append(shell.stub(change, mappings.to_release, releases, unreleased))
     for old in sorted(mappings.old_modules()):
         change = mappings.module(old)
         if change is None:
             continue
         if change.new is None:
-            plan.files.append(pymodule.removed_stub(change, mappings.to_release, releases))
+            plan.files.append(pymodule.removed_stub(change, mappings.to_release, releases, unreleased))
             continue
-        files, note = pymodule.stubs(change, mappings.to_release, releases, tree_paths)
+        files, note = pymodule.stubs(change, mappings.to_release, releases, tree_paths, unreleased)
         plan.files.extend(files)
         if note:
             plan.notes.append(note)

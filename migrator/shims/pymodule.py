@@ -139,14 +139,15 @@ raise ImportError({message!r}, name=__name__)
 '''
 
 
-def removed_stub(change, to_release: str, releases: tuple[str, ...]) -> GeneratedFile:
+def removed_stub(change, to_release: str, releases: tuple[str, ...], unreleased: tuple[str, ...] = ()) -> GeneratedFile:
     """A package `old/mod/__init__.py` whose import fails with the hint instead of ModuleNotFoundError."""
     entries = change.entries
     first = entries[-1].origin.release or to_release
     message = (f"verl-migrate: module {change.old} was removed in verl {first} ({pr_links(entries)}): {change.hint}; "
                f"{run_hint(to_release)}")
     header = "\n".join(f"# {line}" for line in header_lines(
-        f"Removed module: {change.old} (importing it raises ImportError with the hint)", entries, to_release, releases))
+        f"Removed module: {change.old} (importing it raises ImportError with the hint)", entries, to_release, releases,
+        unreleased=unreleased))
     text = REMOVED.format(header=header, old=comment_safe(change.old), message=message)
     return GeneratedFile(f"{change.old.replace('.', '/')}/__init__.py", seal(text), 0o644, "removed-module-stub",
                          change.old)
@@ -165,15 +166,15 @@ def new_is_package(new: str, tree_paths: set[str] | None) -> bool | None:
     return None
 
 
-def stubs(change, to_release: str, releases: tuple[str, ...],
-          tree_paths: set[str] | None) -> tuple[list[GeneratedFile], str | None]:
+def stubs(change, to_release: str, releases: tuple[str, ...], tree_paths: set[str] | None,
+          unreleased: tuple[str, ...] = ()) -> tuple[list[GeneratedFile], str | None]:
     entries = change.entries
     first = entries[0].origin.release or to_release
     message = (f"verl-migrate: module {change.old} is deprecated: it moved to {change.new} in verl {first} "
-               f"({pr_links(entries)}) and this alias goes away in {removal_release(releases, first)}; "
+               f"({pr_links(entries)}) and this alias goes away in {removal_release(releases, first, unreleased)}; "
                f"{run_hint(to_release)}")
     header = "\n".join(f"# {line}" for line in header_lines(
-        f"Deprecation stub: module {change.old} -> {change.new}", entries, to_release, releases))
+        f"Deprecation stub: module {change.old} -> {change.new}", entries, to_release, releases, unreleased=unreleased))
     fields = dict(header=header, old=change.old, new=change.new, message=message)
     base = change.old.replace(".", "/")
     package = new_is_package(change.new, tree_paths)

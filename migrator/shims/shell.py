@@ -83,24 +83,25 @@ def shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def stub(change, to_release: str, releases: tuple[str, ...]) -> GeneratedFile:
+def stub(change, to_release: str, releases: tuple[str, ...], unreleased: tuple[str, ...] = ()) -> GeneratedFile:
     """The stub for one composed PathChange (moved: forward; removed: print the hint, exit 2)."""
     entries = change.entries
     first = entries[0].origin.release or to_release
     links = pr_links(entries)
-    removal = removal_release(releases, first)
+    removal = removal_release(releases, first, unreleased)
     if change.new is None:
         message = (f"verl-migrate: {change.old} was removed in verl {first} ({links}): {change.hint}; "
                    f"{run_hint(to_release)}")
         header = header_lines(f"Deprecation stub: {change.old} was removed (prints the hint, exits 2).",
-                              entries, to_release, releases)
+                              entries, to_release, releases, unreleased=unreleased)
         text = REMOVED.format(header=_comment(header), message=shell_quote(message))
         return GeneratedFile(change.old, seal(text), 0o755, "removed-stub", change.old)
     preset = "".join(f" {k}={v}" for k, v in change.env)
     with_env = f" (run with{preset})" if preset else ""
     message = (f"verl-migrate: {change.old} is deprecated: it moved to {change.new}{with_env} in verl {first} "
                f"({links}) and this stub goes away in {removal}; {run_hint(to_release)}")
-    header = header_lines(f"Deprecation stub: {change.old} -> {change.new}", entries, to_release, releases)
+    header = header_lines(f"Deprecation stub: {change.old} -> {change.new}", entries, to_release, releases,
+                          unreleased=unreleased)
     depth = len(posixpath.dirname(change.old).split("/")) if "/" in change.old else 0
     text = MOVED.format(
         header=_comment(header),

@@ -10,8 +10,8 @@ import pytest
 
 from tests.helpers import run_cli
 
-# Only v0.8.0 shipped main_ppo_sync (v0.9.0 moved it to main_ppo with trainer.use_v1=true); the script names
-# no key or path that dates it, so alone it is migrated from the oldest release.
+# Only v0.8.0 shipped main_ppo_sync (v0.9.0 moved it to main_ppo with trainer.use_v1=true); its one key is
+# read against the key lists of the entry point it runs, which only v0.8.0 had: the file dates itself.
 SYNC = "python3 -m verl.trainer.main_ppo_sync trainer.nnodes=1\n"
 # A key live in v0.9.0 and main only: a tree read as a whole looked written for v0.9.0-main.
 NEWER = "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.entropy_from_logits_chunk_size=1\n"
@@ -36,7 +36,7 @@ def test_the_same_file_gets_the_same_edits_alone_or_in_a_tree(tmp_path):
     tree = report(tmp_path, ".")
     assert edits_of(tree, "sync.sh") == alone
     assert tree["written_for"]["from"]["./sync.sh"] == {
-        "release": "v0.1", "evidence": "it uses `trainer.nnodes` (v0.1–main)"}
+        "release": "v0.8.0", "evidence": "it uses `trainer.nnodes` (v0.8.0)"}
     assert tree["written_for"]["from"]["./newer.sh"]["release"] == "v0.9.0"
 
 
@@ -65,3 +65,21 @@ def test_a_pin_of_a_newer_release_than_the_target_stops_at_the_target(tmp_path):
     (tmp_path / "sync.sh").write_text(SYNC)
     data = report(tmp_path, ".", args=("--to", "v0.8.0"))
     assert data["written_for"]["from"]["./sync.sh"]["release"] == "v0.8.0"
+
+
+FULLY_ASYNC = ("python -m verl.experimental.fully_async_policy.fully_async_main \\\n"
+               "    --config-path=config --config-name='fully_async_ppo_megatron_trainer.yaml' \\\n"
+               "    data.gen_batch_size=1 trainer.nnodes=1{more}\n")
+
+
+def test_keys_are_read_against_the_key_lists_of_the_entry_point_the_file_runs(tmp_path):
+    """`data.gen_batch_size` joined main_ppo's configs only in v0.9.0 but was in the fully async trainer's
+    from its first release as verl.experimental (v0.7.1): the script is not settled as v0.9.0 (the target:
+    nothing migrated), and v0.9.0's table applies to it."""
+    (tmp_path / "async.sh").write_text(FULLY_ASYNC.format(more=""))
+    assert report(tmp_path, "async.sh")["written_for"]["from"]["async.sh"] == {
+        "release": "v0.7.1", "evidence": "it uses `data.gen_batch_size` (v0.7.1–main), `trainer.nnodes` (v0.7.1–main)"}
+    (tmp_path / "async.sh").write_text(FULLY_ASYNC.format(more=" actor_rollout_ref.rollout.skip.enable=True"))
+    data = report(tmp_path, "async.sh")
+    assert data["written_for"]["from"]["async.sh"]["release"] == "v0.8.0"
+    assert (3, "key-rename", "actor_rollout_ref.rollout.skip.enable -> skip.rollout.enable") in edits_of(data, "async.sh")

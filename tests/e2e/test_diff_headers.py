@@ -41,3 +41,33 @@ def test_a_file_outside_the_current_directory_is_named_from_the_root(tmp_path):
         proc = subprocess.run(["patch", "-p1", "--dry-run", "--batch", "-d", "/"], input=proc.stdout,
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("folder, script", [
+    ("my scripts", "run grpo.sh"),  # spaces: git ends the header name with a tab so patch reads it whole
+    ("my_scripts", "tab\there.sh"),  # a tab, a quote, a backslash: git C-quotes the name
+    ("my_scripts", 'say "hi"\\x.sh'),
+    ("mes scripts", "lancé.sh"),  # not ASCII: quoted with octal escapes, as git's core.quotePath does
+])
+def test_a_diff_of_names_with_spaces_and_special_bytes_applies(tmp_path, folder, script):
+    repo = committed_repo(tmp_path / "repo", {f"{folder}/{script}": OLD_SCRIPT})
+    proc = run_cli(*CORE, "--diff", folder, cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    git_diff = git_names(repo, f"{folder}/{script}")
+    assert proc.stdout.splitlines()[:2] == git_diff  # the header lines `git diff` writes for that file
+    applies(proc.stdout, repo)
+    subprocess.run(["git", "apply", "-"], cwd=repo, input=proc.stdout, text=True, check=True, timeout=60)
+    assert (repo / folder / script).read_bytes() == NEW_SCRIPT.read_bytes()
+
+
+def git_names(repo, name) -> list[str]:
+    """The `---`/`+++` lines git itself writes for a change to `name`."""
+    target = repo / name
+    kept = target.read_bytes()
+    target.write_bytes(kept + b"# changed\n")
+    try:
+        out = subprocess.run(["git", "diff", "--", name], cwd=repo, capture_output=True, text=True, check=True,
+                             timeout=60).stdout
+    finally:
+        target.write_bytes(kept)
+    return [line for line in out.splitlines() if line.startswith(("--- ", "+++ "))]

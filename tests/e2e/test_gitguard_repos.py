@@ -237,3 +237,43 @@ def test_staging_helps_only_with_allow_staged_and_the_refusal_names_both_flags(r
     (root / "untracked.sh").unlink()
     assert cli("--allow-staged", root).returncode == 0
     assert (root / "staged.sh").read_bytes() == NEW + b"# staged edit\n"
+
+
+def test_the_guard_refuses_before_any_file_is_analysed(repo):
+    """`--from auto` reads every file; the refusal comes first, as cargo fix's does: no note of what the
+    files fit precedes it."""
+    root = top(repo)
+    (root / "dirty.sh").write_bytes(OLD + b"# local edit\n")
+    out = cli("--from", "auto", root)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.splitlines()[0].startswith("error: refusing to overwrite files with uncommitted changes")
+    assert out.stderr.splitlines()[1:] == [f"  {root / 'dirty.sh'} (modified)"]
+    assert (root / "clean.sh").read_bytes() == OLD
+
+
+@pytest.mark.parametrize("start, read", [("auto", ["dirty.sh"]), ("v0.5.0", [])])
+def test_the_guard_fits_only_the_dirty_files(repo, monkeypatch, start, read):
+    """Before the refusal, `--from auto` fits the dirty files alone and the VM301 check of an explicit
+    --from reads nothing."""
+    from click.testing import CliRunner
+
+    from migrator.cli import cli as command
+    from migrator.written_for import FitWork
+
+    root = top(repo)
+    (root / "dirty.sh").write_bytes(OLD + b"# local edit\n")
+    fitted = []
+    real = FitWork.run
+    monkeypatch.setattr(FitWork, "run", lambda self, candidate: fitted.append(candidate.path) or real(self, candidate))
+    result = CliRunner().invoke(command, ["migrate", "--to", "v0.8.0", "--from", start, "-j", "1", str(root)])
+    assert result.exit_code == 2, result.output
+    assert fitted == [str(root / name) for name in read]
+
+
+def test_from_auto_dirty_file_needing_no_change_lets_the_run_write(repo):
+    root = top(repo)
+    (root / "dirty.sh").write_bytes(b"echo my own edit\n")
+    out = cli("--from", "auto", root)
+    assert out.returncode == 0, out.stderr
+    assert b"rollout.checkpoint_engine.update_weights_bucket_megabytes=512" in (root / "clean.sh").read_bytes()
+    assert (root / "dirty.sh").read_bytes() == b"echo my own edit\n"

@@ -203,3 +203,17 @@ def test_from_auto_in_a_shared_config_is_the_oldest_release_for_the_lint(scripts
     plain = run_lint(".", cwd=scripts)
     auto = run_lint("--from", "auto", ".", cwd=scripts)
     assert (auto.returncode, auto.stdout) == (plain.returncode, plain.stdout)
+
+
+@pytest.mark.parametrize("names, summary", [
+    (["run.sh"], "0 findings in 1 script (verl v0.9.0)"),
+    (["run.sh", "launch.py"], "0 findings in 2 files (verl v0.9.0)"),
+    (["config.yaml"], "0 findings in 1 file (verl v0.9.0)"),
+])
+def test_the_summary_names_scripts_only_when_only_scripts_were_linted(tmp_path, names, summary):
+    content = {"run.sh": "echo hi\n", "launch.py": "import os\n", "config.yaml": "a: 1\n"}
+    for name in names:
+        (tmp_path / name).write_text(content[name])
+    proc = run_lint(".", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[-1] == summary

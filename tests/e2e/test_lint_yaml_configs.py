@@ -59,3 +59,38 @@ def test_suppression_selection_and_group_choices(tmp_path):
     # A defaults list that also chooses a group extends another config: not judged.
     (tmp_path / "my_ppo.yaml").write_text(CONFIG.replace("  - _self_", "  - override model_engine: megatron\n  - _self_"))
     assert lint_json(tmp_path) == []
+
+
+DEPRECATED = """\
+defaults:
+  - ppo_trainer
+  - _self_
+actor_rollout_ref:
+  actor:
+    ppo_micro_batch_size: 8
+  rollout:
+    name: vllm
+    engine_kwargs:
+      vllm:
+        enable_expert_parallel: true
+"""
+LAUNCH = ("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm "
+          "actor_rollout_ref.actor.ppo_micro_batch_size=8 "
+          "+actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel=true\n")
+
+
+def test_a_deprecated_key_in_a_config_gets_vm112_as_the_override_does(tmp_path):
+    """A warn-only key (still accepted, does nothing) is VM112 in a config as on the command line, with
+    the same message and hint; under a free-form node too (a config merges any key there)."""
+    (tmp_path / "my_ppo.yaml").write_text(DEPRECATED)
+    (tmp_path / "run.sh").write_text(LAUNCH)
+    found = [f for f in lint_json(tmp_path) if f["code"] == "VM112"]
+    by_file = {path: {f["key"]: (f["message"], f["hint"], f["severity"]) for f in found if f["path"] == path}
+               for path in ("my_ppo.yaml", "run.sh")}
+    assert set(by_file["my_ppo.yaml"]) == {"actor_rollout_ref.actor.ppo_micro_batch_size",
+                                          "actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel"}
+    assert by_file["my_ppo.yaml"] == by_file["run.sh"]
+    assert [(f["line"], f["col"]) for f in found if f["path"] == "my_ppo.yaml"] == [(6, 5), (11, 9)]
+    assert [f for f in lint_json(tmp_path, "--select", "VM112") if f["path"] == "my_ppo.yaml"] == \
+        [f for f in found if f["path"] == "my_ppo.yaml"]
+    assert [f for f in lint_json(tmp_path, "--ignore", "VM112") if f["path"] == "my_ppo.yaml"] == []

@@ -36,3 +36,27 @@ def test_diff_lines_are_coloured_by_their_sign():
     assert coloured == (b"--- a/x\n+++ b/x\n\x1b[36m@@ -1 +1 @@\x1b[0m\n\x1b[31m-old\x1b[0m\n"
                         b"\x1b[32m+new\x1b[0m\n ctx\n")
     assert Style().diff(patch) == patch
+
+
+def test_the_lint_and_the_rewrite_group_findings_with_one_implementation():
+    """The same places, as the lint's findings and as the rewrite's, print the same block: one grouping
+    (`grouped_text`) serves both reports; only the rewrite's findings carry PRs (a `hint: ... (url)`)."""
+    from migrator.codes import all_codes
+    from migrator.fileprocess import ReportedFinding
+    from migrator.lint import LintFinding
+    from migrator.lint.report import SECTIONS, findings_text
+    from migrator.textreport import grouped_text
+
+    places = [("b.sh", 3, 1, "VM112", "second", "set the other key"), ("a.sh", 1, 5, "VM112", "first", "set it"),
+              ("a.sh", 2, 5, "VM112", "third", "set the other key"), ("a.sh", 9, 1, "VM005", "unset", None)]
+    lint = [LintFinding(p, line, col, code, message, hint, "warning") for p, line, col, code, message, hint in places]
+    rewrite = [ReportedFinding(p, line, col, "key", message, hint, (), "warning", code)
+               for p, line, col, code, message, hint in places]
+    expected = ["warnings (4):", f"VM005 {all_codes()['VM005'].title}", "    a.sh:9:1: unset",
+                f"VM112 {all_codes()['VM112'].title}", "  hint: set the other key", "    b.sh:3:1: second",
+                "    a.sh:2:5: third", "  hint: set it", "    a.sh:1:5: first"]
+    assert findings_text(lint) == expected
+    assert grouped_text(rewrite, SECTIONS, all_codes(), Style()) == expected
+    with_pr = [ReportedFinding("a.sh", 1, 5, "key", "first", "set it", (136,), "warning", "VM112")]
+    assert grouped_text(with_pr, SECTIONS, all_codes(), Style())[2] == \
+        "  hint: set it (https://github.com/verl-project/verl/pull/136)"

@@ -147,10 +147,22 @@ def test_key_of_an_older_release_is_stale(mappings, no_verdict):
     assert "unknown" not in f.message
 
 
-def test_wrong_engine_is_one_finding_with_the_choice(mappings, no_verdict):
-    (f,) = lint_fixture(mappings, "vm003_wrong_engine.sh")
-    assert "belong to ppo_megatron_trainer, but this script runs ppo_trainer" in f.message
-    assert "model_engine=megatron" in f.hint
+def test_wrong_engine_names_every_key_with_the_one_choice(mappings, no_verdict):
+    """Each key of the other engine's config is a finding at its own place (none elided behind "and N
+    more"), all with the one hint; the text report prints that hint once above every place."""
+    from migrator.lint.report import findings_text
+
+    found = lint_fixture(mappings, "vm003_wrong_engine.sh")
+    assert [(f.line, f.code, f.key) for f in found] == [
+        (5, "VM003", "actor_rollout_ref.actor.megatron.tensor_model_parallel_size"),
+        (6, "VM003", "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size")]
+    for f in found:
+        assert f.message == f"`{f.key}` is a key of ppo_megatron_trainer, but this script runs ppo_trainer"
+        assert f.hint == "select the engine with `model_engine=megatron`"
+    text = findings_text(found)
+    assert text.count("  hint: select the engine with `model_engine=megatron`") == 1
+    assert [line for line in text if line.startswith("    ")] == [
+        f"    vm003_wrong_engine.sh:{f.line}:{f.col}: {f.message}" for f in found]
 
 
 @pytest.mark.parametrize("selector", ["--config-name=ppo_megatron_trainer", "--config-name ppo_megatron_trainer",
