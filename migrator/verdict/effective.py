@@ -43,6 +43,7 @@ class EffectiveConfig:
     set_keys: frozenset[str] = frozenset()  # keys the command's accepted overrides set (nodes included)
     symbolic: frozenset[str] = frozenset()  # keys set to a value the shell decides at run time
     failure: str | None = None  # the config does not compose (Hydra's message): no leaves
+    added: tuple[str, ...] = ()  # keys the command added to `leaves` after verl's own, in order (OmegaConf's)
 
     def sets(self, key: str) -> bool:
         """Does the command set `key`, or a node above it?"""
@@ -97,9 +98,11 @@ def _effective(configs: ReleaseConfigs, config_dir: str, config_name: str,
     accepted = [item for item in parsed if item.index not in rejected]
     if not all(_plain_assignment(item.override, flat) for item in accepted):
         return _applied_by_hydra(base, accepted)
-    set_keys, symbolic = set(), set()
+    set_keys, symbolic, added = set(), set(), []
     for item in accepted:
         key = item.override.key_or_group
+        if key not in flat:
+            added.append(key)
         parent = key.rpartition(".")[0]
         if flat.get(parent) == {}:  # the empty mapping becomes a node with this key
             del flat[parent]
@@ -108,7 +111,8 @@ def _effective(configs: ReleaseConfigs, config_dir: str, config_name: str,
         set_keys.add(key)
         if NEUTRAL_VALUE in item.text.partition("=")[2]:
             symbolic.add(key)
-    return EffectiveConfig(configs.release, config, flat, frozenset(set_keys), frozenset(symbolic))
+    return EffectiveConfig(configs.release, config, flat, frozenset(set_keys), frozenset(symbolic),
+                           added=tuple(added))
 
 
 def _plain_assignment(override, flat: Mapping[str, object]) -> bool:
