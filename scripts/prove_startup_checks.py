@@ -8,7 +8,9 @@ names for the release:
 - `validate_config`: `verl.utils.config.validate_config(config, use_reference_policy, use_critic)` with
   `need_critic(config)`; `need_reference_policy(config)` from v0.7.1; before that it takes the
   role-worker mapping, stubbed as main_ppo's TaskRunner builds it (a RefPolicy role iff
-  `algorithm.use_kl_in_reward or actor.use_kl_loss`).
+  `algorithm.use_kl_in_reward or actor.use_kl_loss`). It converts the actor's node (and the critic's)
+  with `omega_conf_to_dataclass`, so the table's `converts` checks and the config classes' `__post_init__`
+  (`dataclasses`) are proven on the cases that add a key (`+...`) or give a profiler value of another type.
 - `RayPPOTrainer._validate_config` (up to v0.5.0): the method, unbound, on a stand-in for the trainer
   (stubbed: its __init__ needs Ray worker groups and a tokenizer) holding the config, `use_critic` as
   __init__ sets it (`adv_estimator == gae`) and `use_reference_policy` as main_ppo builds the roles.

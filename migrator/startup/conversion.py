@@ -88,12 +88,16 @@ def convert(table, release: str, check, lookup: Callable[[str], object],
                                _hint(outcome.check, relative, bound))
         return None
 
-    def walk(node: str):
+    def walk(node: str, depth: int = 0):
         keys = children(node) or []
         for key in keys:
             child = f"{node}.{key}"
-            if key not in HYDRA_KEYS and children(child) is not None:
-                failure = walk(child)
+            if key in HYDRA_KEYS or depth > 32:
+                continue
+            if children(child) is None:  # a leaf; `${other.node}` is that node, built here again
+                child = getattr(children, "alias", lambda _: None)(child)
+            if child is not None and children(child) is not None:
+                failure = walk(child, depth + 1)
                 if failure is not None:
                     return failure
         if "_target_" not in keys:
@@ -137,8 +141,40 @@ def node_children(leaves: Mapping[str, object], added: tuple[str, ...] = ()) -> 
         if isinstance(leaves.get(key), dict):  # an empty mapping is a node without keys
             tree.setdefault(key, {})
 
-    def children(key: str) -> list[str] | None:
-        node = tree.get(key)
+    return _Nodes(tree, leaves)
+
+
+class _Nodes:
+    """`nodes(key)`: a node's keys in order (None for a leaf); `nodes.alias(key)`: the node a leaf's whole
+    interpolation names (`${oc.select:a.b,null}`, `${a.b}`, `${..b}`), which Hydra builds in its place."""
+
+    def __init__(self, tree: dict[str, dict[str, None]], leaves: Mapping[str, object]):
+        self.tree, self.leaves = tree, leaves
+
+    def __call__(self, key: str) -> list[str] | None:
+        node = self.tree.get(key)
         return list(node) if node is not None else None
 
-    return children
+    def alias(self, key: str) -> str | None:
+        from migrator.verdict.effective import _WHOLE, _absolute, _split_args
+
+        for _ in range(8):  # a leaf may name a leaf that names the node
+            raw = self.leaves.get(key)
+            m = _WHOLE.match(raw.strip()) if isinstance(raw, str) else None
+            if m is None:
+                return None
+            body = m.group("body").strip()
+            if body.startswith("oc.select:"):
+                args = _split_args(body[len("oc.select:"):])
+                reference = args[0].strip() if args else ""
+            elif ":" in body.split(".", 1)[0]:
+                return None  # another resolver
+            else:
+                reference = body
+            target = _absolute(key, reference)
+            if target is None:
+                return None
+            if target in self.tree:
+                return target
+            key = target
+        return None

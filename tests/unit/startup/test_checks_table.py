@@ -140,3 +140,14 @@ def test_a_nodes_keys_come_in_the_configs_order_with_added_keys_last():
     assert children("") == ["a"]
     assert children("a") == ["empty", "b", "c", "z"]
     assert children("a.c") == ["x", "y"] and children("a.empty") == [] and children("a.b") is None
+
+
+def test_a_leaf_that_interpolates_a_node_is_that_node():
+    from migrator.startup.conversion import node_children
+
+    leaves = {"r.p.tools": "${oc.select:a.p.tools,null}", "r.q": "${..r.p.tools}", "r.n": "${oc.select:a.none,null}",
+              "a.p.tools.npu.contents": (), "a.p.tools.npu._target_": "x.NPU"}
+    nodes = node_children(leaves)
+    assert nodes.alias("r.p.tools") == "a.p.tools" and nodes("a.p.tools") == ["npu"]
+    assert nodes.alias("r.q") == "a.p.tools"  # a leaf naming a leaf that names the node
+    assert nodes.alias("r.n") is None and nodes.alias("a.p.tools.npu.contents") is None
