@@ -7,7 +7,7 @@ which function runs which check in which order, the condition over config keys (
 verl's message and the PRs behind it; `evaluate` judges one effective config (verdict/effective.py)
 with them. A check whose inputs only run time knows is `unknown`, never guessed.
 
-A check that `converts` a node is verl's `omega_conf_to_dataclass` on it (conversion.py): Hydra builds each
+A check that `converts` a node is verl's `omega_conf_to_dataclass` on it (`_convert`): Hydra builds each
 node under it that has a `_target_`, inner nodes first, so a key the class does not declare (the extracted
 facts/config-dataclasses/<release>.yaml) stops verl, and so does a `__post_init__` check of the table's
 `dataclasses` section, which reads the node's own keys as `self.key`.
@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
+from migrator.startup.conversion import HYDRA_KEYS, dataclasses_at
 from migrator.startup.expr import ABSENT, UNKNOWN, Expression, ExpressionError, parse
 
 TABLE = "startup-checks.yaml"
@@ -356,7 +357,6 @@ def evaluate(table: StartupChecks, release: str, lookup: Callable[[str], object]
     """Every check of `release` on one config, in verl's order. `lookup(key)`: the key's value, ABSENT
     when the config has no such key, UNKNOWN when only run time knows it; `children(key)`: a node's keys
     in the config's order (None for a leaf), for the checks that convert a node (without it: unknown)."""
-    from migrator.startup.conversion import convert
 
     values: dict[str, object] = {}
 
@@ -384,7 +384,7 @@ def evaluate(table: StartupChecks, release: str, lookup: Callable[[str], object]
             if not guard and guard is not UNKNOWN:
                 out.append(Outcome(check, "skipped", {k: v for k, v in values.items() if v is not ABSENT}))
             else:
-                out.append(convert(table, release, check, read, children, names, guard is UNKNOWN))
+                out.append(_convert(table, release, check, read, children, names, guard is UNKNOWN))
             continue
         verdict = check.fails.evaluate(read, names) if guard or guard is UNKNOWN else False
         seen = {}
@@ -403,6 +403,89 @@ def evaluate(table: StartupChecks, release: str, lookup: Callable[[str], object]
             out.append(Outcome(check, "fails", seen, fill(check.message_at(release), read, names),
                                _hint(check, read, names)))
     return out
+
+
+def _convert(table, release: str, check, lookup: Callable[[str], object],
+            children: Callable[[str], list[str] | None] | None, names: Mapping[str, object], unsure: bool = False):
+    """The Outcome of verl's conversion of `check.converts`: the first refusal, "passes", or "unknown" where
+    a value that decides it (a `_target_`, a `__post_init__` input) is the shell's, or `unsure` (its guard)."""
+    classes = dataclasses_at(release)
+    seen: dict[str, object] = {}
+    state = {"unknown": unsure}
+
+    def read(key: str) -> object:
+        value = lookup(key)
+        if value is not ABSENT:
+            seen[key] = value
+        return value
+
+    def refused(node: str, keys: list[str], name: str, fields: frozenset[str]):
+        for key in keys:
+            if key not in HYDRA_KEYS and key not in fields:
+                full = f"{node}.{key}"
+                values = {full: _node_value(lookup, children, full)}
+                bound = {**names, "class": name, "key": key}
+                message = fill(check.message_at(release), lookup, bound)
+                return Outcome(check, "fails", values, message, _hint(check, lookup, {**bound, "key": full}))
+        return None
+
+    def post_init(node: str, dataclass: str):
+        own = table.post_init_at(release, dataclass)
+        if not own:
+            return None
+
+        def relative(key: str) -> object:
+            return read(node + key[4:]) if key.startswith("self.") else read(key)
+
+        for outcome in evaluate(table, release, relative, own):
+            if outcome.status == "unknown":
+                state["unknown"] = True
+            elif outcome.status == "fails" and outcome.check.severity == "error":
+                values = {(node + k[4:] if k.startswith("self.") else k): v for k, v in outcome.values.items()}
+                bound = {**names, "node": node}
+                as_run = replace(outcome.check, validator=check.validator, phases=check.phases,
+                                 entry_points=check.entry_points, configs=check.configs)
+                return Outcome(as_run, "fails", values, outcome.message,
+                               _hint(outcome.check, relative, bound))
+        return None
+
+    def walk(node: str, depth: int = 0):
+        keys = children(node) or []
+        for key in keys:
+            child = f"{node}.{key}"
+            if key in HYDRA_KEYS or depth > 32:
+                continue
+            if children(child) is None:  # a leaf; `${other.node}` is that node, built here again
+                child = getattr(children, "alias", lambda _: None)(child)
+            if child is not None and children(child) is not None:
+                failure = walk(child, depth + 1)
+                if failure is not None:
+                    return failure
+        if "_target_" not in keys:
+            return None
+        target = read(f"{node}._target_")
+        if target is UNKNOWN:
+            state["unknown"] = True
+            return None
+        known = classes.get(target) if isinstance(target, str) else None
+        if known is None:
+            return None  # not a dataclass the facts know: its keys are not judged
+        dataclass, name, fields = known
+        return refused(node, keys, name, fields) or post_init(node, dataclass)
+
+    if children is None or children(check.converts) is None:
+        return Outcome(check, "unknown" if children is None else "passes", {})
+    failure = walk(check.converts)
+    if state["unknown"]:
+        return Outcome(check, "unknown", dict(failure.values) if failure is not None else {})
+    return failure or Outcome(check, "passes", {})
+
+
+def _node_value(lookup, children, key: str) -> object:
+    value = lookup(key)
+    if value is ABSENT and children(key) is not None:
+        return {k: _node_value(lookup, children, f"{key}.{k}") for k in children(key)}
+    return value
 
 
 def first_stop(outcomes: list[Outcome]) -> Outcome | None:

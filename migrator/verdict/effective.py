@@ -264,6 +264,21 @@ def _interpolated(leaves, key: str, body: str, depth: int) -> object:
     return resolve(leaves, target, depth + 1)
 
 
+def interpolated_key(key: str, value: object) -> str | None:
+    """The key a leaf's whole interpolation names (`${a.b}`, `${..b}`, `${oc.select:a.b,null}`: `a.b`), made
+    absolute from `key`; None for any other value or resolver."""
+    m = _WHOLE.match(value.strip()) if isinstance(value, str) else None
+    if m is None:
+        return None
+    body = m.group("body").strip()
+    if body.startswith("oc.select:"):
+        args = _split_args(body[len("oc.select:"):])
+        body = args[0].strip() if args else ""
+    elif ":" in body.split(".", 1)[0]:
+        return None  # another resolver
+    return _absolute(key, body)
+
+
 def _absolute(key: str, reference: str) -> str | None:
     """A reference made absolute: `a.b` stays, `.x` is a sibling of `key`, `..x` one node up."""
     if not _KEY.match(reference):
