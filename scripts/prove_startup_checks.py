@@ -8,7 +8,9 @@ names for the release:
 - `validate_config`: `verl.utils.config.validate_config(config, use_reference_policy, use_critic)` with
   `need_critic(config)`; `need_reference_policy(config)` from v0.7.1; before that it takes the
   role-worker mapping, stubbed as main_ppo's TaskRunner builds it (a RefPolicy role iff
-  `algorithm.use_kl_in_reward or actor.use_kl_loss`).
+  `algorithm.use_kl_in_reward or actor.use_kl_loss`). It converts the actor's node (and the critic's)
+  with `omega_conf_to_dataclass`, so the table's `converts` checks and the config classes' `__post_init__`
+  (`dataclasses`) are proven on the cases that add a key (`+...`) or give a profiler value of another type.
 - `RayPPOTrainer._validate_config` (up to v0.5.0): the method, unbound, on a stand-in for the trainer
   (stubbed: its __init__ needs Ray worker groups and a tokenizer) holding the config, `use_critic` as
   __init__ sets it (`adv_estimator == gae`) and `use_reference_policy` as main_ppo builds the roles.
@@ -63,6 +65,7 @@ BASE = {  # a launch every release accepts: each case changes a few of these
 A, R, REF, C = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout.", "actor_rollout_ref.ref.", "critic."
 MODEL, MEG, RM = "actor_rollout_ref.model.", "actor_rollout_ref.actor.megatron.", "reward_model."
 KL = {A + "use_kl_loss": True}
+NPU, TORCH = A + "profiler.tool_config.npu.", A + "profiler.tool_config.torch."
 GPUS = "trainer.n_gpus_per_node"
 
 
@@ -101,6 +104,15 @@ def cases() -> list[tuple[str, dict]]:
         {R + "expert_parallel_size": 2, R + "name": "trtllm"},
         {R + "multi_turn.enable": True}, {R + "multi_turn.enable": True, R + "multi_turn.tool_config_path": "t.yaml"},
         {R + "multi_turn.enable": True, R + "multi_turn.tool_config_path": "t.yaml", "algorithm.adv_estimator": "grpo"},
+        # omega_conf_to_dataclass: a key no dataclass declares (`+`), and the config classes' __post_init__
+        {"+" + A + "policy_loss.tau_pos": 1.0}, {"+" + A + "bogus_setting": 1}, {"+" + R + "bogus_setting": 1},
+        {"+" + C + "bogus_setting": 1}, {"+" + C + "bogus_setting": 1, "algorithm.adv_estimator": "grpo"},
+        {A + "profiler.ranks": "'[0,1]'"}, {A + "profiler.ranks": "[0,1]"}, {R + "profiler.ranks": "'0'"},
+        {C + "profiler.ranks": "'0'"}, {NPU + "contents": "'npu'"}, {NPU + "contents": "[npu,cpu]"},
+        {NPU + "contents": "[npu,gpu]"}, {NPU + "level": "level9"}, {NPU + "level": 1}, {NPU + "analysis": 1},
+        {TORCH + "contents": "[cpu,gpu]"}, {TORCH + "contents": "'cpu'"}, {TORCH + "contents": "[cpu,cuda]"},
+        {"+" + A + "policy_loss.tau_pos": 1.0, A + "profiler.ranks": "'0'"},
+        {A + "profiler.ranks": "'0'", NPU + "contents": "'npu'"},
     ]
     megatron = [
         {}, {MEG + "tensor_model_parallel_size": 2}, {MEG + "tensor_model_parallel_size": 2, "data.train_batch_size": 60},

@@ -37,6 +37,7 @@ WRITERS = {
     "default-changes": ("extract_default_changes.py", []),
     "script-moves": ("prove_script_moves.py", []),
     "components": ("extract_verl_components.py", []),
+    "config-dataclasses": ("extract_config_dataclasses.py", []),
     "startup-verdicts": ("prove_startup_checks.py", []),
 }
 

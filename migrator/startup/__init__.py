@@ -46,4 +46,7 @@ def config_lookup(effective, unknown_keys: Iterable[str] = ()) -> Callable[[str]
 def judge(table: StartupChecks, effective, release: str | None = None,
           unknown_keys: Iterable[str] = ()) -> list[Outcome]:
     """Every start-up check of the effective config's release (or `release`), in verl's order."""
-    return evaluate(table, release or effective.release, config_lookup(effective, unknown_keys))
+    from migrator.startup.conversion import node_children
+
+    children = node_children(effective.leaves, effective.added)
+    return evaluate(table, release or effective.release, config_lookup(effective, unknown_keys), children=children)

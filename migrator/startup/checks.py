@@ -6,16 +6,22 @@ older releases after `ray.init`, in the workers after the job has its GPUs. The 
 which function runs which check in which order, the condition over config keys (migrator/startup/expr.py),
 verl's message and the PRs behind it; `evaluate` judges one effective config (verdict/effective.py)
 with them. A check whose inputs only run time knows is `unknown`, never guessed.
+
+A check that `converts` a node is verl's `omega_conf_to_dataclass` on it (`_convert`): Hydra builds each
+node under it that has a `_target_`, inner nodes first, so a key the class does not declare (the extracted
+facts/config-dataclasses/<release>.yaml) stops verl, and so does a `__post_init__` check of the table's
+`dataclasses` section, which reads the node's own keys as `self.key`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
+from migrator.startup.conversion import HYDRA_KEYS, dataclasses_at
 from migrator.startup.expr import ABSENT, UNKNOWN, Expression, ExpressionError, parse
 
 TABLE = "startup-checks.yaml"
@@ -64,6 +70,8 @@ class Check:
     configs: tuple[str, ...] = ()
     line: int = 0
     messages: Mapping[str, str] = field(default_factory=dict)  # release -> its own wording of `message`
+    converts: str | None = None  # the node verl turns into its dataclass (conversion.py); `fails` is unused
+    dataclass: str | None = None  # a `__post_init__` check: the class (module.Name) whose nodes it reads as self.*
 
     def message_at(self, release: str) -> str:
         return self.messages.get(release, self.message)
@@ -74,6 +82,8 @@ class Check:
         for expression in (self.when, self.fails, *(e for _, e in self.let)):
             if expression is not None:
                 out |= expression.names()
+        if self.converts is not None:
+            out -= {"class", "key"}  # the conversion's own: the class that refused the key, and the key
         return frozenset(n for n in out if "." not in n)
 
 
@@ -91,6 +101,11 @@ class StartupChecks:
     releases: tuple[str, ...]
     bindings: tuple[Binding, ...]
     checks: tuple[Check, ...]
+    post_init: tuple[Check, ...] = ()  # the `dataclasses` section: checks of a class, on each node built as it
+
+    def post_init_at(self, release: str, dataclass: str) -> list[Check]:
+        """The `__post_init__` checks of `dataclass` (module.Name) at `release`, in verl's order."""
+        return [c for c in self.post_init if c.dataclass == dataclass and release in c.releases]
 
     def at(self, release: str) -> list[Check]:
         """The checks verl runs at `release`, in its order."""
@@ -140,26 +155,29 @@ class _Loader:
     def table(self, raw) -> StartupChecks:
         if not isinstance(raw, dict):
             raise ChecksError(self.file, None, "the table is not a mapping")
-        self.fields(raw, {"bindings", "validators"}, {"bindings", "validators"})
+        self.fields(raw, {"bindings", "validators", "dataclasses"}, {"bindings", "validators"})
         bindings = tuple(self.binding(b) for b in self.items(raw, "bindings"))
         names = {b.name for b in bindings}
         checks: list[Check] = []
         for validator in self.items(raw, "validators"):
             checks.extend(self.validator(validator, names))
+        post_init: list[Check] = []
+        for node in self.items(raw, "dataclasses") if "dataclasses" in raw else []:
+            post_init.extend(self.dataclass(node))
         seen: dict[tuple[str, str], int] = {}
-        for check in checks:
+        for check in (*checks, *post_init):
             for release in check.releases:
                 if (check.id, release) in seen:
                     raise ChecksError(self.file, check.line, f"check `{check.id}` is given twice for {release} "
                                                              f"(also line {seen[(check.id, release)]})")
                 seen[(check.id, release)] = check.line
-        for item in (*bindings, *checks):  # a name must be bound at every release that uses it
+        for item in (*bindings, *checks, *post_init):  # a name must be bound at every release that uses it
             for name in (item.value.names() if isinstance(item, Binding) else item.names() - {n for n, _ in item.let}):
                 covered = set().union(*(b.releases for b in bindings if b.name == name))
                 if not item.releases <= covered:
                     missing = sorted(item.releases - covered, key=self.order.index)
                     raise ChecksError(self.file, item.line, f"`{name}` is not bound at {', '.join(missing)}")
-        return StartupChecks(self.order, bindings, tuple(checks))
+        return StartupChecks(self.order, bindings, tuple(checks), tuple(post_init))
 
     def items(self, raw: dict, key: str) -> list:
         items = raw.get(key)
@@ -224,9 +242,39 @@ class _Loader:
             checks.append(self.check(raw, node, releases, phases, names))
         return checks
 
-    def check(self, node: dict, validator: dict, releases, phases, names: set[str]) -> Check:
-        allowed = {"id", "releases", "prs", "when", "fails", "let", "error", "message", "messages", "fix", "severity"}
-        self.fields(node, allowed, {"id", "fails", "error", "message"})
+    def dataclass(self, node: dict) -> list[Check]:
+        """A class's `__post_init__` checks: over its own keys (`self.x`), run wherever Hydra builds one."""
+        allowed = {"class", "releases", "source", "checks"}
+        self.fields(node, allowed, allowed)
+        if not isinstance(node["class"], str) or not re.fullmatch(r"[\w.]+\.[A-Za-z_]\w*", node["class"]):
+            self.fail(node, "`class` must be the dotted module and class name that defines it", "class")
+        releases = self.releases(node, node["releases"])
+        if not isinstance(node["source"], str) or not re.fullmatch(r"[\w/.-]+\.py:[\w.]+", node["source"]):
+            self.fail(node, "`source` must be `path/to/file.py:function`", "source")
+        name = node["class"].rpartition(".")[2] + ".__post_init__"
+        validator = {"name": name, "source": node["source"], "entry_points": (), "configs": ()}
+        out = []
+        for raw in self.items(node, "checks"):
+            check = self.check(raw, validator, releases, {}, {"node"}, dataclass=node["class"])
+            outside = sorted(k for e in (check.when, check.fails, *(x for _, x in check.let)) if e is not None
+                             for k in e.keys() if not k.startswith("self."))
+            if outside:
+                self.fail(raw, f"a dataclass check reads only its node's keys (`self.x`), not `{outside[0]}`")
+            out.append(check)
+        return out
+
+    def check(self, node: dict, validator: dict, releases, phases, names: set[str],
+              dataclass: str | None = None) -> Check:
+        allowed = {"id", "releases", "prs", "when", "fails", "let", "error", "message", "messages", "fix", "severity",
+                   "converts"}
+        converts = node.get("converts")
+        self.fields(node, allowed, {"id", "error", "message"} | ({"fails"} if converts is None else set()))
+        if converts is not None:
+            if dataclass is not None or not (isinstance(converts, str) and re.fullmatch(r"[\w.]+", converts)):
+                self.fail(node, "`converts` names a config node (a dotted key) in a validator's check", "converts")
+            if "fails" in node:
+                self.fail(node, "a `converts` check fails where verl's conversion does: it takes no `fails`", "fails")
+            names = set(names) | {"class", "key"}  # the class that refused the key, and the key
         if not isinstance(node["id"], str) or not re.fullmatch(r"[a-z0-9-]+", node["id"]):
             self.fail(node, "`id` must be lower-case words joined by `-`", "id")
         own = self.releases(node, node["releases"]) if "releases" in node else releases
@@ -245,7 +293,7 @@ class _Loader:
             let.append((name, self.expression(raw_let, name, bound)))
             bound.add(name)
         when = self.expression(node, "when", bound) if "when" in node else None
-        fails = self.expression(node, "fails", bound)
+        fails = self.expression(node, "fails", bound) if converts is None else parse("False")
         severity = node.get("severity", "error")
         if severity not in ("error", "warning"):
             self.fail(node, "`severity` is error or warning", "severity")
@@ -267,7 +315,8 @@ class _Loader:
             prs.append((item["pr"], item["release"]))
         return Check(node["id"], validator["name"], validator["source"], phases, own, fails, message,
                      str(node["error"]), severity, when, tuple(let), fix, tuple(prs),
-                     tuple(validator["entry_points"]), tuple(validator["configs"]), node["__line__"], worded)
+                     tuple(validator["entry_points"]), tuple(validator["configs"]), node["__line__"], worded,
+                     converts, dataclass)
 
     def template(self, node: dict, key: str, text: str, names: set[str]) -> None:
         for m in _FIELD.finditer(text):
@@ -303,9 +352,12 @@ _ANY_NAME = _AnyName()
 # -- evaluating --------------------------------------------------------------------------------------
 
 def evaluate(table: StartupChecks, release: str, lookup: Callable[[str], object],
-             checks: list[Check] | None = None) -> list[Outcome]:
+             checks: list[Check] | None = None,
+             children: Callable[[str], list[str] | None] | None = None) -> list[Outcome]:
     """Every check of `release` on one config, in verl's order. `lookup(key)`: the key's value, ABSENT
-    when the config has no such key, UNKNOWN when only run time knows it."""
+    when the config has no such key, UNKNOWN when only run time knows it; `children(key)`: a node's keys
+    in the config's order (None for a leaf), for the checks that convert a node (without it: unknown)."""
+
     values: dict[str, object] = {}
 
     def read(key: str) -> object:
@@ -328,6 +380,12 @@ def evaluate(table: StartupChecks, release: str, lookup: Callable[[str], object]
         for name, expression in check.let:
             names[name] = expression.evaluate(read, names)
         guard = check.when.evaluate(read, names) if check.when is not None else True
+        if check.converts is not None:
+            if not guard and guard is not UNKNOWN:
+                out.append(Outcome(check, "skipped", {k: v for k, v in values.items() if v is not ABSENT}))
+            else:
+                out.append(_convert(table, release, check, read, children, names, guard is UNKNOWN))
+            continue
         verdict = check.fails.evaluate(read, names) if guard or guard is UNKNOWN else False
         seen = {}
         for name in sorted(check.names()):
@@ -345,6 +403,89 @@ def evaluate(table: StartupChecks, release: str, lookup: Callable[[str], object]
             out.append(Outcome(check, "fails", seen, fill(check.message_at(release), read, names),
                                _hint(check, read, names)))
     return out
+
+
+def _convert(table, release: str, check, lookup: Callable[[str], object],
+            children: Callable[[str], list[str] | None] | None, names: Mapping[str, object], unsure: bool = False):
+    """The Outcome of verl's conversion of `check.converts`: the first refusal, "passes", or "unknown" where
+    a value that decides it (a `_target_`, a `__post_init__` input) is the shell's, or `unsure` (its guard)."""
+    classes = dataclasses_at(release)
+    seen: dict[str, object] = {}
+    state = {"unknown": unsure}
+
+    def read(key: str) -> object:
+        value = lookup(key)
+        if value is not ABSENT:
+            seen[key] = value
+        return value
+
+    def refused(node: str, keys: list[str], name: str, fields: frozenset[str]):
+        for key in keys:
+            if key not in HYDRA_KEYS and key not in fields:
+                full = f"{node}.{key}"
+                values = {full: _node_value(lookup, children, full)}
+                bound = {**names, "class": name, "key": key}
+                message = fill(check.message_at(release), lookup, bound)
+                return Outcome(check, "fails", values, message, _hint(check, lookup, {**bound, "key": full}))
+        return None
+
+    def post_init(node: str, dataclass: str):
+        own = table.post_init_at(release, dataclass)
+        if not own:
+            return None
+
+        def relative(key: str) -> object:
+            return read(node + key[4:]) if key.startswith("self.") else read(key)
+
+        for outcome in evaluate(table, release, relative, own):
+            if outcome.status == "unknown":
+                state["unknown"] = True
+            elif outcome.status == "fails" and outcome.check.severity == "error":
+                values = {(node + k[4:] if k.startswith("self.") else k): v for k, v in outcome.values.items()}
+                bound = {**names, "node": node}
+                as_run = replace(outcome.check, validator=check.validator, phases=check.phases,
+                                 entry_points=check.entry_points, configs=check.configs)
+                return Outcome(as_run, "fails", values, outcome.message,
+                               _hint(outcome.check, relative, bound))
+        return None
+
+    def walk(node: str, depth: int = 0):
+        keys = children(node) or []
+        for key in keys:
+            child = f"{node}.{key}"
+            if key in HYDRA_KEYS or depth > 32:
+                continue
+            if children(child) is None:  # a leaf; `${other.node}` is that node, built here again
+                child = getattr(children, "alias", lambda _: None)(child)
+            if child is not None and children(child) is not None:
+                failure = walk(child, depth + 1)
+                if failure is not None:
+                    return failure
+        if "_target_" not in keys:
+            return None
+        target = read(f"{node}._target_")
+        if target is UNKNOWN:
+            state["unknown"] = True
+            return None
+        known = classes.get(target) if isinstance(target, str) else None
+        if known is None:
+            return None  # not a dataclass the facts know: its keys are not judged
+        dataclass, name, fields = known
+        return refused(node, keys, name, fields) or post_init(node, dataclass)
+
+    if children is None or children(check.converts) is None:
+        return Outcome(check, "unknown" if children is None else "passes", {})
+    failure = walk(check.converts)
+    if state["unknown"]:
+        return Outcome(check, "unknown", dict(failure.values) if failure is not None else {})
+    return failure or Outcome(check, "passes", {})
+
+
+def _node_value(lookup, children, key: str) -> object:
+    value = lookup(key)
+    if value is ABSENT and children(key) is not None:
+        return {k: _node_value(lookup, children, f"{key}.{k}") for k in children(key)}
+    return value
 
 
 def first_stop(outcomes: list[Outcome]) -> Outcome | None:

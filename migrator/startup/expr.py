@@ -8,7 +8,11 @@ small whitelist, so a table that uses anything else fails on load with its file 
 - `+ - * // %`, unary `-`, `not`, `and`, `or`, `x if c else y`;
 - comparisons `== != < <= > >=`, `in`/`not in` a list, `is None`/`is not None` (the key's value is null);
 - `get(key, default)`: the key's value, or `default` where the release does not declare it (verl's
-  `config.x.get("key", default)`), and `gcd(a, b)`.
+  `config.x.get("key", default)`), and `gcd(a, b)`;
+- `type_name(x)`: the name of the Python type verl's code sees for the value (`list` for a list, `str`,
+  `int`, `float`, `bool`, `NoneType`, `dict`), for the config dataclasses' `isinstance` asserts;
+- `first_outside(x, [...])`: the first item of `x` (a list, or the characters of a string, as Python's
+  `for` walks them) that is not in the list, or None (verl's `for c in x: assert c in [...]`).
 
 Values come from a lookup (the launch's effective config); one the shell decides or Hydra cannot tell is
 `UNKNOWN`, and evaluation follows Kleene's logic: `False and UNKNOWN` is False, `1 + UNKNOWN` is UNKNOWN.
@@ -45,7 +49,7 @@ _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Mod: operator.mod}
 _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
             ast.Gt: operator.gt, ast.GtE: operator.ge}
-_FUNCTIONS = {"get": 2, "gcd": 2}
+_FUNCTIONS = {"get": 2, "gcd": 2, "type_name": 1, "first_outside": 2}
 
 
 @dataclass(frozen=True)
@@ -124,9 +128,16 @@ def _validate(node: ast.AST, names) -> None:
     elif isinstance(node, ast.Call):
         name = node.func.id if isinstance(node.func, ast.Name) else None
         if name not in _FUNCTIONS or node.keywords or len(node.args) != _FUNCTIONS[name]:
-            raise ExpressionError("calls are `get(key, default)` and `gcd(a, b)` only", node.col_offset)
+            raise ExpressionError("calls are `get(key, default)`, `gcd(a, b)`, `type_name(x)` and "
+                                  "`first_outside(x, [...])` only", node.col_offset)
         if name == "get" and not (isinstance(node.args[0], ast.Attribute) and _dotted(node.args[0])):
             raise ExpressionError("get() takes a dotted config key first", node.col_offset)
+        if name == "first_outside":
+            right = node.args[1]
+            if not (isinstance(right, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) for e in right.elts)):
+                raise ExpressionError("first_outside() takes a list of constants second", node.col_offset)
+            _validate(node.args[0], names)
+            return
         for arg in node.args:
             _validate(arg, names)
     else:
@@ -182,11 +193,34 @@ def _eval(node: ast.AST, lookup, bindings) -> object:
         if node.func.id == "get":
             value = lookup(_dotted(node.args[0]))
             return _eval(node.args[1], lookup, bindings) if value is ABSENT else value
+        if node.func.id == "type_name":
+            return _type_name(_eval(node.args[0], lookup, bindings))
+        if node.func.id == "first_outside":
+            return _first_outside(_eval(node.args[0], lookup, bindings), [e.value for e in node.args[1].elts])
         a, b = (_eval(arg, lookup, bindings) for arg in node.args)
         if any(v is UNKNOWN or not _is_int(v) for v in (a, b)):
             return UNKNOWN
         return math.gcd(a, b)
     raise AssertionError(f"unvalidated node {node!r}")
+
+
+_TYPE_NAMES = ((bool, "bool"), (int, "int"), (float, "float"), (str, "str"), (type(None), "NoneType"),
+               ((list, tuple), "list"), (dict, "dict"))
+
+
+def _type_name(value) -> object:
+    """What `type(x).__name__` gives in verl once Hydra built the node (`_convert_="partial"`: a list is a list)."""
+    if value is UNKNOWN:
+        return UNKNOWN
+    return next((name for types, name in _TYPE_NAMES if isinstance(value, types)), UNKNOWN)
+
+
+def _first_outside(value, allowed: list) -> object:
+    if value is UNKNOWN or not isinstance(value, (str, list, tuple)):
+        return UNKNOWN  # verl's `for` over a number is a TypeError: not this check's verdict
+    if any(item is UNKNOWN for item in value):
+        return UNKNOWN
+    return next((item for item in value if item not in allowed), None)
 
 
 def _bool_op(is_and: bool, values) -> object:

@@ -45,6 +45,7 @@ class EffectiveConfig:
     symbolic: frozenset[str] = frozenset()  # keys set to a value the shell decides at run time
     failure: str | None = None  # the config does not compose (Hydra's message): no leaves
     rejected: frozenset[int] = frozenset()  # positions of the overrides Hydra rejects (left out of the leaves)
+    added: tuple[str, ...] = ()  # keys the command added to `leaves` after verl's own, in order (OmegaConf's)
 
     def sets(self, key: str) -> bool:
         """Does the command set `key`, or a node above it?"""
@@ -101,9 +102,11 @@ def _effective(configs: ReleaseConfigs, config_dir: str, config_name: str,
     accepted = [item for item in parsed if item.index not in rejected]
     if not all(_plain_assignment(item.override, flat) for item in accepted):
         return dataclasses.replace(_applied_by_hydra(base, accepted), rejected=rejected)
-    set_keys, symbolic = set(), set()
+    set_keys, symbolic, added = set(), set(), []
     for item in accepted:
         key = item.override.key_or_group
+        if key not in flat:
+            added.append(key)
         parent = key.rpartition(".")[0]
         if flat.get(parent) == {}:  # the empty mapping becomes a node with this key
             del flat[parent]
@@ -112,7 +115,8 @@ def _effective(configs: ReleaseConfigs, config_dir: str, config_name: str,
         set_keys.add(key)
         if NEUTRAL_VALUE in item.text.partition("=")[2]:
             symbolic.add(key)
-    return EffectiveConfig(configs.release, config, flat, frozenset(set_keys), frozenset(symbolic), rejected=rejected)
+    return EffectiveConfig(configs.release, config, flat, frozenset(set_keys), frozenset(symbolic),
+                           rejected=rejected, added=tuple(added))
 
 
 def _plain_assignment(override, flat: Mapping[str, object]) -> bool:
@@ -262,6 +266,21 @@ def _interpolated(leaves, key: str, body: str, depth: int) -> object:
     if target is None or target not in leaves:
         return UNKNOWN
     return resolve(leaves, target, depth + 1)
+
+
+def interpolated_key(key: str, value: object) -> str | None:
+    """The key a leaf's whole interpolation names (`${a.b}`, `${..b}`, `${oc.select:a.b,null}`: `a.b`), made
+    absolute from `key`; None for any other value or resolver."""
+    m = _WHOLE.match(value.strip()) if isinstance(value, str) else None
+    if m is None:
+        return None
+    body = m.group("body").strip()
+    if body.startswith("oc.select:"):
+        args = _split_args(body[len("oc.select:"):])
+        body = args[0].strip() if args else ""
+    elif ":" in body.split(".", 1)[0]:
+        return None  # another resolver
+    return _absolute(key, body)
 
 
 def _absolute(key: str, reference: str) -> str | None:

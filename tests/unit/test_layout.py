@@ -19,7 +19,7 @@ PACKAGE_DIR = REPO / "migrator"
 # Literals that name something verl-like but are not verl's layout: (file under migrator/, literal) -> why.
 ALLOWED = {
     **{(module, "verl"): "this package's directory of verl's tables (mappings/verl/), not verl's tree"
-       for module in ("config.py", "layout.py", "lint/facts.py", "builtin_tables.py", "mapping/load.py", "rewrite/shell/effect.py", "startup/checks.py", "startup/components.py", "tablecache.py", "verdict/in_use.py",
+       for module in ("config.py", "layout.py", "lint/facts.py", "builtin_tables.py", "mapping/load.py", "rewrite/shell/effect.py", "startup/checks.py", "startup/components.py", "startup/conversion.py", "tablecache.py", "verdict/in_use.py",
                       "verdict/store.py", "written_for.py")},
     ("layout.py", "mappings/verl/"): "how messages name this package's directory of verl's tables",
     ("verdict/in_use.py", "mappings/verl/"): "how messages name this package's directory of verl's tables",

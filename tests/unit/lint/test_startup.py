@@ -76,3 +76,27 @@ def test_an_ignored_key_is_never_sent_to_a_value_its_replacement_refuses(mapping
     assert ignored.key == "reward_model.reward_manager"
     assert "reward.reward_manager.name=prime" not in ignored.hint
     assert "`prime` names no reward-manager" in ignored.hint and "dapo, gdpo, naive, remote" in ignored.hint
+
+
+def test_a_key_the_config_dataclass_does_not_declare_stops_verl(mappings):
+    _, found = lint(mappings, "vm020_undeclared_key.sh")
+    (stray,) = found
+    assert (stray.line, stray.code, stray.key) == (11, "VM020", "actor_rollout_ref.actor.policy_loss.soft_gate")
+    assert "PolicyLossConfig.__init__() got an unexpected keyword argument 'soft_gate'" in stray.message
+    assert "[actor_rollout_ref.actor.policy_loss.soft_gate=1.5]" in stray.message
+    assert stray.hint.startswith("remove actor_rollout_ref.actor.policy_loss.soft_gate: verl's PolicyLossConfig")
+
+
+def test_profiler_contents_given_as_text_stop_verl_before_its_ranks_are_read(mappings):
+    _, found = lint(mappings, "vm020_profiler.sh")
+    actor = next(f for f in found if f.key == "actor_rollout_ref.actor.profiler.tool_config.npu.contents")
+    assert actor.line == 12 and "Profiler contents must be of type list, got <class 'str'>" in actor.message
+    assert "(validate_config, before Ray starts)" in actor.message
+    assert actor.hint.startswith("set actor_rollout_ref.actor.profiler.tool_config.npu.contents to a list")
+    assert not any("Profiler ranks" in f.message for f in found)  # the tool's node is built first, and fails
+
+
+def test_a_profiler_value_the_shell_decides_is_not_judged(mappings):
+    report, found = lint(mappings, "vm020_profiler_shell.sh")
+    assert found == []
+    assert any("start-up check(s) not judged" in note for note in report.notes)

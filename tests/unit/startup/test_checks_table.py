@@ -97,3 +97,57 @@ def test_the_shipped_table_loads_and_covers_the_required_checks():
     assert "validation-sampling-temperature" in {c.id for c in t.at("v0.3.0.post1")}
     assert {"rollout-mode-sync-removed", "rollout-mode-unknown"} <= {c.id for c in t.at("v0.9.0")}
     assert "rollout-name-mode-unknown" in {c.id for c in t.at("v0.6.1")}
+
+
+CONVERTS = GOOD + """\
+      - id: convert
+        converts: actor
+        error: TypeError
+        message: "{class}.__init__() got an unexpected keyword argument '{key}'"
+dataclasses:
+  - class: verl.utils.profiler.config.ProfilerConfig
+    releases: v1..v3
+    source: verl/utils/profiler/config.py:ProfilerConfig.__post_init__
+    checks:
+      - id: ranks
+        let: {kind: type_name(self.ranks)}
+        fails: kind != "list"
+        error: AssertionError
+        message: "Profiler ranks must be of type list, got <class '{kind}'>"
+        fix: {text: "{node}.ranks as a list"}
+"""
+
+
+def test_conversions_and_dataclass_checks_load_and_are_validated(tmp_path):
+    t = table(tmp_path, CONVERTS)
+    assert [c.id for c in t.at("v2")] == ["batch", "mode", "convert"]
+    (ranks,) = t.post_init_at("v2", "verl.utils.profiler.config.ProfilerConfig")
+    assert ranks.validator == "ProfilerConfig.__post_init__"
+    for n, (old, new, fault) in enumerate([
+            ("type_name(self.ranks)", "type_name(trainer.ranks)", "only its node's keys"),
+            ("converts: actor\n", "converts: actor\n        fails: a.b\n", "takes no `fails`")]):
+        (tmp_path / str(n)).mkdir()
+        with pytest.raises(ChecksError, match=fault):
+            table(tmp_path / str(n), CONVERTS.replace(old, new))
+
+
+def test_a_nodes_keys_come_in_the_configs_order_with_added_keys_last():
+    from migrator.startup.conversion import node_children
+
+    # effective.py lists leaves last key first; `+a.z` was appended by the command
+    leaves = {"a.c.y": 1, "a.c.x": 2, "a.b": 3, "a.empty": {}, "a.z": 4}
+    children = node_children(leaves, ("a.z",))
+    assert children("") == ["a"]
+    assert children("a") == ["empty", "b", "c", "z"]
+    assert children("a.c") == ["x", "y"] and children("a.empty") == [] and children("a.b") is None
+
+
+def test_a_leaf_that_interpolates_a_node_is_that_node():
+    from migrator.startup.conversion import node_children
+
+    leaves = {"r.p.tools": "${oc.select:a.p.tools,null}", "r.q": "${..r.p.tools}", "r.n": "${oc.select:a.none,null}",
+              "a.p.tools.npu.contents": (), "a.p.tools.npu._target_": "x.NPU"}
+    nodes = node_children(leaves)
+    assert nodes.alias("r.p.tools") == "a.p.tools" and nodes("a.p.tools") == ["npu"]
+    assert nodes.alias("r.q") == "a.p.tools"  # a leaf naming a leaf that names the node
+    assert nodes.alias("r.n") is None and nodes.alias("a.p.tools.npu.contents") is None

@@ -56,3 +56,16 @@ def test_keys_and_names_read():
     e = parse("get(a.b.c, 1) * n_gpus + d.e", {"n_gpus"})
     assert e.keys() == {"a.b.c", "d.e"}
     assert e.names() == {"n_gpus"}
+
+
+def test_type_names_and_the_first_item_outside_a_list():
+    assert run("type_name(a.x)", {"a.x": (1, 2)}) == "list"
+    assert [run("type_name(a.x)", {"a.x": v}) for v in ("s", 1, 1.5, True, None, {})] == \
+        ["str", "int", "float", "bool", "NoneType", "dict"]
+    assert run("type_name(a.x)", {"a.x": UNKNOWN}) is UNKNOWN
+    assert run("first_outside(a.x, ['npu', 'cpu'])", {"a.x": ("npu", "gpu", "tpu")}) == "gpu"
+    assert run("first_outside(a.x, ['npu', 'cpu'])", {"a.x": ("cpu",)}) is None
+    assert run("first_outside(a.x, ['cpu'])", {"a.x": "cpu"}) == "c"  # a string is walked by its characters
+    assert run("first_outside(a.x, ['cpu'])", {"a.x": 3}) is UNKNOWN
+    with pytest.raises(ExpressionError, match="list of constants"):
+        parse("first_outside(a.x, a.y)")
