@@ -374,8 +374,10 @@ class _AstWalker:
                     at = self.src.find(word, at + 1, end)
 
 
-# Between the pieces of implicitly joined strings: blanks, line breaks, continuations and comments.
-_GAP = re.compile(rb"(?:[ \t\f\n]|\\\n|#[^\n]*)*")
+# Between the pieces of implicitly joined strings: blanks, line breaks, continuations and comments (a comment
+# there always ends its line: the next piece is on a later one). Each comment is delimited by `#` and its line
+# break, so no two ways of splitting a gap exist (linear by structure, tests/unit/test_regex_linearity.py).
+_GAP = re.compile(rb"(?:[ \t\f\n]|\\\n|#[^\n]*\n)*")
 
 
 def _joined_pieces(source: bytes, start: int, end: int) -> list[tuple[int, int]] | None:
