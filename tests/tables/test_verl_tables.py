@@ -450,7 +450,9 @@ def test_must_have_entries():
 
 def test_shipped_facts_size():
     total = sum(p.stat().st_size for p in FACTS.rglob("*") if p.is_file())
-    assert 0 < total < 5_000_000
+    # A bound against an accidental dump, not a target: twelve releases' key lists, config trees, module
+    # trees, start-up proofs and config dataclasses came to 5.26 MB on 2026-12-02; a release adds ~0.3 MB.
+    assert 0 < total < 6_000_000
     for rel in RELEASES:
         assert KEYS[rel].get("ppo_trainer"), rel
         assert TREES[rel], rel
