@@ -47,9 +47,12 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
     return out
 
 
-def start(root: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "migrator", *ARGS, str(root)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+def start(root: Path, log: Path) -> subprocess.Popen:
+    # stderr goes to a file, never to a pipe nobody reads while the test watches the tree: a report larger
+    # than the pipe's buffer (a manual action per file) would block the run before it exits.
+    with open(log, "wb") as err:
+        return subprocess.Popen([sys.executable, "-m", "migrator", *ARGS, str(root)], stdout=subprocess.DEVNULL,
+                                stderr=err, start_new_session=True)
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -135,7 +138,8 @@ def _kill_at_each_moment(victim: Path, before: dict, after: dict, changeable: in
         writes = None
         if fraction is not None:
             writes = 1 if fraction == 1 else max(1, int((changeable - migrated) * fraction))
-        proc = start(victim)
+        log = victim.parent / f"{victim.name}-{label.replace(' ', '-')}.stderr"
+        proc = start(victim, log)
         if delay is not None:
             time.sleep(delay)
         else:
@@ -146,7 +150,7 @@ def _kill_at_each_moment(victim: Path, before: dict, after: dict, changeable: in
         counts = check_every_file(victim, before, after)
         history.append((label, finished, counts))
         migrated = counts["migrated"]
-        assert b"Traceback" not in proc.stderr.read()
+        assert b"Traceback" not in log.read_bytes()
     return history
 
 
@@ -156,7 +160,7 @@ def test_sigkill_of_the_parent_alone_leaves_no_workers_and_no_writes(tmp_path):
     root = tmp_path / "tree"
     make_tree(root)
     before = snapshot(root)
-    proc = start(root)
+    proc = start(root, tmp_path / "run.stderr")
     workers: list[str] = []
     while len(workers) < 2 and proc.poll() is None:
         time.sleep(0.02)
