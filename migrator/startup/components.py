@@ -113,9 +113,9 @@ def selects_new_component(key: str, value: str, source_release: str, target_rele
     return NewComponent(target.name, key, value, target.names[value], tuple(source.names))
 
 
-def ignored_advice(key: str, value: str, release: str, entry_point: str) -> tuple[str, str] | None:
-    """(message, hint) for an override of `key` (written value `value`) that Hydra accepts at `release` and
-    nothing reads for the entry point (VM022, in lint and in the rewrite's run comparison), or None."""
+def ignored_advice(key: str, value: str, release: str, entry_point: str) -> tuple[str, str, int] | None:
+    """(message, hint, PR) for an override of `key` (written value `value`) that Hydra accepts at `release`
+    and nothing reads for the entry point (VM022, in lint and in the rewrite's run comparison), or None."""
     from migrator.pulls import pr_name
 
     item = ignored_key(key, release, entry_point)
@@ -128,7 +128,7 @@ def ignored_advice(key: str, value: str, release: str, entry_point: str) -> tupl
     if instead and (refused := _unregistered(instead, value, release)):
         hint = refused
     return (f"`{key}` is accepted by verl {release} but nothing reads it for {entry_point} (read up to "
-            f"{read_release} at {reader}; not since {pr_name(item.pr)})", hint)
+            f"{read_release} at {reader}; not since {pr_name(item.pr)})", hint, item.pr)
 
 
 def _unregistered(key: str, value: str, release: str) -> str | None:

@@ -5,6 +5,7 @@ another key's value."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -178,8 +179,6 @@ def as_read(config, entry_point: str | None):
     """The effective config (verdict.effective.EffectiveConfig) as the entry point reads it at the config's
     release: after the copies it makes at start-up (v0.7.1's main_ppo moving the legacy `reward_model.*`
     into `reward.*`). The config itself when it makes none."""
-    import dataclasses
-
     rows = [(copies, deletes) for entry, releases, copies, deletes in _copies()
             if entry == entry_point and config.release in releases]
     if not rows or config.failure is not None:

@@ -100,10 +100,10 @@ def _unread_settings(launch: Launch, after, to_original: Callable, mappings) -> 
     for o in launch.overrides:
         if o.prefix == "~" or ignored_key(o.key, mappings.from_release, module) is not None:
             continue  # deleted, or already unread at the files' release: the run is the same
-        item = ignored_key(o.key, mappings.to_release, module)
         advice = ignored_advice(o.key, o.written.partition("=")[2], mappings.to_release, module)
-        if item is not None and advice is not None:
-            found.append(Finding(to_original(o.start), "ignored-key", advice[0], advice[1], (item.pr,), "warning",
+        if advice is not None:
+            message, hint, pr = advice
+            found.append(Finding(to_original(o.start), "ignored-key", message, hint, (pr,), "warning",
                                  IGNORED_KEY_CODE))
     return found
 
