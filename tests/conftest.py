@@ -3,6 +3,7 @@ shared fixtures. Helpers to import live in `tests/helpers/`."""
 
 from __future__ import annotations
 
+import compileall
 import os
 import shutil
 import signal
@@ -23,6 +24,7 @@ settings.register_profile("suite", deadline=None, derandomize=True, database=Non
 settings.load_profile("suite")
 _OWN_BASETEMP = pytest.StashKey[str]()
 _OWN_CACHE = pytest.StashKey[str]()
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _memory_tmp_works(directory: Path) -> bool:
@@ -52,6 +54,16 @@ def pytest_configure(config):
         own = tempfile.mkdtemp(prefix="verl-migrate-test-cache-")
         os.environ["VERL_MIGRATE_CACHE_DIR"] = own
         config.stash[_OWN_CACHE] = own
+        _compile_once(config)
+
+
+def _compile_once(config) -> None:
+    """The package compiled once, as `pip install` compiles it, beside its sources (`__pycache__`, which git
+    ignores), for every worker and every `python -m migrator` the tests start from the checkout. Where the
+    environment sets PYTHONDONTWRITEBYTECODE, as this CI machine's does, each of the suite's hundreds of
+    CLI runs otherwise compiled the whole package from source again (a quarter of a CPU-second each).
+    Not PYTHONPYCACHEPREFIX: it moves every package's bytecode, and the installed ones are not there."""
+    compileall.compile_dir(REPO / "migrator", quiet=2)
 
 
 def pytest_xdist_auto_num_workers(config):
