@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import stat
 from pathlib import Path
 
@@ -49,14 +50,27 @@ def _plant_everywhere(root: Path, markers: Path) -> list[Path]:
     return planted
 
 
-def _warm_cache(tmp_path: Path, composed_entry: bool = True) -> tuple[Path, Path, dict]:
-    root = tmp_path / "cache"
-    scripts = tmp_path / "scripts"
+@pytest.fixture(scope="module")
+def warmed(tmp_path_factory) -> Path:
+    """A cache the two runs filled from cold, once per module: each test takes a copy of its own."""
+    base = tmp_path_factory.mktemp("warmed")
+    root = base / "cache"
+    scripts = base / "scripts"
     scripts.mkdir()
     (scripts / "run.sh").write_text(SCRIPT)
     env = {"VERL_MIGRATE_CACHE_DIR": str(root), "VERL_MIGRATE_NO_CACHE": ""}
     assert run_cli("lint", "--to", "v0.9.0", scripts, env=env).returncode == 1
     assert run_cli("--check", "--from", "v0.4.1", "--to", "v0.9.0", scripts, env=env).returncode == 1
+    return root
+
+
+def _warm_cache(tmp_path: Path, warmed: Path, composed_entry: bool = True) -> tuple[Path, Path, dict]:
+    root = tmp_path / "cache"
+    shutil.copytree(warmed, root, symlinks=True)  # modes kept (0o700): the copy is ours alone, as a run makes it
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "run.sh").write_text(SCRIPT)
+    env = {"VERL_MIGRATE_CACHE_DIR": str(root), "VERL_MIGRATE_NO_CACHE": ""}
     if composed_entry:  # the base this launch composes: a file on disk is read before the shipped one
         from migrator.verdict.compose import _disk_key
         from migrator.verdict.store import release_configs
@@ -72,8 +86,8 @@ def _runs(scripts: Path, env: dict) -> list:
             run_cli("--check", "--from", "v0.4.1", "--to", "v0.9.0", scripts, env=env)]
 
 
-def test_a_pickle_planted_by_another_user_is_never_loaded(tmp_path):
-    root, scripts, env = _warm_cache(tmp_path)
+def test_a_pickle_planted_by_another_user_is_never_loaded(tmp_path, warmed):
+    root, scripts, env = _warm_cache(tmp_path, warmed)
     markers = tmp_path / "markers"
     markers.mkdir()
     planted = _plant_everywhere(root, markers)
@@ -99,8 +113,8 @@ def test_a_pickle_planted_by_another_user_is_never_loaded(tmp_path):
     assert check.returncode == 1 and "1 file would change" in check.stderr
 
 
-def test_a_directory_of_another_user_inside_the_cache_keeps_its_pickles_out(tmp_path):
-    root, scripts, env = _warm_cache(tmp_path)
+def test_a_directory_of_another_user_inside_the_cache_keeps_its_pickles_out(tmp_path, warmed):
+    root, scripts, env = _warm_cache(tmp_path, warmed)
     markers = tmp_path / "markers"
     markers.mkdir()
     _plant_everywhere(root / "composed", markers)
@@ -117,10 +131,10 @@ def test_a_directory_of_another_user_inside_the_cache_keeps_its_pickles_out(tmp_
 
 
 @pytest.mark.parametrize("how", ["owned by another user", "group-writable", "world-writable"])
-def test_a_cache_root_that_is_not_ours_alone_is_not_used_and_the_run_says_so_once(tmp_path, how):
+def test_a_cache_root_that_is_not_ours_alone_is_not_used_and_the_run_says_so_once(tmp_path, warmed, how):
     # The old fallback's case: `$TMPDIR/verl-migrate-<uid>` (or XDG_CACHE_HOME on a shared directory),
     # made first by someone else.
-    root, scripts, env = _warm_cache(tmp_path, composed_entry=False)
+    root, scripts, env = _warm_cache(tmp_path, warmed, composed_entry=False)
     markers = tmp_path / "markers"
     markers.mkdir()
     _plant_everywhere(root, markers)
