@@ -34,15 +34,22 @@ def migrate(tree: Path, release_from: str, release_to: str) -> dict:
     return json.loads(proc.stdout)
 
 
-def judged_launches(src: bytes, configs):
+def judged_launches(src: bytes, configs, stats: Counter | None = None):
+    """The launches of verl's entry points and configs; `stats` counts every launch found and the others."""
     from migrator.rewrite.shell.hydra_launches import ShellScript, launches
     from migrator.rewrite.shell.review import launch_config
 
     out = []
-    for launch in launches(ShellScript(src)):
+    found = list(launches(ShellScript(src)))
+    for launch in found:
         target = launch_config(configs, launch)
         if target is not None:
             out.append((launch, target))
+    if stats is not None:
+        stats["scripts"] += 1
+        stats["scripts: no launch found"] += not found
+        stats["launches found"] += len(found)
+        stats["launches not judged: not verl's entry point or config at --from"] += len(found) - len(out)
     return out
 
 
@@ -71,7 +78,7 @@ def compare_tree(tree: Path, release_from: str, release_to: str, report: dict):
         before_src = path.read_bytes()
         after_path = Path(report["_copy"]) / rel
         after_src = after_path.read_bytes() if after_path.is_file() else before_src
-        old = judged_launches(before_src, before_configs)
+        old = judged_launches(before_src, before_configs, stats)
         new = judged_launches(after_src, after_configs)
         if not old:
             continue
