@@ -5,6 +5,9 @@ the migration at that launch, or it is unexplained.
 
     python bench/effective_differences.py TREE --from v0.6.1 --to v0.9.0 [--show 20] [--json OUT]
 
+With `--from auto` each script is compared from the release the migration settled for it
+(`written_for.from` of the JSON report); a script settled at the target is counted, not compared.
+
 The tree is copied and migrated in the copy (`verl-migrate --from --to --output-format json`); nothing in
 TREE is written. A launch is judged when its entry point and config are verl's at both releases and both
 configs compose; launches whose command passes `"$@"` or words the script does not show are judged on
@@ -34,15 +37,22 @@ def migrate(tree: Path, release_from: str, release_to: str) -> dict:
     return json.loads(proc.stdout)
 
 
-def judged_launches(src: bytes, configs):
+def judged_launches(src: bytes, configs, stats: Counter | None = None):
+    """The launches of verl's entry points and configs; `stats` counts every launch found and the others."""
     from migrator.rewrite.shell.hydra_launches import ShellScript, launches
     from migrator.rewrite.shell.review import launch_config
 
     out = []
-    for launch in launches(ShellScript(src)):
+    found = list(launches(ShellScript(src)))
+    for launch in found:
         target = launch_config(configs, launch)
         if target is not None:
             out.append((launch, target))
+    if stats is not None:
+        stats["scripts"] += 1
+        stats["scripts: no launch found"] += not found
+        stats["launches found"] += len(found)
+        stats["launches not judged: not verl's entry point or config at --from"] += len(found) - len(out)
     return out
 
 
@@ -59,8 +69,9 @@ def compare_tree(tree: Path, release_from: str, release_to: str, report: dict):
     from migrator.verdict.effective import compare_through_tables, effective_config, shown
     from migrator.verdict.in_use import as_read, inactive
 
-    mappings, _ = composed(release_from, release_to, ())
-    before_configs, after_configs = release_configs(release_from), release_configs(release_to)
+    after_configs = release_configs(release_to)
+    settled = {Path(p).relative_to(report["_copy"]): start["release"]
+               for p, start in (report.get("written_for") or {}).get("from", {}).items()}
     findings: dict[str, list[dict]] = {}
     for result in report["files"]:
         findings.setdefault(Path(result["path"]).as_posix(), []).extend(result.get("findings") or [])
@@ -68,10 +79,19 @@ def compare_tree(tree: Path, release_from: str, release_to: str, report: dict):
     unexplained = []
     for path in sorted(tree.rglob("*.sh")):
         rel = path.relative_to(tree)
+        start = settled.get(rel) if release_from == "auto" else release_from
+        if start is None:
+            stats["scripts: --from auto settles no release"] += 1
+            continue
+        if start == release_to:
+            stats["scripts: --from auto settles at --to (nothing to compare)"] += 1
+            continue
+        mappings, _ = composed(start, release_to, ())
+        before_configs = release_configs(start)
         before_src = path.read_bytes()
         after_path = Path(report["_copy"]) / rel
         after_src = after_path.read_bytes() if after_path.is_file() else before_src
-        old = judged_launches(before_src, before_configs)
+        old = judged_launches(before_src, before_configs, stats)
         new = judged_launches(after_src, after_configs)
         if not old:
             continue

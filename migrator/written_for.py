@@ -25,6 +25,8 @@ from migrator.memoize import memoized_method
 
 # `key.sub=value` (not `+key=`, which adds a key, nor `$x.y=`).
 OVERRIDE_RE = re.compile(rb"(?<![\w.$/+-])([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)=")
+# `+key=` (one `+`): Hydra refuses to add a key the config has, so the file ran where verl lacked it.
+APPEND_RE = re.compile(rb"(?<![\w.$/+-])\+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)+)=")
 # `-m MODULE` (the entry point a command runs) and `--config-name NAME` (`=`, quoted, with `.yaml`).
 ENTRY_MODULE_RE = re.compile(rb"(?<![\w-])-m[ \t]([A-Za-z_][A-Za-z0-9_.]*)")
 CONFIG_NAME_RE = re.compile(rb"--config-name[= ]['\"]?([A-Za-z0-9_./-]+)")
@@ -164,6 +166,12 @@ class ReleaseHistory:
                 name = m.group(1).decode("ascii")
                 if name not in evidence:
                     evidence[name], first[name] = live(name), m.start(1)
+        every = frozenset(range(len(self.releases)))
+        for m in APPEND_RE.finditer(data):
+            key = m.group(1).decode("ascii")
+            declared = self.key_live(key, entry)
+            if declared and f"+{key}" not in evidence:  # a key no release declares says nothing
+                evidence[f"+{key}"], first[f"+{key}"] = every - declared, m.start(1)
         evidence = {name: live for name, live in evidence.items() if live}
         if not evidence:
             return None
@@ -251,9 +259,10 @@ class RunFit:
             hint = (f"this file looks written for verl {fit.span(self.releases)}: pass --from "
                     f"{self.releases[min(fit.releases)]} (or --from auto) and migrate it separately")
             for place, name in gone:  # every name at its place: none left for the JSON report only
-                out.append(ReportedFinding(
-                    path, *place, "release", f"`{name}` was gone before verl {from_release} (last in "
-                    f"{self.releases[max(fit.evidence[name])]})", hint, (), "warning", FROM_TOO_NEW_CODE))
+                last = self.releases[max(fit.evidence[name])]
+                said = (f"`{name}` adds a key verl declares after {last}: Hydra refuses the `+` at {from_release}"
+                        if name.startswith("+") else f"`{name}` was gone before verl {from_release} (last in {last})")
+                out.append(ReportedFinding(path, *place, "release", said, hint, (), "warning", FROM_TOO_NEW_CODE))
         return out
 
     def as_dict(self, starts: dict[str, Start] | None = None) -> dict:

@@ -54,6 +54,8 @@ class MappingSet:
     to_release: str
     tables: tuple[ReleaseTable, ...]
     history: TableSet | None = field(default=None, repr=False)
+    # Did the run name the files' release (`--from REV`, even the oldest), or take the default?
+    from_named: bool = False
     # Set per run (`--unsafe-fixes`): make the edits that change what a run does (pinning old defaults).
     unsafe_fixes = False
 
@@ -144,8 +146,8 @@ class MappingSet:
 
     @property
     def from_release_given(self) -> bool:
-        """Did the run name the files' release (not the baseline that `--from` defaults to)?"""
-        return self.history is not None and self.from_release != self.history.releases[0]
+        """Did the run name the files' release? `--from v0.1` names the oldest, which is also the default."""
+        return self.history is not None and (self.from_named or self.from_release != self.history.releases[0])
 
     # -- what the table knows ------------------------------------------------------------------
     def entries(self) -> list[Entry]:
@@ -200,6 +202,7 @@ def compose(tables: TableSet, from_release: str | None = None, to_release: str |
     is a path or (path, bytes already read): a pipe can be read only once.
     """
     releases = list(tables.releases)
+    named = from_release is not None
     from_release = from_release or releases[0]
     to_release = to_release or tables.newest_release
     for name, label in ((from_release, "--from"), (to_release, "--to")):
@@ -227,7 +230,8 @@ def compose(tables: TableSet, from_release: str | None = None, to_release: str |
                               tuple(e for e in base.entries if e.identity not in overridden) + user.entries)
         check_table_consistency(merged)
         chosen[user.release] = merged
-    return MappingSet(from_release, to_release, tuple(chosen.values()) + tuple(trailing), history=tables)
+    return MappingSet(from_release, to_release, tuple(chosen.values()) + tuple(trailing), history=tables,
+                      from_named=named)
 
 
 class UnknownRelease(TableError):

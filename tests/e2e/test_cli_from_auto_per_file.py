@@ -83,3 +83,21 @@ def test_keys_are_read_against_the_key_lists_of_the_entry_point_the_file_runs(tm
     data = report(tmp_path, "async.sh")
     assert data["written_for"]["from"]["async.sh"]["release"] == "v0.8.0"
     assert (3, "key-rename", "actor_rollout_ref.rollout.skip.enable -> skip.rollout.enable") in edits_of(data, "async.sh")
+
+
+def test_a_plus_on_a_key_verl_declares_dates_the_file_before_that_key(tmp_path):
+    # Hydra refuses `+key=` where the config has the key, so the file ran where verl lacked it: before v0.4.0
+    # for `trainer.val_before_train`, whatever a fork's newer-looking keys say. From there the `+` is dropped.
+    (tmp_path / "run.sh").write_text(
+        "python3 -m verl.trainer.main_ppo +trainer.val_before_train=False \\\n"
+        "    actor_rollout_ref.actor.entropy_from_logits_chunk_size=1\n")
+    data = report(tmp_path, "run.sh")
+    start = data["written_for"]["from"]["run.sh"]
+    assert start["release"] in ("v0.1", "v0.2.0.post2", "v0.3.0.post1")  # not the target, v0.9.0
+    assert "`+trainer.val_before_train` (v0.1–v0.3.0.post1)" in start["evidence"]
+    assert any(kind == "plus-dropped" for _, kind, _ in edits_of(data, "run.sh"))
+
+
+def test_a_plus_on_a_key_no_release_declares_says_nothing(tmp_path):
+    (tmp_path / "run.sh").write_text(NEWER.replace("\n", " +my_fork.retriever.topk=3\n"))
+    assert report(tmp_path, "run.sh")["written_for"]["from"]["run.sh"]["release"] == "v0.9.0"

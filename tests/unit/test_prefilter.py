@@ -153,9 +153,9 @@ def test_extension_is_splitext_lowered(name):
 def test_builtin_tokens_hold_no_generic_key_name():
     """A value entry without a literal value (`reward.reward_manager.name=<any but verl's>`) is looked for by
     its key's longest component: a bare `name` or `mode` would send nearly every launch script to a parser."""
-    tokens = compose(load_builtin(), "v0.1", "v0.9.0").old_tokens()
+    tokens = compose(load_builtin(), None, "v0.9.0").old_tokens()
     assert not tokens & {"name", "mode", "path", "type", "enable", "_target_", "main_ppo"}
-    check = build_prefilter(compose(load_builtin(), "v0.1", "v0.9.0"))
+    check = build_prefilter(compose(load_builtin(), None, "v0.9.0"))
     plain = b"python3 -m verl.trainer.main_ppo \\\n    trainer.experiment_name=name \\\n    data.train_files=x\n"
     assert not check(plain, "shell")
     assert check(plain + b"    reward.reward_manager.name=my_manager\n", "shell")

@@ -18,13 +18,13 @@ PPO = "python3 -m verl.trainer.main_ppo"
 
 
 @lru_cache(maxsize=None)
-def mappings(from_release: str, to_release: str, unsafe: bool = False):
+def mappings(from_release: str | None, to_release: str, unsafe: bool = False):
     composed = compose(load_builtin(), from_release, to_release)
     composed.unsafe_fixes = unsafe
     return composed
 
 
-def migrate(tmp_path, source: str, from_release: str, to_release: str, unsafe: bool = False):
+def migrate(tmp_path, source: str, from_release: str | None, to_release: str, unsafe: bool = False):
     path = tmp_path / "run.sh"
     path.write_text(source)
     result = process_file(str(path), "run.sh", mappings(from_release, to_release, unsafe))
@@ -89,8 +89,15 @@ def test_a_component_the_run_does_not_start_is_not_compared(tmp_path):
 def test_the_same_release_or_no_release_named_compares_nothing(tmp_path):
     source = f"{PPO} data.train_files=x\n"
     assert not by_code(migrate(tmp_path, source, "v0.9.0", "v0.9.0"), "VM194")
+    assert not by_code(migrate(tmp_path, source, None, "v0.9.0"), "VM194")  # --from not given
+
+
+def test_naming_the_oldest_release_compares_the_runs(tmp_path):
+    # `--from v0.1` is the default's release too, but named it is what the files were written for: a v0.1
+    # run trained with entropy_coeff 0.001 (0 from v0.4.0, #1100).
     baseline = load_builtin().releases[0]
-    assert not by_code(migrate(tmp_path, source, baseline, "v0.9.0"), "VM194")  # --from not given
+    [finding] = by_code(migrate(tmp_path, f"{PPO} data.train_files=x\n", baseline, "v0.9.0"), "VM194")
+    assert "actor_rollout_ref.actor.entropy_coeff 0.001 -> 0 (#1100)" in finding.message
 
 
 def test_a_launch_whose_config_does_not_compose_says_so(tmp_path):
