@@ -18,12 +18,17 @@ from migrator.lint.registry import Problem, check
 @check("VM022", "ignored-key", severity="warning")
 def ignored_key_set(script):
     from migrator.startup.components import ignored_advice
+    from migrator.verdict import StoreError, release_configs
 
     rejected = verdicts(script).rejected
-    for launch, entry, _dir, _name in judged_launches(script):
+    for launch, entry, config_dir, config_name in judged_launches(script):
+        try:
+            config = (release_configs(script.rev), config_dir, config_name)
+        except StoreError:
+            config = None
         for o in launch.overrides:
             if o.prefix == "~" or o.start + len(o.prefix) in rejected:
                 continue  # VM007 reports what Hydra rejects
-            advice = ignored_advice(o.key, o.written.partition("=")[2], script.rev, entry.module)
+            advice = ignored_advice(o.key, o.written.partition("=")[2], script.rev, entry.module, config)
             if advice is not None:
                 yield Problem(o.start, advice[0], advice[1], key=o.key, override=o.written)

@@ -113,15 +113,20 @@ def selects_new_component(key: str, value: str, source_release: str, target_rele
     return NewComponent(target.name, key, value, target.names[value], tuple(source.names))
 
 
-def ignored_advice(key: str, value: str, release: str, entry_point: str) -> tuple[str, str, int] | None:
+def ignored_advice(key: str, value: str, release: str, entry_point: str,
+                   config: tuple | None = None) -> tuple[str, str, int] | None:
     """(message, hint, PR) for an override of `key` (written value `value`) that Hydra accepts at `release`
-    and nothing reads for the entry point (VM022, in lint and in the rewrite's run comparison), or None."""
+    and nothing reads for the entry point (VM022, in lint and in the rewrite's run comparison), or None.
+    `config` (configs, config dir, config name): the launch's config at `release`, for the hint to be an
+    override Hydra takes there (`+reward.reward_kwargs.x=1` where the node declares no `x`)."""
     from migrator.pulls import pr_name
 
     item = ignored_key(key, release, entry_point)
     if item is None:
         return None
     instead = item.instead(key)
+    if instead and config is not None:
+        instead = as_hydra_takes(instead, *config)
     read_release, reader = item.read_before.split(":", 1)
     assign = f"={value}" if value else ""
     hint = f"set `{instead}{assign}` instead" if instead else "verl reads no replacement: remove it"
@@ -129,6 +134,17 @@ def ignored_advice(key: str, value: str, release: str, entry_point: str) -> tupl
         hint = refused
     return (f"`{key}` is accepted by verl {release} but nothing reads it for {entry_point} (read up to "
             f"{read_release} at {reader}; not since {pr_name(item.pr)})", hint, item.pr)
+
+
+def as_hydra_takes(key: str, configs, config_dir: str, config_name: str) -> str:
+    """`key`, or `+key` where Hydra's verdict at the release is that only an add sets it (the config
+    declares no such key); `key` where neither is taken (the hint names it as verl reads it)."""
+    from migrator.verdict import NEUTRAL_VALUE, judge
+
+    def taken(override: str) -> bool:
+        return not judge(configs, config_dir, config_name, [f"{override}={NEUTRAL_VALUE}"]).rejections
+
+    return f"+{key}" if not taken(key) and taken(f"+{key}") else key
 
 
 def _unregistered(key: str, value: str, release: str) -> str | None:

@@ -83,11 +83,11 @@ def run_differences(before: bytes, after: bytes, to_original: Callable, mappings
         if defaults:
             findings.append(_defaults_finding(at, defaults, mappings))
         findings += [_setting_finding(at, d, mappings) for d in settings]
-        findings += _unread_settings(launch, after, to_original, mappings)
+        findings += _unread_settings(launch, after, to_original, mappings, (target_configs, *config))
     return LaunchEffect(tuple(findings), tuple(pins))
 
 
-def _unread_settings(launch: Launch, after, to_original: Callable, mappings) -> list[Finding]:
+def _unread_settings(launch: Launch, after, to_original: Callable, mappings, config: tuple) -> list[Finding]:
     """An override the migrated launch still gives that Hydra accepts at the target and nothing reads
     there for its entry point (facts/components.yaml `ignored`), where the files' release read it: the
     run no longer has the setting (VM022, lint's code for the same problem)."""
@@ -100,7 +100,7 @@ def _unread_settings(launch: Launch, after, to_original: Callable, mappings) -> 
     for o in launch.overrides:
         if o.prefix == "~" or ignored_key(o.key, mappings.from_release, module) is not None:
             continue  # deleted, or already unread at the files' release: the run is the same
-        advice = ignored_advice(o.key, o.written.partition("=")[2], mappings.to_release, module)
+        advice = ignored_advice(o.key, o.written.partition("=")[2], mappings.to_release, module, config)
         if advice is not None:
             message, hint, pr = advice
             found.append(Finding(to_original(o.start), "ignored-key", message, hint, (pr,), "warning",

@@ -51,11 +51,13 @@ def test_warning_ignored_keys_and_unknown_component(mappings):
     assert (mode.line, mode.severity) == (8, "warning") and "Unknown rollout mode 'search'" in mode.message
     ignored = {f.key: f for f in by_code["VM022"]}
     assert set(ignored) == {"reward_model.reward_manager", "reward_model.model.trust_remote_code",
-                            "actor_rollout_ref.actor.grad_clip"}
+                            "actor_rollout_ref.actor.grad_clip", "reward_model.reward_kwargs.max_resp_len"}
     assert ignored["reward_model.reward_manager"].hint == "set `reward.reward_manager.name=dapo` instead"
     assert "verl#6710" in ignored["reward_model.reward_manager"].message
     assert ignored["reward_model.model.trust_remote_code"].hint == "verl reads no replacement: remove it"
     assert ignored["actor_rollout_ref.actor.grad_clip"].hint == "set `actor_rollout_ref.actor.optim.clip_grad=0.5` instead"
+    # reward.reward_kwargs declares no keys: Hydra takes the setting only as an add.
+    assert ignored["reward_model.reward_kwargs.max_resp_len"].hint == "set `+reward.reward_kwargs.max_resp_len=4096` instead"
     (unknown,) = by_code["VM023"]
     assert unknown.line == 11 and "names no reward-manager of verl v0.9.0" in unknown.message
     assert "dapo, gdpo, naive, remote" in unknown.message

@@ -204,6 +204,13 @@ def test_a_key_accepted_and_no_longer_read_is_said_by_the_migration(tmp_path):
     assert finding.hint == "set `actor_rollout_ref.actor.optim.clip_grad=0.5` instead"
 
 
+def test_the_hint_for_an_unread_key_is_an_override_hydra_takes(tmp_path):
+    # v0.9.0 reads reward.reward_kwargs, a node that declares no keys: the setting moves over as an add.
+    result = migrate(tmp_path, f"{PPO} \\\n    +reward_model.reward_kwargs.max_resp_len=4096\n", "v0.7.1", "v0.9.0")
+    [finding] = by_code(result, "VM022")
+    assert finding.hint == "set `+reward.reward_kwargs.max_resp_len=4096` instead"
+
+
 def test_a_key_already_unread_at_the_files_release_is_no_change_of_the_run(tmp_path):
     result = migrate(tmp_path, LEGACY_REWARD, "v0.8.0", "v0.9.0")  # grad_clip unread from v0.8.0 (#6067)
     assert not by_code(result, "VM022")
