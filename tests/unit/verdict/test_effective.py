@@ -116,6 +116,20 @@ def test_renames_and_value_changes_map_the_source_into_the_targets_terms():
     assert compare(before, after, rename=lambda key: None).differences == []  # every key removed by the table
 
 
+def test_a_source_with_both_a_deprecated_alias_and_its_successor_compares_the_successor():
+    # v0.8.0 declares actor.grad_clip beside actor.optim.clip_grad, which it reads (#6067); the tables rename
+    # the alias onto its successor. Where the source sets both, the successor is what the run had.
+    alias, successor = "actor_rollout_ref.actor.grad_clip", "actor_rollout_ref.actor.optim.clip_grad"
+    before = ppo("v0.8.0", f"{successor}=0.5", f"{alias}=2.0")
+    after = ppo("v0.9.0", f"{successor}=0.5")
+    rename = lambda key: successor if key == alias else NOT_RENAMED  # noqa: E731
+    assert successor not in {d.key for d in compare(before, after, rename=rename).differences}
+    # The successor itself is still compared: a change of it is a difference.
+    changed = compare(before, ppo("v0.9.0", f"{successor}=1.0"), rename=rename)
+    [found] = [d for d in changed.differences if d.key == successor]
+    assert (found.source_key, found.before, found.after) == (successor, 0.5, 1.0)
+
+
 def test_values_the_shell_decides_are_not_compared():
     before = ppo("v0.6.1", f"actor_rollout_ref.rollout.max_num_seqs={PLACEHOLDER}")
     after = ppo("v0.9.0", f"actor_rollout_ref.rollout.max_num_seqs={PLACEHOLDER}")
