@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from migrator.startup.conversion import HYDRA_KEYS, dataclasses_at
@@ -78,6 +78,10 @@ class Check:
 
     def names(self) -> frozenset[str]:
         """The bindings it uses (its own `let` names included)."""
+        return self._names
+
+    @cached_property  # asked for on every evaluation of the check
+    def _names(self) -> frozenset[str]:
         out = set(_FIELD.findall(self.message))
         for expression in (self.when, self.fails, *(e for _, e in self.let)):
             if expression is not None:

@@ -26,6 +26,7 @@ import math
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 
 class _Unknown:
@@ -59,13 +60,27 @@ class Expression:
 
     def keys(self) -> frozenset[str]:
         """Every config key the expression reads (bindings excluded)."""
-        return frozenset(_dotted(node) for node in ast.walk(self.tree) if isinstance(node, ast.Attribute)
-                         and _dotted(node) is not None and not _inside_attribute(node, self.tree))
+        return self._keys
 
     def names(self) -> frozenset[str]:
         """The bound names it uses."""
-        return frozenset(n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)
-                         and not _inside_attribute(n, self.tree) and n.id not in _FUNCTIONS)
+        return self._names
+
+    # Both are asked for on every evaluation of every check (lint judges each launch): computed once.
+    @cached_property
+    def _keys(self) -> frozenset[str]:
+        return frozenset(_dotted(node) for node in self._outer if isinstance(node, ast.Attribute)
+                         and _dotted(node) is not None)
+
+    @cached_property
+    def _names(self) -> frozenset[str]:
+        return frozenset(n.id for n in self._outer if isinstance(n, ast.Name) and n.id not in _FUNCTIONS)
+
+    @property
+    def _outer(self) -> list[ast.AST]:
+        """The nodes that are not the head of a longer dotted key (`a` and `a.b` in `a.b.c`)."""
+        heads = {id(node.value) for node in ast.walk(self.tree) if isinstance(node, ast.Attribute)}
+        return [node for node in ast.walk(self.tree) if id(node) not in heads]
 
     def evaluate(self, lookup: Callable[[str], object], bindings: Mapping[str, object] | None = None) -> object:
         return _eval(self.tree.body, lookup, bindings or {})
@@ -153,10 +168,6 @@ def _dotted(node: ast.AST) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
-
-
-def _inside_attribute(node: ast.AST, tree: ast.AST) -> bool:
-    return any(isinstance(parent, ast.Attribute) and parent.value is node for parent in ast.walk(tree))
 
 
 def _eval(node: ast.AST, lookup, bindings) -> object:
