@@ -84,6 +84,10 @@ class Facts:
         """Every key of every shipped release and config -> the newest release that had it."""
         return _ever_known(str(self.directory))
 
+    def releases_with(self, key: str) -> tuple[str, ...]:
+        """The shipped releases, oldest first, whose configs (any of them) have `key`."""
+        return _key_releases(str(self.directory)).get(key, ())
+
     def tree(self, rev: str) -> "Tree | None":
         return _tree(str(self.directory), rev)
 
@@ -119,6 +123,11 @@ def _schema(directory: str, rev: str, config: str) -> KeySchema | None:
 
 @lru_cache(maxsize=4)
 def _ever_known(directory: str) -> dict[str, str]:
+    return {key: releases[-1] for key, releases in _key_releases(directory).items()}
+
+
+@lru_cache(maxsize=4)
+def _key_releases(directory: str) -> dict[str, tuple[str, ...]]:
     from migrator.mapping import load_builtin
 
     facts = _release_facts(directory)
@@ -127,11 +136,11 @@ def _ever_known(directory: str) -> dict[str, str]:
     except Exception:  # noqa: BLE001 - the order only refines a message
         order = []
     shipped = {p.name.split(".ppo")[0] for p in (Path(directory) / "config-keys").glob("*.keys")}
-    known: dict[str, str] = {}
+    known: dict[str, list[str]] = {}
     for rev in sorted(shipped, key=lambda r: order.index(r) if r in order else -1):
         for key in facts.key_types(rev):
-            known[key] = rev
-    return known
+            known.setdefault(key, []).append(rev)
+    return {key: tuple(releases) for key, releases in known.items()}
 
 
 @lru_cache(maxsize=16)

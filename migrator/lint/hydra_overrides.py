@@ -229,17 +229,51 @@ def advice(script, key: str, message: str, hint: str | None) -> tuple[str, str |
 
 
 def _history_hint(script, key: str) -> str:
-    """What became of a key no table entry speaks of, from the shipped key lists of every release."""
-    from migrator.config import known_releases
+    """What became of a key no table entry speaks of, from the shipped key lists of every release: another
+    config of the target has it (the command runs the wrong one), an older release had it, or a newer one
+    brings it."""
+    from migrator.config import default_target, known_releases
 
-    last = script.facts.ever_known().get(key)
+    elsewhere = _other_config_hint(script, key)
+    if elsewhere is not None:
+        return elsewhere
     order = known_releases()
-    if last is not None and last in order and script.rev in order:
-        if order.index(last) < order.index(script.rev):
-            return f"it was there in verl {last} and is gone in {script.rev}: delete it, or set what replaced it"
-        return f"verl {script.rev} does not have it yet (it is in {last}): was the script written for a newer verl?"
+    releases = [r for r in script.facts.releases_with(key) if r in order]
+    if releases and script.rev in order:
+        at = order.index(script.rev)
+        before = [r for r in releases if order.index(r) < at]
+        after = [r for r in releases if order.index(r) > at]
+        if before:
+            return f"it was there in verl {before[-1]} and is gone in {script.rev}: delete it, or set what replaced it"
+        if after:
+            newest = default_target()
+            first = (f"it is only in verl {after[0]}, not yet released" if newest in order
+                     and order.index(after[0]) > order.index(newest) else f"it is first in verl {after[0]}")
+            return f"verl {script.rev} does not have it yet ({first}): was the script written for a newer verl?"
     return ("no verl release declares this key (a fork's own?): delete it; `+` would only silence Hydra, "
             "verl does not read it")
+
+
+def _other_config_hint(script, key: str) -> str | None:
+    """A key of another of the target's PPO configs (a Megatron key in a command that runs ppo_trainer, before
+    `model_engine=megatron` existed): how to select that config."""
+    from migrator.layout import verl_layout
+
+    schema = script.schema
+    configs = script.facts.configs(script.rev)
+    if schema is None or schema.config not in configs:
+        return None
+    layout = verl_layout()
+    for other in configs:
+        other_schema = script.facts.schema(script.rev, other)
+        if other == schema.config or other_schema is None or not other_schema.knows(key):
+            continue
+        if other in layout.ppo_config_names:
+            return f"pass `--config-name={other}`: the key is in verl {script.rev}'s {other} config"
+        engine = next((e for e, c in layout.ppo_engines.items() if c == other), None)
+        if engine is not None:
+            return f"select `model_engine={engine}`: the key is in verl {script.rev}'s {other} config"
+    return None
 
 
 def _table_hint(script, key: str) -> str | None:
