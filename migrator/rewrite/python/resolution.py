@@ -333,6 +333,8 @@ class _Judge:
         if before:
             gone = self.releases[before[-1] + 1]
             entry = self.maps.module(ref) if ":" not in ref else self.maps.symbol(ref)
+            if entry is None and ":" in ref:  # `from pkg import submodule`: the table moves it as a module
+                entry = self.maps.module(ref.replace(":", "."))
             if entry is None:
                 return f"removed in {gone}; no table entry"
             if self.as_written:
