@@ -85,7 +85,8 @@ LINT_RULES: dict[str, Rule] = {rule.code: rule for rule in (
 RETIRED: dict[str, str] = {"VM004": "VM112"}  # the lint's "ineffective key" is the rewrite's warn-only key
 # The lint's findings that took the rewrite's code for the same problem, and the code they had before: a
 # selection or a suppression comment naming the old code (or a prefix of it) still matches them in lint.
-LINT_FORMER: dict[str, str] = {"VM101": "VM006", "VM103": "VM006", "VM121": "VM123", "VM125": "VM123", "VM112": "VM004"}
+LINT_FORMER: dict[str, str] = {"VM101": "VM006", "VM103": "VM006", "VM121": "VM123", "VM125": "VM123", "VM112": "VM004",
+                               "VM111": "VM009"}
 
 
 def all_codes() -> dict[str, Rule]:
