@@ -28,8 +28,8 @@ class Rule:
 RULES: dict[str, Rule] = dict(sorted({
     **{code.code: Rule(code.code, code.title, code.severity) for code in kind_codes().values()},
     **{rule.code: rule for rule in (
-        Rule("VM123", "import of verl that does not resolve at the target release (no table entry covers it): "
-                      "fix it by hand", "manual"),
+        Rule("VM123", "import of verl that does not resolve at the target release: fix it by hand (in lint, a "
+                      "hint that names a table's move: `verl-migrate` makes it)", "manual"),
         Rule("VM124", "guarded import (`except ImportError`) that does not resolve at the target release", "info"),
         Rule("VM189", "a name the migrated launch gives selects a component verl registered only after the files' "
                       "release (what the name ran before, a fork's own, is not run)", "warning"),
