@@ -90,8 +90,9 @@ def _judge_script(script) -> ScriptVerdicts:
         for o, rejection in rejections:
             out.rejected.add(o.start + len(o.prefix))
             key = rejection.key or o.key
-            message, hint = advice(script, key, rejection.message.replace(NEUTRAL_VALUE, o.written.partition("=")[2]),
-                                   rejection.hint)
+            value = o.written.partition("=")[2]
+            message, hint = advice(script, key, rejection.message.replace(NEUTRAL_VALUE, value), rejection.hint,
+                                   value, launch.entry if launch.is_module else None)
             out.problems.append(Problem(o.start, f"Hydra rejects `{o.written}`: {message}", hint, key=key,
                                         override=o.written))
     return out
@@ -213,7 +214,8 @@ def _without_append_advice(message: str) -> str:
     return message[:start].rstrip() + message[end:]
 
 
-def advice(script, key: str, message: str, hint: str | None) -> tuple[str, str | None]:
+def advice(script, key: str, message: str, hint: str | None, value: str = "",
+           entry: str | None = None) -> tuple[str, str | None]:
     """(message, hint) for a rejected override. Hydra says "To append to your config use +key=..." for every
     key the config lacks; for a typo, a removed key or a fork's key following it silences Hydra and the key
     does nothing. So that advice stays only for a key under a free-form node (`{}`, null: verl passes it
@@ -224,8 +226,17 @@ def advice(script, key: str, message: str, hint: str | None) -> tuple[str, str |
     if hint is None:
         if script.schema is None or script.schema.under_open_node(key):
             return message, None  # a new key where verl takes any: Hydra's `+key=` is the fix
-        hint = _history_hint(script, key)
+        hint = _read_instead_hint(script, key, value, entry) or _history_hint(script, key)
     return _without_append_advice(message), hint
+
+
+def _read_instead_hint(script, key: str, value: str, entry: str | None) -> str | None:
+    """For a key verl read until a release and now reads under another name (components.yaml's ignored keys:
+    `reward_model.reward_kwargs.*`, which verl never declared and read up to v0.8.0): what to set."""
+    from migrator.startup.components import ignored_advice
+
+    found = ignored_advice(key, value, script.rev, entry) if entry else None
+    return found[1] if found is not None else None
 
 
 def _history_hint(script, key: str) -> str:

@@ -124,11 +124,20 @@ def ignored_advice(key: str, value: str, release: str, entry_point: str) -> tupl
     instead = item.instead(key)
     read_release, reader = item.read_before.split(":", 1)
     assign = f"={value}" if value else ""
-    hint = f"set `{instead}{assign}` instead" if instead else "verl reads no replacement: remove it"
+    plus = "" if not instead or instead in _declared(release) else "+"  # Hydra takes an undeclared key with `+` only
+    hint = f"set `{plus}{instead}{assign}` instead" if instead else "verl reads no replacement: remove it"
     if instead and (refused := _unregistered(instead, value, release)):
         hint = refused
     return (f"`{key}` is accepted by verl {release} but nothing reads it for {entry_point} (read up to "
             f"{read_release} at {reader}; not since {pr_name(item.pr)})", hint, item.pr)
+
+
+@lru_cache(maxsize=4)
+def _declared(release: str) -> frozenset[str]:
+    """Every key and node the shipped configs of `release` declare (`reward.reward_kwargs` is none in v0.9.0)."""
+    from migrator.mapping.facts import ReleaseFacts
+
+    return ReleaseFacts(facts_path().parent).nodes(release)
 
 
 def _unregistered(key: str, value: str, release: str) -> str | None:

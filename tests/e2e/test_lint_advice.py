@@ -59,3 +59,19 @@ def test_a_megatron_key_before_model_engine_megatron_is_told_its_config(tmp_path
 def test_a_key_newer_than_the_target_names_the_release_that_first_has_it(tmp_path):
     hint = _vm007_hint(tmp_path, "v0.6.1", NEWER_KEY)
     assert hint.startswith("verl v0.6.1 does not have it yet (it is first in verl v0.7.1)"), hint
+
+
+def test_a_key_verl_now_reads_under_an_undeclared_name_is_told_to_add_it_with_plus(tmp_path):
+    """`reward_model.reward_kwargs.*`: verl never declared it (examples add it with `+`), read it up to v0.8.0
+    and reads `reward.reward_kwargs.*` from v0.9.0, which no config declares either. VM007 once said "no verl
+    release declares this key (a fork's own?): delete it"; VM022 said `set reward.reward_kwargs...`, which
+    Hydra rejects without `+`."""
+    kwarg = "reward_model.reward_kwargs.overlong_buffer_cfg.len=4096"
+    assert _vm007_hint(tmp_path, "v0.9.0", kwarg) == "set `+reward.reward_kwargs.overlong_buffer_cfg.len=4096` instead"
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\npython3 -m verl.trainer.main_ppo {SETTINGS} +{kwarg} "
+                                     "reward_model.reward_manager=dapo\n")
+    proc = run_cli("lint", "--to", "v0.9.0", "--select", "VM022", "--output-format", "json", "run.sh", cwd=tmp_path)
+    hints = {f["key"]: f["hint"] for f in json.loads(proc.stdout)}
+    assert hints == {"reward_model.reward_kwargs.overlong_buffer_cfg.len":
+                     "set `+reward.reward_kwargs.overlong_buffer_cfg.len=4096` instead",
+                     "reward_model.reward_manager": "set `reward.reward_manager.name=dapo` instead"}
