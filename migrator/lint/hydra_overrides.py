@@ -248,19 +248,14 @@ def _history_hint(script, key: str) -> str:
     elsewhere = _other_config_hint(script, key)
     if elsewhere is not None:
         return elsewhere
-    order = known_releases()
-    releases = [r for r in script.facts.releases_with(key) if r in order]
-    if releases and script.rev in order:
-        at = order.index(script.rev)
-        before = [r for r in releases if order.index(r) < at]
-        after = [r for r in releases if order.index(r) > at]
-        if before:
-            return f"it was there in verl {before[-1]} and is gone in {script.rev}: delete it, or set what replaced it"
-        if after:
-            newest = default_target()
-            first = (f"it is only in verl {after[0]}, not yet released" if newest in order
-                     and order.index(after[0]) > order.index(newest) else f"it is first in verl {after[0]}")
-            return f"verl {script.rev} does not have it yet ({first}): was the script written for a newer verl?"
+    before, after = script.facts.around(key, script.rev)
+    if before:
+        return f"it was there in verl {before} and is gone in {script.rev}: delete it, or set what replaced it"
+    if after:
+        order, newest = known_releases(), default_target()
+        first = (f"it is only in verl {after}, not yet released" if newest in order
+                 and order.index(after) > order.index(newest) else f"it is first in verl {after}")
+        return f"verl {script.rev} does not have it yet ({first}): was the script written for a newer verl?"
     return ("no verl release declares this key (a fork's own?): delete it; `+` would only silence Hydra, "
             "verl does not read it")
 

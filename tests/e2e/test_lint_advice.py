@@ -75,3 +75,16 @@ def test_a_key_verl_now_reads_under_an_undeclared_name_is_told_to_add_it_with_pl
     assert hints == {"reward_model.reward_kwargs.overlong_buffer_cfg.len":
                      "set `+reward.reward_kwargs.overlong_buffer_cfg.len=4096` instead",
                      "reward_model.reward_manager": "set `reward.reward_manager.name=dapo` instead"}
+
+
+def test_vm003_on_a_key_newer_than_the_target_names_the_release_that_first_has_it(tmp_path):
+    """VM003 (a key in a `case` branch's variable, which Hydra's verdict does not judge) once said "it was
+    there in main" for a key first in v0.9.0, linted at v0.8.0."""
+    (tmp_path / "run.sh").write_text(
+        '#!/bin/bash\ncase "${DEVICE:-npu}" in\n    npu)\n'
+        '        EXTRA="actor_rollout_ref.actor.entropy_from_logits_chunk_size=1"\n        ;;\n'
+        '    *)\n        EXTRA="trainer.device=cuda"\n        ;;\nesac\npython3 -m verl.trainer.main_ppo ${EXTRA}\n')
+    proc = run_cli("lint", "--to", "v0.8.0", "--select", "VM003", "--output-format", "json", "run.sh", cwd=tmp_path)
+    [found] = json.loads(proc.stdout)
+    assert found["message"] == ("`actor_rollout_ref.actor.entropy_from_logits_chunk_size` is not in verl v0.8.0 "
+                                "(ppo_trainer); it is first in verl v0.9.0")
