@@ -28,8 +28,8 @@ class Rule:
 RULES: dict[str, Rule] = dict(sorted({
     **{code.code: Rule(code.code, code.title, code.severity) for code in kind_codes().values()},
     **{rule.code: rule for rule in (
-        Rule("VM123", "import of verl that does not resolve at the target release (no table entry covers it): "
-                      "fix it by hand", "manual"),
+        Rule("VM123", "import of verl that does not resolve at the target release: fix it by hand (in lint, a "
+                      "hint that names a table's move: `verl-migrate` makes it)", "manual"),
         Rule("VM124", "guarded import (`except ImportError`) that does not resolve at the target release", "info"),
         Rule("VM189", "a name the migrated launch gives selects a component verl registered only after the files' "
                       "release (what the name ran before, a fork's own, is not run)", "warning"),
@@ -85,7 +85,8 @@ LINT_RULES: dict[str, Rule] = {rule.code: rule for rule in (
 RETIRED: dict[str, str] = {"VM004": "VM112"}  # the lint's "ineffective key" is the rewrite's warn-only key
 # The lint's findings that took the rewrite's code for the same problem, and the code they had before: a
 # selection or a suppression comment naming the old code (or a prefix of it) still matches them in lint.
-LINT_FORMER: dict[str, str] = {"VM101": "VM006", "VM103": "VM006", "VM121": "VM123", "VM125": "VM123", "VM112": "VM004"}
+LINT_FORMER: dict[str, str] = {"VM101": "VM006", "VM103": "VM006", "VM121": "VM123", "VM125": "VM123", "VM112": "VM004",
+                               "VM111": "VM009"}
 
 
 def all_codes() -> dict[str, Rule]:

@@ -209,8 +209,9 @@ def build_prefilter(mappings) -> KindPrefilter:
         groups[kind] = groups.get(kind, set()) | apis
         extra[kind] = extra.get(kind, set()) | callbacks | (roots if kind not in imported else set())
     # A launch command's `+key=` on a key the target declares, which Hydra refuses (shell.keys drops the `+`),
+    # a key the target declares no more under a free-form node, which needs a `+` (shell.keys adds it),
     # and an open manual step an earlier run marked in a script (shell.markers), reported until deleted.
-    declared = mappings.declared_key_tokens() | {MARKER_TOKEN}
+    declared = mappings.declared_key_tokens() | mappings.open_key_tokens() | {MARKER_TOKEN}
     for spec in REWRITERS:
         if "declared-keys" in spec.split_names:
             extra[spec.kind] = extra[spec.kind] | declared

@@ -4,7 +4,8 @@ A Hydra override `a.b.c=...` or a repository path `examples/.../run.sh` that the
 (`mappings/verl/facts/`: config keys and file trees per release, scripts that lived between two
 releases) was live in some releases; a file fits the releases where every such name it uses was live. A
 key is live where the config of the entry point the file runs (`-m MODULE`, `--config-name`) had it
-(`entry-config-keys/`); a file that names no entry point but main_ppo is read against main_ppo's configs.
+(`entry-config-keys/`); a file that names no entry point but main_ppo is read against main_ppo's configs, as
+are the nested keys of a Hydra config that extends verl's PPO trainer config (`yaml_config_keys`).
 `--from auto` migrates from the oldest release the run fits; an explicit `--from` that is newer than a
 file fits gets a warning (`VM301`), since the changes between them would be missed.
 """
@@ -156,8 +157,9 @@ class ReleaseHistory:
             live.add(self.releases.index(self.between[path]))
         return frozenset(live)
 
-    def fit(self, data: bytes) -> Fit | None:
-        """The releases this text fits; None when it names nothing the facts know."""
+    def fit(self, data: bytes, config_keys: dict[str, tuple[int, int]] | None = None) -> Fit | None:
+        """The releases this text fits; None when it names nothing the facts know. `config_keys`: the
+        dotted keys of a Hydra config that extends verl's (`yaml_config_keys`), at their (line, col)."""
         evidence: dict[str, frozenset[int]] = {}
         first: dict[str, int] = {}
         entry = self.entry_of(data) if b"-m" in data else ()
@@ -172,10 +174,13 @@ class ReleaseHistory:
             declared = self.key_live(key, entry)
             if declared and f"+{key}" not in evidence:  # a key no release declares says nothing
                 evidence[f"+{key}"], first[f"+{key}"] = every - declared, m.start(1)
+        where = {name: line_col(data, first[name]) for name, live in evidence.items() if live}
+        for key, place in (config_keys or {}).items():
+            if key not in evidence:
+                evidence[key], where[key] = self.key_live(key), place
         evidence = {name: live for name, live in evidence.items() if live}
         if not evidence:
             return None
-        where = {name: line_col(data, first[name]) for name in evidence}
         return Fit(best_releases(evidence.values(), len(self.releases)), evidence, where)
 
 
@@ -392,6 +397,37 @@ def _release_of(version: str, releases: tuple[str, ...]) -> str | None:
     return max(fitting)[1] if fitting else None
 
 
+def yaml_config_keys(data: bytes) -> dict[str, tuple[int, int]]:
+    """The dotted leaf keys (at their line, col) of a Hydra config whose `defaults:` list extends one of
+    verl's PPO trainer configs (the configs `lint` judges key by key); {} for any other YAML."""
+    if b"defaults" not in data:
+        return {}
+    import yaml
+
+    from migrator.lint.yaml_configs import extended_config
+
+    try:
+        root = yaml.compose(data.decode("utf-8"), Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, UnicodeDecodeError, ValueError):
+        return {}
+    if not isinstance(root, yaml.MappingNode) or extended_config(root, list(verl_layout().ppo_config_names)) is None:
+        return {}
+    out: dict[str, tuple[int, int]] = {}
+
+    def walk(node: yaml.MappingNode, prefix: str) -> None:
+        for key_node, value in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or (not prefix and key_node.value in ("defaults", "hydra")):
+                continue
+            key = f"{prefix}{key_node.value}"
+            if isinstance(value, yaml.MappingNode) and value.value:
+                walk(value, key + ".")
+            else:
+                out.setdefault(key, (key_node.start_mark.line + 1, key_node.start_mark.column + 1))
+
+    walk(root, "")
+    return out
+
+
 NO_FIT = False  # the file names nothing the facts know, or was not read (a value: it crosses a pipe)
 
 
@@ -411,10 +447,13 @@ class FitWork:
 
     def run(self, candidate):
         try:
-            _, data, skip = sniff(candidate.path)
-            if skip is not None or (self.wanted is not None and not self.wanted(data)):
+            spec, data, skip = sniff(candidate.path)
+            if skip is not None:
                 return NO_FIT
-            return self.history.fit(data) or NO_FIT
+            keys = yaml_config_keys(data) if spec is not None and spec.kind == "yaml" else {}
+            if self.wanted is not None and not (self.wanted(data) or keys and self.wanted("\n".join(keys).encode())):
+                return NO_FIT
+            return self.history.fit(data, keys) or NO_FIT
         except Exception:  # noqa: BLE001 - a file that cannot be fitted says nothing; the run reports it
             return NO_FIT
 

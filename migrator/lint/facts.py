@@ -80,9 +80,23 @@ class Facts:
     def entry_config(self, rev: str, module: str) -> str | None:
         return self.release_facts.entry_configs(rev).get(module)
 
-    def ever_known(self) -> dict[str, str]:
-        """Every key of every shipped release and config -> the newest release that had it."""
-        return _ever_known(str(self.directory))
+    def releases_with(self, key: str) -> tuple[str, ...]:
+        """The shipped releases, oldest first, whose configs (any of them) have `key`."""
+        return _key_releases(str(self.directory)).get(key, ())
+
+    def around(self, key: str, rev: str) -> tuple[str | None, str | None]:
+        """(the newest release before `rev` that had `key`, the oldest after it that has it): where a key
+        the config of `rev` lacks was, or will be. (None, None) when no other release had it."""
+        from migrator.config import known_releases
+
+        order = known_releases()
+        if rev not in order:
+            return None, None
+        at = order.index(rev)
+        ranks = [order.index(r) for r in self.releases_with(key) if r in order]
+        before = [r for r in ranks if r < at]
+        after = [r for r in ranks if r > at]
+        return (order[before[-1]] if before else None), (order[after[0]] if after else None)
 
     def tree(self, rev: str) -> "Tree | None":
         return _tree(str(self.directory), rev)
@@ -118,7 +132,7 @@ def _schema(directory: str, rev: str, config: str) -> KeySchema | None:
 
 
 @lru_cache(maxsize=4)
-def _ever_known(directory: str) -> dict[str, str]:
+def _key_releases(directory: str) -> dict[str, tuple[str, ...]]:
     from migrator.mapping import load_builtin
 
     facts = _release_facts(directory)
@@ -127,11 +141,11 @@ def _ever_known(directory: str) -> dict[str, str]:
     except Exception:  # noqa: BLE001 - the order only refines a message
         order = []
     shipped = {p.name.split(".ppo")[0] for p in (Path(directory) / "config-keys").glob("*.keys")}
-    known: dict[str, str] = {}
+    known: dict[str, list[str]] = {}
     for rev in sorted(shipped, key=lambda r: order.index(r) if r in order else -1):
         for key in facts.key_types(rev):
-            known[key] = rev
-    return known
+            known.setdefault(key, []).append(rev)
+    return {key: tuple(releases) for key, releases in known.items()}
 
 
 @lru_cache(maxsize=16)

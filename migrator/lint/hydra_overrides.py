@@ -90,8 +90,9 @@ def _judge_script(script) -> ScriptVerdicts:
         for o, rejection in rejections:
             out.rejected.add(o.start + len(o.prefix))
             key = rejection.key or o.key
-            message, hint = advice(script, key, rejection.message.replace(NEUTRAL_VALUE, o.written.partition("=")[2]),
-                                   rejection.hint)
+            value = o.written.partition("=")[2]
+            message, hint = advice(script, key, rejection.message.replace(NEUTRAL_VALUE, value), rejection.hint,
+                                   value, launch.entry if launch.is_module else None)
             out.problems.append(Problem(o.start, f"Hydra rejects `{o.written}`: {message}", hint, key=key,
                                         override=o.written))
     return out
@@ -213,7 +214,8 @@ def _without_append_advice(message: str) -> str:
     return message[:start].rstrip() + message[end:]
 
 
-def advice(script, key: str, message: str, hint: str | None) -> tuple[str, str | None]:
+def advice(script, key: str, message: str, hint: str | None, value: str = "",
+           entry: str | None = None) -> tuple[str, str | None]:
     """(message, hint) for a rejected override. Hydra says "To append to your config use +key=..." for every
     key the config lacks; for a typo, a removed key or a fork's key following it silences Hydra and the key
     does nothing. So that advice stays only for a key under a free-form node (`{}`, null: verl passes it
@@ -224,22 +226,60 @@ def advice(script, key: str, message: str, hint: str | None) -> tuple[str, str |
     if hint is None:
         if script.schema is None or script.schema.under_open_node(key):
             return message, None  # a new key where verl takes any: Hydra's `+key=` is the fix
-        hint = _history_hint(script, key)
+        hint = _read_instead_hint(script, key, value, entry) or _history_hint(script, key)
     return _without_append_advice(message), hint
 
 
-def _history_hint(script, key: str) -> str:
-    """What became of a key no table entry speaks of, from the shipped key lists of every release."""
-    from migrator.config import known_releases
+def _read_instead_hint(script, key: str, value: str, entry: str | None) -> str | None:
+    """For a key verl read until a release and now reads under another name (components.yaml's ignored keys:
+    `reward_model.reward_kwargs.*`, which verl never declared and read up to v0.8.0): what to set."""
+    from migrator.startup.components import ignored_advice
 
-    last = script.facts.ever_known().get(key)
-    order = known_releases()
-    if last is not None and last in order and script.rev in order:
-        if order.index(last) < order.index(script.rev):
-            return f"it was there in verl {last} and is gone in {script.rev}: delete it, or set what replaced it"
-        return f"verl {script.rev} does not have it yet (it is in {last}): was the script written for a newer verl?"
+    found = ignored_advice(key, value, script.rev, entry) if entry else None
+    return found[1] if found is not None else None
+
+
+def _history_hint(script, key: str) -> str:
+    """What became of a key no table entry speaks of, from the shipped key lists of every release: another
+    config of the target has it (the command runs the wrong one), an older release had it, or a newer one
+    brings it."""
+    from migrator.config import default_target, known_releases
+
+    elsewhere = _other_config_hint(script, key)
+    if elsewhere is not None:
+        return elsewhere
+    before, after = script.facts.around(key, script.rev)
+    if before:
+        return f"it was there in verl {before} and is gone in {script.rev}: delete it, or set what replaced it"
+    if after:
+        order, newest = known_releases(), default_target()
+        first = (f"it is only in verl {after}, not yet released" if newest in order
+                 and order.index(after) > order.index(newest) else f"it is first in verl {after}")
+        return f"verl {script.rev} does not have it yet ({first}): was the script written for a newer verl?"
     return ("no verl release declares this key (a fork's own?): delete it; `+` would only silence Hydra, "
             "verl does not read it")
+
+
+def _other_config_hint(script, key: str) -> str | None:
+    """A key of another of the target's PPO configs (a Megatron key in a command that runs ppo_trainer, before
+    `model_engine=megatron` existed): how to select that config."""
+    from migrator.layout import verl_layout
+
+    schema = script.schema
+    configs = script.facts.configs(script.rev)
+    if schema is None or schema.config not in configs:
+        return None
+    layout = verl_layout()
+    for other in configs:
+        other_schema = script.facts.schema(script.rev, other)
+        if other == schema.config or other_schema is None or not other_schema.knows(key):
+            continue
+        if other in layout.ppo_config_names:
+            return f"pass `--config-name={other}`: the key is in verl {script.rev}'s {other} config"
+        engine = next((e for e, c in layout.ppo_engines.items() if c == other), None)
+        if engine is not None:
+            return f"select `model_engine={engine}`: the key is in verl {script.rev}'s {other} config"
+    return None
 
 
 def _table_hint(script, key: str) -> str | None:

@@ -96,10 +96,10 @@ def stale_key(script, schema, o) -> Problem | None:
                        f"run `verl-migrate --to {rev}` on this script")
     if change is not None and change.action in ("remove", "warn"):
         return Problem(o.start, f"`{key}` was removed ({_release(change.entries[-1])})", change.hint)
-    last = script.facts.ever_known().get(key)
-    if last is not None:
-        return Problem(o.start, f"`{key}` is not in verl {rev} ({schema.config}); it was there in {last}",
-                       did_you_mean(schema, key))
+    before, after = script.facts.around(key, rev)
+    if before or after:
+        was = f"it was there in {before}" if before else f"it is first in verl {after}"
+        return Problem(o.start, f"`{key}` is not in verl {rev} ({schema.config}); {was}", did_you_mean(schema, key))
     return None
 
 

@@ -88,7 +88,10 @@ def _finding(path, key_node, key, base, schema, mappings, facts, rev) -> LintFin
         hint = change.hint or "removed: delete it"
     else:
         hint = did_you_mean(schema, key)
-        if hint is None and key in facts.ever_known():
-            hint = f"it was in verl {facts.ever_known()[key]}: delete it, or set what replaced it"
+        before, after = facts.around(key, rev) if hint is None else (None, None)
+        if before:
+            hint = f"it was in verl {before}: delete it, or set what replaced it"
+        elif after:
+            hint = f"it is first in verl {after}: was the config written for a newer verl?"
     mark = key_node.start_mark
     return LintFinding(path, mark.line + 1, mark.column + 1, CODE, message, hint, "error", key=key)

@@ -126,8 +126,14 @@ class MappingSet:
     def declared_at_target(self, key: str, context: EntryContext | None) -> bool:
         return self.entry_points.declared_at_target(key, context)
 
+    def open_at_target(self, key: str, context: EntryContext | None) -> bool:
+        return self.entry_points.open_at_target(key, context)
+
     def declared_key_tokens(self) -> set[str]:
         return self.entry_points.declared_key_tokens()
+
+    def open_key_tokens(self) -> set[str]:
+        return self.entry_points.open_key_tokens()
 
     def entry_point(self, module: str) -> EntryPointChange | None:
         return self.entry_points.entry_point(module)

@@ -27,6 +27,7 @@ class EntryPoints:
         self.from_release = from_release
         self.to_release = to_release
         self._key_cache: dict = {}
+        self._declared_before_cache: dict[str, frozenset[str]] = {}  # config -> `_declared_before`
 
     # -- entry points and their configs ----------------------------------------------------------------
     @property
@@ -97,6 +98,48 @@ class EntryPoints:
         """Does the target's config of this launch declare `key`, so that Hydra refuses `+key=`?"""
         config = self._target_config(context)
         return config is not None and key in self.history.facts.entry_config_keys(self.to_release, config)
+
+    def open_at_target(self, key: str, context: EntryContext | None) -> bool:
+        """Did the files' releases declare `key` (from --from up to before the target), while the target's
+        config of this launch declares it no more and holds a free-form node above it (`engine_kwargs.vllm:
+        {}`)? Then Hydra takes `key=` there only as an addition, `+key=`, and passes it on as before."""
+        config = self._target_config(context)
+        if config is None:
+            return False
+        facts = self.history.facts
+        target = facts.entry_config_key_types(self.to_release, config)
+        if key in target:
+            return False
+        parents = [key[:n] for n in range(len(key)) if key[n] == "."]
+        if not any(target.get(p) in OPEN_TYPES for p in parents):
+            return False
+        return key in self._declared_before(config)
+
+    def _declared_before(self, config: str) -> frozenset[str]:
+        """Every key `config` declared in a release from --from up to before the target."""
+        cached = self._declared_before_cache
+        if config not in cached:
+            facts, releases = self.history.facts, list(self.history.releases)
+            start = releases.index(self.from_release) if self.from_release in releases else 0
+            end = releases.index(self.to_release) if self.to_release in releases else start
+            cached[config] = frozenset().union(*(facts.entry_config_keys(r, config) for r in releases[start:end]))
+        return cached[config]
+
+    def open_key_tokens(self) -> set[str]:
+        """Each key `open_at_target` may hold for a config of the target's entry points: the prefilter's way to
+        a script whose only change is the `+` such a key now needs."""
+        facts = self.history.facts if self.history is not None else None
+        if facts is None:
+            return set()
+        out = set()
+        for config in set(facts.entry_configs(self.to_release).values()):
+            target = facts.entry_config_key_types(self.to_release, config)
+            opened = {k for k, kind in target.items() if kind in OPEN_TYPES}
+            for key in self._declared_before(config) - set(target):
+                parts = key.split(".")
+                if any(".".join(parts[:n]) in opened for n in range(1, len(parts))):
+                    out.add(key)
+        return out
 
     def declared_key_tokens(self) -> set[str]:
         """`+key` for each key a config of the target's entry points declares: the prefilter's way to a

@@ -162,13 +162,17 @@ def _cell(src: bytes, spans: list[tuple[int, int]], maps: MappingSet, edits: lis
         shell = b"#" + text[1:]  # the magic line becomes a shell comment, offsets unchanged
         code_block_edits(shell, 0, len(shell), b"bash", maps, cell_edits, cell_findings)
     else:
-        python, shell_lines, pos = bytearray(text), [], 0
+        python, shell_lines, pos, continued = bytearray(text), [], 0, False
         for line in lines:
             stripped = line.lstrip()
-            if stripped.startswith((b"!", b"%")):
-                python[pos:pos + len(line.rstrip(b"\r\n"))] = b" " * len(line.rstrip(b"\r\n"))
-                if stripped.startswith(b"!"):
+            body = line.rstrip(b"\r\n")
+            if continued or stripped.startswith((b"!", b"%")):
+                python[pos:pos + len(body)] = b" " * len(body)
+                if continued:  # IPython joins a `!` line ending in `\` with the next: one shell command
+                    shell_lines[-1] = (shell_lines[-1][0], pos + len(line))
+                elif stripped.startswith(b"!"):
                     shell_lines.append((pos, pos + len(line)))
+                continued = body.endswith(b"\\") and bool(shell_lines) and shell_lines[-1][1] == pos + len(line)
             pos += len(line)
         # a cell is code that runs, not a Markdown example: its imports are checked too (python.resolution)
         block_edits(python_rewriter, "cell.python", bytes(python), 0, len(python), maps, cell_edits, cell_findings)

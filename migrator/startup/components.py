@@ -125,12 +125,14 @@ def ignored_advice(key: str, value: str, release: str, entry_point: str,
     if item is None:
         return None
     instead = item.instead(key)
-    if instead and config is not None:
+    if instead and config is not None:  # Hydra's verdict on the launch's own config
         instead = as_hydra_takes(instead, *config)
+    elif instead and instead not in _declared(release):  # no config: Hydra takes an undeclared key with `+` only
+        instead = f"+{instead}"
     read_release, reader = item.read_before.split(":", 1)
     assign = f"={value}" if value else ""
     hint = f"set `{instead}{assign}` instead" if instead else "verl reads no replacement: remove it"
-    if instead and (refused := _unregistered(instead, value, release)):
+    if instead and (refused := _unregistered(instead.lstrip("+"), value, release)):
         hint = refused
     return (f"`{key}` is accepted by verl {release} but nothing reads it for {entry_point} (read up to "
             f"{read_release} at {reader}; not since {pr_name(item.pr)})", hint, item.pr)
@@ -145,6 +147,14 @@ def as_hydra_takes(key: str, configs, config_dir: str, config_name: str) -> str:
         return not judge(configs, config_dir, config_name, [f"{override}={NEUTRAL_VALUE}"]).rejections
 
     return f"+{key}" if not taken(key) and taken(f"+{key}") else key
+
+
+@lru_cache(maxsize=4)
+def _declared(release: str) -> frozenset[str]:
+    """Every key and node the shipped configs of `release` declare (`reward.reward_kwargs` is none in v0.9.0)."""
+    from migrator.mapping.facts import ReleaseFacts
+
+    return ReleaseFacts(facts_path().parent).nodes(release)
 
 
 def _unregistered(key: str, value: str, release: str) -> str | None:

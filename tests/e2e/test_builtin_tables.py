@@ -50,3 +50,23 @@ def test_user_script_migrates_exactly_with_builtin_tables(tmp_path):
     assert "VM104" in proc.stderr  # the move made, and what differs said
     again = run_cli("--to", "v0.9.0", "--check", script.parent)  # the rejected key stays a manual action
     assert again.returncode == 1 and "0 files would change, 1 manual action," in again.stderr
+
+
+VLLM_KWARG = "actor_rollout_ref.rollout.engine_kwargs.vllm.disable_mm_preprocessor_cache"
+
+
+def test_a_key_the_target_no_longer_declares_under_a_free_form_node_gets_its_plus(tmp_path):
+    """v0.4.1 declared `engine_kwargs.vllm.disable_mm_preprocessor_cache`; from v0.6.0 `engine_kwargs.vllm` is
+    a free-form dict (verl#3037) that Hydra extends only with `+`. The script was left as it was (a
+    key-no-action entry), and its launch failed at Hydra; now the `+` is added, for the files' releases that
+    declared the key only."""
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/bash\npython3 -m verl.trainer.main_ppo \\\n    {VLLM_KWARG}=True \\\n"
+                      "    trainer.nnodes=1\n")
+    proc = run_cli("--from", "v0.4.1", "--to", "v0.9.0", "run.sh", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"    +{VLLM_KWARG}=True \\\n" in script.read_text() and "1 plus-added" in proc.stderr
+    assert run_cli("lint", "--to", "v0.9.0", "--select", "VM007", "run.sh", cwd=tmp_path).returncode == 0
+    script.write_text(f"#!/bin/bash\npython3 -m verl.trainer.main_ppo {VLLM_KWARG}=True\n")
+    proc = run_cli("--from", "v0.6.0", "--to", "v0.9.0", "--check", "run.sh", cwd=tmp_path)
+    assert "0 files would change" in proc.stderr, proc.stderr

@@ -101,3 +101,36 @@ def test_a_plus_on_a_key_verl_declares_dates_the_file_before_that_key(tmp_path):
 def test_a_plus_on_a_key_no_release_declares_says_nothing(tmp_path):
     (tmp_path / "run.sh").write_text(NEWER.replace("\n", " +my_fork.retriever.topk=3\n"))
     assert report(tmp_path, "run.sh")["written_for"]["from"]["run.sh"]["release"] == "v0.9.0"
+# A Hydra config of the user's own over verl's ppo_trainer: its nested keys are verl's keys (once read as
+# "it names no key or path of verl's", so `--from auto` took it from v0.1 and an explicit --from never
+# got VM301 for it while the same keys in a script did).
+CONFIG = """# @package _global_
+defaults:
+  - ppo_trainer
+  - _self_
+
+actor_rollout_ref:
+  rollout:
+    update_weights_bucket_megabytes: 2048
+critic:
+  model:
+    fsdp_config:
+      param_offload: true
+"""
+
+
+def test_a_hydra_config_is_dated_by_its_nested_keys(tmp_path):
+    (tmp_path / "grpo.yaml").write_text(CONFIG)
+    start = report(tmp_path, "grpo.yaml")["written_for"]["from"]["grpo.yaml"]
+    assert start["release"] == "v0.5.0", start
+    assert "actor_rollout_ref.rollout.update_weights_bucket_megabytes` (v0.5.0–v0.7.0)" in start["evidence"]
+
+
+def test_an_explicit_from_newer_than_a_hydra_config_is_reported_at_its_keys(tmp_path):
+    (tmp_path / "grpo.yaml").write_text(CONFIG)
+    proc = run_cli("--from", "v0.8.0", "--to", "v0.9.0", "--check", "--output-format", "json", "grpo.yaml", cwd=tmp_path)
+    found = [(f["line"], f["col"], f["message"]) for row in json.loads(proc.stdout)["files"] for f in row["findings"]
+             if f["code"] == "VM301"]
+    assert found == [
+        (8, 5, "`actor_rollout_ref.rollout.update_weights_bucket_megabytes` was gone before verl v0.8.0 (last in v0.7.0)"),
+        (12, 7, "`critic.model.fsdp_config.param_offload` was gone before verl v0.8.0 (last in v0.7.1)")]

@@ -94,3 +94,13 @@ def test_a_deprecated_key_in_a_config_gets_vm112_as_the_override_does(tmp_path):
     assert [f for f in lint_json(tmp_path, "--select", "VM112") if f["path"] == "my_ppo.yaml"] == \
         [f for f in found if f["path"] == "my_ppo.yaml"]
     assert [f for f in lint_json(tmp_path, "--ignore", "VM112") if f["path"] == "my_ppo.yaml"] == []
+
+
+def test_a_key_newer_than_the_target_is_told_so_not_to_delete_it(tmp_path):
+    """`entropy_from_logits_chunk_size` is first in v0.9.0: linted at v0.8.0, the hint once said "it was in
+    verl main: delete it", from the newest release that had the key."""
+    (tmp_path / "ours.yaml").write_text("defaults:\n  - ppo_trainer\n  - _self_\nactor_rollout_ref:\n  actor:\n"
+                                        "    entropy_from_logits_chunk_size: 1\n")
+    proc = run_cli("lint", "--to", "v0.8.0", "--output-format", "json", "ours.yaml", cwd=tmp_path)
+    [found] = json.loads(proc.stdout)
+    assert found["hint"] == "it is first in verl v0.9.0: was the config written for a newer verl?"

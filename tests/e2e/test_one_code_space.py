@@ -83,3 +83,15 @@ def test_old_codes_still_select_and_suppress(project):
                                     .replace("=$name\n", "=$name  # verl-migrate: ignore VM004\n"))
     (project / "user.py").write_text(MODULE.rstrip("\n") + "  # verl-migrate: ignore VM123\n")
     assert not {code for *_, code in lint_codes(project)} & {"VM101", "VM112", "VM121"}
+
+
+def test_an_open_manual_step_has_the_markers_code_in_both_commands(tmp_path):
+    """A marker an earlier migration left (`# verl-migrate: VM111 removed ...`): the rewrite reported it as
+    VM111 and the lint as VM009; now both say VM111, and VM009 still selects and silences it in lint."""
+    (tmp_path / "sft.sh").write_text(
+        "#!/bin/bash\n# verl-migrate: VM111 removed data.prompt_key (verl #5382): convert the parquet to messages\n"
+        "torchrun --nproc_per_node=8 -m verl.trainer.sft_trainer data.train_files=x.parquet\n")
+    assert ("sft.sh", 2, "VM111") in rewrite_codes(tmp_path)
+    assert ("sft.sh", 2, "VM111") in lint_codes(tmp_path)
+    assert ("sft.sh", 2, "VM111") in lint_codes(tmp_path, "--select", "VM009")
+    assert ("sft.sh", 2, "VM111") not in lint_codes(tmp_path, "--ignore", "VM009")

@@ -101,6 +101,8 @@ def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=())
                 code = judge.code(ref)
                 if code != UNRESOLVED_CODE and hint is None:  # a table's removal: its hint says what to use
                     hint = judge.removal(ref).hint
+                elif hint is None and judge.as_written:  # the lint, on an import a table moves: the fix
+                    hint = judge.move_hint(ref)
                 out.append(Finding(offset, "unresolved-import", message, hint, code=code))
     return out
 
@@ -305,6 +307,15 @@ class _Judge:
     def _name(ref) -> str:
         return ref[0] if isinstance(ref, tuple) else ref
 
+    def move_hint(self, ref) -> str | None:
+        """On the file as written: where a table entry moves the module or name `ref` names, as the fix."""
+        name = self._name(ref)
+        entry = self.maps.module(name) if ":" not in name else (
+            self.maps.symbol(name) or self.maps.module(name.replace(":", ".")))
+        if entry is None or entry.new is None:
+            return None
+        return f"moved to `{entry.new}`: run `verl-migrate --to {self.target}` on this file"
+
     def removal(self, ref):
         """The table's removal of the module or name `ref` names, or None."""
         ref = self._name(ref)
@@ -333,6 +344,8 @@ class _Judge:
         if before:
             gone = self.releases[before[-1] + 1]
             entry = self.maps.module(ref) if ":" not in ref else self.maps.symbol(ref)
+            if entry is None and ":" in ref:  # `from pkg import submodule`: the table moves it as a module
+                entry = self.maps.module(ref.replace(":", "."))
             if entry is None:
                 return f"removed in {gone}; no table entry"
             if self.as_written:

@@ -45,6 +45,10 @@ class KeyEdits:
                 # Hydra, judging the launch, agrees.
                 self.edits.append(Edit(start - 1, start, b"", PLUS_KIND,
                                        drop_plus_message(key, self.maps.to_release)))
+            elif self.src[start - 1:start] != b"+" and self.maps.open_at_target(key, context):
+                self.edits.append(Edit(start, start, b"+", PLUS_ADDED_KIND,
+                                       f"{key} -> +{key} (verl {self.maps.to_release} declares it no more, under a "
+                                       "free-form node: Hydra takes it only as an addition and passes it on)"))
             return
         if change.action == "rename":
             new = change.new.encode()
@@ -102,6 +106,7 @@ class KeyEdits:
 
 
 PLUS_KIND = "plus-dropped"  # the edit that drops a `+` the target refuses
+PLUS_ADDED_KIND = "plus-added"  # the edit that adds the `+` the target needs for a key it no longer declares
 
 
 def drop_plus_message(key: str, release: str) -> str:

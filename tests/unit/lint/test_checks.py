@@ -51,7 +51,7 @@ SEEDED = {
     "vm005_undefined.sh": [(8, "VM005")],
     "vm006_paths.sh": [(3, "VM006"), (4, "VM006"), (5, "VM006")],
     "vm008_mandatory.sh": [(5, "VM008"), (10, "VM008")],
-    "vm009_open_step.sh": [(3, "VM009")],
+    "vm009_open_step.sh": [(3, "VM111")],  # the code the marker names (VM009 answers for it)
 }
 
 

@@ -88,6 +88,20 @@ def test_notebook_edit_across_source_lines_is_a_manual_step():
     assert any("edit by hand" in f.message for f in result.findings)
 
 
+
+def test_a_bang_command_continued_with_a_backslash_is_one_shell_command():
+    """IPython joins a `!` line ending in `\\` with the next one: an override there is the command's, and a
+    removed one is deleted like any other (the next line was once left to the Python rewriter, which could
+    only report "delete it by hand")."""
+    lines = ["!python3 -m verl.trainer.main_ppo trainer.nnodes=1 \\\n", "    trainer.use_legacy_worker_impl=auto \\\n",
+             "    trainer.n_gpus_per_node=8\n"]
+    before = _notebook(lines)
+    result = run(before, "nb.ipynb")
+    assert result.status == "changed", result.findings
+    assert result.after == _notebook([lines[0], "", lines[2]])
+    assert run(result.after, "nb.ipynb").status == "unchanged"
+
+
 def test_notebook_validate():
     before = _notebook(["x = 1"])
     assert nb_rewriter.validate(before, before.replace(b"x = 1", b"x = 2")) is None

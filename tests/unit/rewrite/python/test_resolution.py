@@ -166,6 +166,22 @@ def test_lint_reports_python_imports_as_written():
     assert lint_python_source(b"from verl.fork import x\n", "u.py", builtin(), frozenset({"VM001"})).findings == []
 
 
+
+def test_lint_says_the_rewrite_handles_a_submodule_a_table_moves_imported_by_name():
+    """`from verl.utils import npu_utils`: the table moves the module (v0.7.0, verl#4123) and the rewrite edits
+    the import; the finding once said "no table entry", looking for a symbol entry `verl.utils:npu_utils`."""
+    report = lint_python_source(b"from verl.utils import npu_utils\n", "user.py", builtin())
+    assert [f.message for f in report.findings] == [
+        "`verl.utils` has no name `npu_utils` in verl v0.9.0 "
+        "(removed in v0.7.0; `verl-migrate --to v0.9.0` rewrites or reports it)"]
+
+
+def test_lint_gives_an_import_a_table_moves_the_move_as_its_hint():
+    """The finding said "fix it by hand" with no hint, though the table moves the module (v0.7.0, verl#4123)."""
+    report = lint_python_source(b"import verl.utils.npu_utils\nfrom verl.utils import npu_utils\n", "user.py", builtin())
+    assert [f.hint for f in report.findings] == [
+        "moved to `verl.utils.npu_flash_attn_utils`: run `verl-migrate --to v0.9.0` on this file"] * 2
+
 # The fast path reads plain import lines without parsing the file; it may only ever say "nothing to
 # report" when the parser-based check agrees.
 _MODULES = ["verl", "verl.utils", "verl.utils.hdfs_io", "verl.trainer.main_ppo", "verl.fork_only", "os",
