@@ -83,6 +83,8 @@ def show(to_release, from_release, tables, output_format):
             extra += f" (config {row['config']})"
         if row.get("args") and row["family"] != "path":
             extra += " + " + " ".join(row["args"])
+        if row.get("verdict_text"):
+            extra += f" [{row['verdict_text']}]"
         if row.get("pins"):
             extra += " pins " + " ".join(row["pins"])
         if row.get("map"):

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 # How many differences a finding's message lists before it says how many more there are.
 SHOWN_DIFFERENCES = 6
+# How many differing keys the release notes name per move before they say how many more there are.
+NOTED_KEYS = 3
 
 
 @dataclass(frozen=True)
@@ -36,17 +38,44 @@ class MoveProof:
     def plain(self) -> bool:
         return self.same is True
 
+    @property
+    def verdict(self) -> str:
+        """`same`, `differs` or `unproven`: the word `mappings show`, the release notes and JSON use."""
+        return {True: "same", False: "differs"}.get(self.same, "unproven")
+
+    def ordered(self, first: tuple[str, ...] = ()) -> list[Difference]:
+        """The differences, the keys under `first` (top-level config nodes: data, reward) before the others."""
+        rank = {node: i for i, node in enumerate(first)}
+        return sorted(self.differences, key=lambda d: rank.get(d.key.split(".")[0], len(rank)))
+
+    def counted(self) -> str:
+        """`8 settings differ`, `1 setting differs`."""
+        n = len(self.differences)
+        return f"{n} setting{'s' if n != 1 else ''} differ{'s' if n == 1 else ''}"
+
+    def keys_named(self, first: tuple[str, ...] = ()) -> str:
+        """The verdict in a few words, for a table cell: `same`, `differs: 8 settings (data.train_files,
+        reward.reward_manager.name, ... and 5 more)`, `unproven (why)`."""
+        if self.same is True:
+            return "same"
+        if self.same is None:
+            return "unproven (" + "; ".join(self.unproven) + ")"
+        keys = [d.key for d in self.ordered(first)]
+        more = len(keys) - NOTED_KEYS
+        n = len(keys)
+        text = (f"differs: {n} setting{'s' if n != 1 else ''} ({', '.join(keys[:NOTED_KEYS])}"
+                f"{f', and {more} more' if more > 0 else ''})")
+        return text + ("; a step of it is unproven" if self.unproven else "")
+
     def summary(self, first: tuple[str, ...] = ()) -> str:
         """What differs, in one line: the keys under `first` (top-level config nodes) before the others,
         at most SHOWN_DIFFERENCES of them, then how many more."""
         if self.same is None:
             return "is not proven to train what the old script trained (" + "; ".join(self.unproven) + ")"
-        rank = {node: i for i, node in enumerate(first)}
-        ordered = sorted(self.differences, key=lambda d: rank.get(d.key.split(".")[0], len(rank)))
+        ordered = self.ordered(first)
         shown = "; ".join(f"{d.key} {_value(d.old)} -> {_value(d.new)}" for d in ordered[:SHOWN_DIFFERENCES])
         more = len(ordered) - SHOWN_DIFFERENCES
-        counted = f"{len(ordered)} setting{'s' if len(ordered) != 1 else ''} differ{'s' if len(ordered) == 1 else ''}"
-        text = f"trains something else: {counted} ({shown}{f'; and {more} more' if more > 0 else ''})"
+        text = f"trains something else: {self.counted()} ({shown}{f'; and {more} more' if more > 0 else ''})"
         if self.unproven:
             text += "; a step of it is not proven either (" + "; ".join(self.unproven) + ")"
         return text

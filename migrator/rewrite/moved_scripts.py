@@ -7,16 +7,11 @@ again until a person settles it. With it the edit is made and reported (VM104)."
 from __future__ import annotations
 
 from migrator.edits import Finding
-from migrator.layout import verl_layout
-from migrator.mapping.kinds.path import SCRIPT_MOVE_DIFFERS, run_command
+from migrator.mapping.kinds.path import SCRIPT_MOVE_DIFFERS, not_proven_same, run_command, what_the_new_script_trains
 from migrator.pulls import pr_name
 
 FACTS_FILE = "the facts' script-moves.yaml"
-
-
-def unproven_move(change) -> bool:
-    """A move of a script the facts do not prove plain: it differs, or is unproven."""
-    return change.new is not None and change.proof is not None and not change.proof.plain
+unproven_move = not_proven_same  # a move of a script the facts do not prove plain: it differs, or is unproven
 
 
 def held(change, maps) -> bool:
@@ -27,7 +22,7 @@ def held(change, maps) -> bool:
 def what_differs(change) -> str:
     """`moved to NEW (#PR), which trains something else: ...`."""
     prs = ", ".join(pr_name(pr) for pr in change.prs)
-    return f"moved to {change.new} ({prs}), which {change.proof.summary(verl_layout().run_sections_first)}"
+    return f"moved to {change.new} ({prs}), which {what_the_new_script_trains(change)}"
 
 
 def differs_note(change) -> str:
@@ -35,7 +30,7 @@ def differs_note(change) -> str:
     places where the move is a manual step anyway: presets that cannot be placed)."""
     if not unproven_move(change):
         return ""
-    return f"; the new script {change.proof.summary(verl_layout().run_sections_first)}"
+    return f"; the new script {what_the_new_script_trains(change)}"
 
 
 def held_finding(at: int, old: str, change, runs_script: bool) -> Finding:

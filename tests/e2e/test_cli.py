@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 
@@ -193,6 +194,26 @@ def test_mappings_show(tmp_path):
     rows = json.loads(proc.stdout)["entries"]
     move = next(r for r in rows if r["old"] == "examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh")
     assert move["new"] == "examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh" and move["prs"] == [6285]
+
+
+def test_mappings_show_gives_each_script_move_its_verdict():
+    # #6126 moved the DAPO script onto one that trains on GSM8K: the line and the JSON say it differs, and how.
+    old = "examples/grpo_trainer/run_qwen3-235b_megatron_96gb.sh"
+    proc = run_cli("mappings", "show", "--from", "v0.7.1", "--to", "v0.8.0")
+    lines = proc.stdout.splitlines()
+    line = next(line for line in lines if line.startswith(f"path   {old} -> "))
+    assert re.search(r" \[differs: \d+ keys\]  \[#6126\]$", line), line
+    assert any(line.endswith(" [same]  [#6126]") for line in lines)
+    assert any(" [unproven]  [" in line for line in lines)
+    proc = run_cli("mappings", "show", "--from", "v0.7.1", "--to", "v0.8.0", "--output-format", "json")
+    rows = {r["old"]: r for r in json.loads(proc.stdout)["entries"] if r["family"] == "path"}
+    move = rows[old]
+    assert move["verdict"] == "differs" and move["verdict_text"] == f"differs: {len(move['differences'])} keys"
+    nodes = [d["key"].split(".")[0] for d in move["differences"]]
+    assert nodes[0] == "data" and "reward" in nodes  # what it trains on and what rewards it, first
+    assert all(node in ("data", "reward") for node in nodes[:nodes.index("reward") + 1]), nodes
+    assert {"key", "old", "new"} == set(move["differences"][0])
+    assert {r["verdict"] for r in rows.values() if r["new"]} == {"same", "differs", "unproven"}
 
 
 def test_mappings_show_lists_python_names_keywords_and_signatures():

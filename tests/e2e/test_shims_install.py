@@ -34,11 +34,19 @@ def test_builtin_tables_put_the_mindspeed_stub_in_place(checkout, tmp_path):
     assert f"created   {MINDSPEED_OLD}" in result.stdout
     stub = checkout / MINDSPEED_OLD
     args = ["trainer.n_gpus_per_node=16", "a b", "$(nope)", "*"]
+    # The facts prove the new mindspeed script trains something else: the stub refuses unless asked.
+    refused = run_stub(stub, args, cwd=tmp_path)
+    assert refused.returncode == 2 and refused.stdout == b""
+    assert "trains something else" in refused.stderr.decode() and "pull/6285" in refused.stderr.decode()
+    assert "VERL_MIGRATE_RUN_MOVED=1" in refused.stderr.decode()
     for code in (0, 7):
-        run = run_stub(stub, args, stdin=b"stdin text", cwd=tmp_path, env={"FAKE_EXIT": str(code)})
+        run = run_stub(stub, args, stdin=b"stdin text", cwd=tmp_path,
+                       env={"FAKE_EXIT": str(code), "VERL_MIGRATE_RUN_MOVED": "1"})
         assert run.returncode == code
         assert parse_printer(run.stdout) == (args, "ENV DEVICE=unset MODE=unset", "stdin text")
-        assert run.stderr.decode().count("\n") == 1 and "pull/6285" in run.stderr.decode()
+        lines = run.stderr.decode().splitlines()
+        assert len(lines) == 2 and "pull/6285" in lines[0] and lines[1].startswith("warning: ")
+        assert "trains something else" in lines[1]
     assert check(checkout).returncode == 0
     stub.unlink()
     result = check(checkout)

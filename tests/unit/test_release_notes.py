@@ -188,3 +188,27 @@ def test_cli_errors_exit_2(tmp_path):
     assert proc.returncode == 2 and "not a git repository" in proc.stderr
     for p in (proc,):
         assert "Traceback" not in p.stderr
+
+
+def test_moved_scripts_say_whether_each_move_trains_what_the_old_script_trained():
+    # A release index whose facts prove one move the same, one different, one not at all
+    # (tests/fixtures/tables/script_moves_releases/): presets select a variant only where the move is the same.
+    index = FIXTURES.parent / "tables" / "script_moves_releases"
+    guide = release_notes.build_guide(compose(load_release_index(index), "v0.7.1", "v0.8.0"))
+    moved = {r["old"]: r for r in guide.rows["moved_scripts"]}
+    assert moved["examples/run_same_old.sh"]["trains"] == "same"
+    dapo = moved["examples/run_dapo.sh"]
+    assert dapo["verdict"] == "differs"
+    assert dapo["trains"] == ("differs: 8 settings (data.train_files, reward.reward_manager.name, "
+                              "actor_rollout_ref.actor.clip_ratio_c, and 5 more)")
+    assert dapo["differences"][0] == {"key": "data.train_files", "old": "$HOME/data/dapo-math-17k.parquet",
+                                      "new": "$HOME/data/gsm8k/train.parquet"}
+    unknown = moved["examples/run_unknown.sh"]
+    assert (unknown["verdict"], unknown["trains"]) == (
+        "unproven", "unproven (no training command recorded for the old script)")
+    text = release_notes.render(guide, "md")
+    assert "environment presets select the variant the old script ran" not in text
+    assert ("| `examples/run_dapo.sh` | `examples/run_gsm8k.sh` | `NNODES=4 bash examples/run_gsm8k.sh` | differs: 8 "
+            "settings (data.train\\_files, reward.reward\\_manager.name, actor\\_rollout\\_ref.actor.clip\\_ratio\\_c, "
+            "and 5 more) |") in text
+    check_rst(release_notes.render(guide, "rst"))

@@ -202,3 +202,35 @@ def test_a_sourced_stub_that_fails_returns_its_status(sourced_tree):
     (sourced_tree / "examples/new_dir/sub/run_new.sh").unlink()
     result = _source(sourced_tree / "examples/old_dir/run_old.sh")
     assert "status=127 NEW_VAR=unset" in result.stdout and "is missing" in result.stderr
+
+
+def test_a_stub_for_a_move_not_proven_the_same_refuses_unless_asked(tmp_path):
+    # The facts of tests/fixtures/tables/script_moves_releases/ prove run_dapo.sh -> run_gsm8k.sh differs.
+    from migrator.mapping import compose
+    from migrator.mapping.load import load_release_index
+    from migrator.shims import shell
+    from tests.helpers import FIXTURES
+
+    index = load_release_index(FIXTURES / "tables" / "script_moves_releases")
+    mappings = compose(index, "v0.7.1", "v0.8.0", [])
+    releases = ("v0.1", "v0.7.1", "v0.8.0", "v0.9.0")
+    for old, new in (("examples/run_dapo.sh", "examples/run_gsm8k.sh"),
+                     ("examples/run_same_old.sh", "examples/run_same_new.sh")):
+        generated = shell.stub(mappings.path(old), "v0.8.0", releases)
+        (tmp_path / old).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / old).write_bytes(generated.content)
+        (tmp_path / old).chmod(generated.mode)
+        write_script(tmp_path / new)
+    refused = run_stub(tmp_path / "examples/run_dapo.sh", ["a"], cwd=tmp_path)
+    assert refused.returncode == 2 and refused.stdout == b""
+    assert refused.stderr.decode().startswith(
+        "error: verl-migrate: examples/run_dapo.sh moved to examples/run_gsm8k.sh (run with NNODES=4) in verl v0.8.0 "
+        "(https://github.com/verl-project/verl/pull/202), and the new script trains something else: 8 settings differ "
+        "(data.train_files $HOME/data/dapo-math-17k.parquet -> $HOME/data/gsm8k/train.parquet; "
+        "reward.reward_manager.name dapo -> naive; ")
+    assert "not run: set VERL_MIGRATE_RUN_MOVED=1 to run the new script anyway" in refused.stderr.decode()
+    asked = run_stub(tmp_path / "examples/run_dapo.sh", ["a"], cwd=tmp_path, env={"VERL_MIGRATE_RUN_MOVED": "1"})
+    assert asked.returncode == 0 and parse_printer(asked.stdout)[0] == ["a"]
+    assert asked.stderr.decode().splitlines()[1].startswith("warning: verl-migrate: VERL_MIGRATE_RUN_MOVED=1: running")
+    same = run_stub(tmp_path / "examples/run_same_old.sh", ["a"], cwd=tmp_path)
+    assert same.returncode == 0 and same.stderr.decode().count("\n") == 1  # a proven move forwards, as before
