@@ -1,17 +1,20 @@
-"""Done-when for the core: a hand-made verl-style NPU script carrying the four must-have built-in
-entries migrates exactly to v0.9.0 through the real CLI, and a second run is clean."""
+"""Done-when for the core: the README's example script (examples/my_scripts/run_npu_grpo.sh, a hand-made
+verl-style NPU script carrying the four must-have built-in entries) migrates exactly to v0.9.0 through the
+real CLI, and a second run is clean."""
 
 from __future__ import annotations
 
 import shutil
 
-from tests.helpers import FIXTURES, run_cli
+from tests.helpers import FIXTURES, REPO, run_cli
+
+README_SCRIPT = REPO / "examples" / "my_scripts" / "run_npu_grpo.sh"
 
 
 def test_user_script_migrates_exactly_with_builtin_tables(tmp_path):
     script = tmp_path / "my_scripts" / "run_npu_grpo.sh"
     script.parent.mkdir()
-    shutil.copy(FIXTURES / "e2e" / "run_npu_grpo.sh", script)
+    shutil.copy(README_SCRIPT, script)
     # PR 6285's new script is not proven to train what the old one trained (seq_length 10240 -> 4096, ...:
     # facts/script-moves.yaml): without --unsafe-fixes the move is a manual step that says what differs.
     safe = run_cli("--to", "v0.9.0", "--allow-dirty", script.parent)
@@ -23,7 +26,7 @@ def test_user_script_migrates_exactly_with_builtin_tables(tmp_path):
                             "examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh`")
     assert "bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh trainer.total_epochs=1" in script.read_text()
     assert "1 file changed (1 env-removal, 3 key-rename), 2 manual actions" in safe.stderr
-    shutil.copy(FIXTURES / "e2e" / "run_npu_grpo.sh", script)
+    shutil.copy(README_SCRIPT, script)
     proc = run_cli("--to", "v0.9.0", "--unsafe-fixes", "--allow-dirty", script.parent)
     assert proc.returncode == 0, proc.stderr
     assert script.read_bytes() == (FIXTURES / "e2e" / "run_npu_grpo.expected.sh").read_bytes()
