@@ -92,7 +92,8 @@ def _judge_script(script) -> ScriptVerdicts:
             key = rejection.key or o.key
             value = o.written.partition("=")[2]
             message, hint = advice(script, key, rejection.message.replace(NEUTRAL_VALUE, value), rejection.hint,
-                                   value, launch.entry if launch.is_module else None)
+                                   value, launch.entry if launch.is_module else None,
+                                   (configs, config_dir, config_name))
             out.problems.append(Problem(o.start, f"Hydra rejects `{o.written}`: {message}", hint, key=key,
                                         override=o.written))
     return out
@@ -215,27 +216,28 @@ def _without_append_advice(message: str) -> str:
 
 
 def advice(script, key: str, message: str, hint: str | None, value: str = "",
-           entry: str | None = None) -> tuple[str, str | None]:
+           entry: str | None = None, config: tuple | None = None) -> tuple[str, str | None]:
     """(message, hint) for a rejected override. Hydra says "To append to your config use +key=..." for every
     key the config lacks; for a typo, a removed key or a fork's key following it silences Hydra and the key
     does nothing. So that advice stays only for a key under a free-form node (`{}`, null: verl passes it
-    on); the others get the table's hint, the did-you-mean, or what became of the key."""
+    on); the others get the table's hint, the did-you-mean, or what became of the key. `config` (configs,
+    config dir, config name): the launch's config, on which Hydra judges the override a hint advises."""
     if _APPEND_ADVICE not in message:
         return message, _table_hint(script, key) or hint
     hint = _table_hint(script, key) or hint
     if hint is None:
         if script.schema is None or script.schema.under_open_node(key):
             return message, None  # a new key where verl takes any: Hydra's `+key=` is the fix
-        hint = _read_instead_hint(script, key, value, entry) or _history_hint(script, key)
+        hint = _read_instead_hint(script, key, value, entry, config) or _history_hint(script, key)
     return _without_append_advice(message), hint
 
 
-def _read_instead_hint(script, key: str, value: str, entry: str | None) -> str | None:
+def _read_instead_hint(script, key: str, value: str, entry: str | None, config: tuple | None) -> str | None:
     """For a key verl read until a release and now reads under another name (components.yaml's ignored keys:
     `reward_model.reward_kwargs.*`, which verl never declared and read up to v0.8.0): what to set."""
     from migrator.startup.components import ignored_advice
 
-    found = ignored_advice(key, value, script.rev, entry) if entry else None
+    found = ignored_advice(key, value, script.rev, entry, config) if entry else None
     return found[1] if found is not None else None
 
 

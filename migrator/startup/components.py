@@ -118,7 +118,8 @@ def ignored_advice(key: str, value: str, release: str, entry_point: str,
     """(message, hint, PR) for an override of `key` (written value `value`) that Hydra accepts at `release`
     and nothing reads for the entry point (VM022, in lint and in the rewrite's run comparison), or None.
     `config` (configs, config dir, config name): the launch's config at `release`, for the hint to be an
-    override Hydra takes there (`+reward.reward_kwargs.x=1` where the node declares no `x`)."""
+    override Hydra takes there (`+reward.reward_kwargs.x=1` where the node declares no `x`); None: the hint
+    names the key as verl reads it."""
     from migrator.pulls import pr_name
 
     item = ignored_key(key, release, entry_point)
@@ -127,8 +128,6 @@ def ignored_advice(key: str, value: str, release: str, entry_point: str,
     instead = item.instead(key)
     if instead and config is not None:  # Hydra's verdict on the launch's own config
         instead = as_hydra_takes(instead, *config)
-    elif instead and instead not in _declared(release):  # no config: Hydra takes an undeclared key with `+` only
-        instead = f"+{instead}"
     read_release, reader = item.read_before.split(":", 1)
     assign = f"={value}" if value else ""
     hint = f"set `{instead}{assign}` instead" if instead else "verl reads no replacement: remove it"
@@ -147,14 +146,6 @@ def as_hydra_takes(key: str, configs, config_dir: str, config_name: str) -> str:
         return not judge(configs, config_dir, config_name, [f"{override}={NEUTRAL_VALUE}"]).rejections
 
     return f"+{key}" if not taken(key) and taken(f"+{key}") else key
-
-
-@lru_cache(maxsize=4)
-def _declared(release: str) -> frozenset[str]:
-    """Every key and node the shipped configs of `release` declare (`reward.reward_kwargs` is none in v0.9.0)."""
-    from migrator.mapping.facts import ReleaseFacts
-
-    return ReleaseFacts(facts_path().parent).nodes(release)
 
 
 def _unregistered(key: str, value: str, release: str) -> str | None:
