@@ -16,9 +16,9 @@ from migrator.codes import finding_code
 from migrator.layout import verl_layout
 from migrator.lint.facts import extension
 from migrator.lint.registry import Problem, check
-from migrator.mapping.kinds.path import SCRIPT_MOVE_DIFFERS
+from migrator.mapping.kinds.path import SCRIPT_MOVE_DIFFERS, not_proven_same
 from migrator.pulls import pr_name
-from migrator.rewrite.moved_scripts import hint, unproven_move, what_differs
+from migrator.rewrite.moved_scripts import hint, what_differs
 
 REMOVED_PATH_CODE = finding_code("path-removal", "manual")  # VM101
 REMOVED_ENTRY_POINT_CODE = finding_code("entry-point-removal", "manual")  # VM151
@@ -72,7 +72,7 @@ def _paths_in(script, tree, start: int, end: int):
         if not _judgeable(tree, path):
             continue
         change = script.mappings.path(path)
-        if change is not None and unproven_move(change):  # the rewrite leaves it to a person: its finding
+        if change is not None and not_proven_same(change):  # the rewrite leaves it to a person: its finding
             yield Problem(m.start() + offset, f"`{path}` does not exist in verl {script.rev}: it "
                           f"{what_differs(change)}", hint(change), code=MOVE_DIFFERS_CODE)
             continue

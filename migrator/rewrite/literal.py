@@ -12,9 +12,10 @@ import unicodedata
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import KeyChange, MappingSet
+from migrator.mapping.kinds.path import not_proven_same
 from migrator.mapping.precision import SUBTREE_PROBE
 from migrator.rewrite import scan
-from migrator.rewrite.moved_scripts import differs_note, held, held_finding, made_finding, unproven_move
+from migrator.rewrite.moved_scripts import differs_note, held, held_finding, made_finding
 from migrator.rewrite.values import override_value_edits, removal_finding, target_change, value_at
 
 # A word starts after these bytes (quotes and brackets too: `["a.b=1", 'c.d=2']`, `(a.b=1)`).
@@ -194,7 +195,7 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
         else:
             edits.append(Edit(path_start, path_end, change.new.encode(), "path-move", f"{old} -> {change.new}",
                               change.prs, in_comment))
-            if unproven_move(change) and not in_comment:
+            if not_proven_same(change) and not in_comment:
                 findings.append(made_finding(path_start, old, change))
     return edits, findings
 

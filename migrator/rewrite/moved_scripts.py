@@ -11,12 +11,11 @@ from migrator.mapping.kinds.path import SCRIPT_MOVE_DIFFERS, not_proven_same, ru
 from migrator.pulls import pr_name
 
 FACTS_FILE = "the facts' script-moves.yaml"
-unproven_move = not_proven_same  # a move of a script the facts do not prove plain: it differs, or is unproven
 
 
 def held(change, maps) -> bool:
     """Is this move left for a person (not made without --unsafe-fixes)?"""
-    return unproven_move(change) and not maps.unsafe_fixes
+    return not_proven_same(change) and not maps.unsafe_fixes
 
 
 def what_differs(change) -> str:
@@ -28,7 +27,7 @@ def what_differs(change) -> str:
 def differs_note(change) -> str:
     """`; the new script trains something else: ...` for a move not proven plain, else nothing (for the
     places where the move is a manual step anyway: presets that cannot be placed)."""
-    if not unproven_move(change):
+    if not not_proven_same(change):
         return ""
     return f"; the new script {what_the_new_script_trains(change)}"
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from migrator.edits import Edit, Finding
+from migrator.mapping.kinds.path import not_proven_same
 from migrator.rewrite import scan
-from migrator.rewrite.moved_scripts import differs_note, held, held_finding, made_finding, unproven_move
+from migrator.rewrite.moved_scripts import differs_note, held, held_finding, made_finding
 from migrator.rewrite.shell.launches import Launches
 from migrator.rewrite.shell.plan import ScriptPlan
 
@@ -38,7 +39,7 @@ class MoveEdits:
                 start, "path-move", f"{old} moved to {new}; run it as `{_invocation(change, new)}`"
                 " (edit by hand: not a script invocation here)" + differs_note(change), None, change.prs))
             return
-        if unproven_move(change) and not in_comment:  # made with --unsafe-fixes: said, with what differs
+        if not_proven_same(change) and not in_comment:  # made with --unsafe-fixes: said, with what differs
             self.findings.append(made_finding(start, old, change))
         if presets and not in_comment:
             self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs))
