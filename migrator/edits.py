@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace source bytes [start, end) with `replacement`. `kind` names the entry kind applied."""
+    """Replace source bytes [start, end) with `replacement`. `kind` names the entry kind applied. `unsafe`:
+    the edit changes what the run trains (a move to a script that trains something else, a pin of old
+    defaults); the engine applies it only with --unsafe-fixes (ruff's unsafe fixes), and reports its findings."""
 
     start: int
     end: int
@@ -16,6 +18,7 @@ class Edit:
     message: str
     prs: tuple[int, ...] = ()
     in_comment: bool = False
+    unsafe: Unsafe | None = None
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,29 @@ class Finding:
     prs: tuple[int, ...] = ()
     severity: str = "manual"  # "manual" (needs a human) | "warning" (warn-only entry) | "info"
     code: str | None = None  # set only where kind and severity do not say it (migrator/codes.py)
+
+
+@dataclass(frozen=True)
+class Unsafe:
+    """What an unsafe edit reports: `made` when --unsafe-fixes applies it, `held` when the engine holds it
+    back (a person's step that gives the exact edit). The edits of one fix share one `Unsafe`, said once."""
+
+    made: tuple[Finding, ...] = ()
+    held: tuple[Finding, ...] = ()
+
+
+def settle_unsafe(edits: list[Edit], unsafe_fixes: bool) -> tuple[list[Edit], list[Finding]]:
+    """(the edits to apply, the findings of the unsafe ones): an unsafe edit only with --unsafe-fixes."""
+    kept: list[Edit] = []
+    findings: list[Finding] = []
+    said: set[Unsafe] = set()
+    for edit in edits:
+        if edit.unsafe is None or unsafe_fixes:
+            kept.append(edit)
+        if edit.unsafe is not None and edit.unsafe not in said:
+            said.add(edit.unsafe)
+            findings.extend(edit.unsafe.made if unsafe_fixes else edit.unsafe.held)
+    return kept, findings
 
 
 @dataclass(frozen=True)

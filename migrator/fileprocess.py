@@ -21,7 +21,7 @@ from migrator.codes import (
     SkipReason,
     finding_code,
 )
-from migrator.edits import Finding, SourceNotParsed, apply_edits, regraded
+from migrator.edits import Finding, SourceNotParsed, apply_edits, regraded, settle_unsafe
 from migrator.filekind import shebang_head, skip_reason_by_name, sniff, sniff_bytes
 from migrator.mapping import MappingSet
 from migrator.pulls import pr_name
@@ -192,8 +192,8 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
         last = lines.line(max(offset_start, offset_end - 1))
         return not any(n in suppressed for n in range(first, last + 1))
 
-    edits = [e for e in located.edits if keep(e.start, e.end)]
-    findings = [f for f in located.findings if keep(f.offset, f.offset)]
+    edits, unsafe_findings = settle_unsafe([e for e in located.edits if keep(e.start, e.end)], mappings.unsafe_fixes)
+    findings = [f for f in (*located.findings, *unsafe_findings) if keep(f.offset, f.offset)]
     new, applied, rejected = apply_edits(data, edits)
     rejections = None
     # The rewriter's second look at its result: edits to back out or add, and a finding below manual on a
@@ -205,7 +205,8 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
         findings = regraded(findings, second.rejected, REJECTED_AT_TARGET_CODE)
         findings.extend(f for f in second.findings if keep(f.offset, f.offset))
         rejections = second.rejections
-        added = [e for e in second.added if keep(e.start, e.end)]
+        added, unsafe_findings = settle_unsafe([e for e in second.added if keep(e.start, e.end)], mappings.unsafe_fixes)
+        findings.extend(f for f in unsafe_findings if keep(f.offset, f.offset))
         if second.back_out or added:
             kept = [e for e in edits if e not in second.back_out] + added
             new, applied, rejected = apply_edits(data, kept)

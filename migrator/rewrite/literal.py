@@ -15,7 +15,7 @@ from migrator.mapping import KeyChange, MappingSet
 from migrator.mapping.kinds.path import not_proven_same
 from migrator.mapping.precision import SUBTREE_PROBE
 from migrator.rewrite import scan
-from migrator.rewrite.moved_scripts import differs_note, held, held_finding, made_finding
+from migrator.rewrite.moved_scripts import held_finding, unsafe_move
 from migrator.rewrite.values import override_value_edits, removal_finding, target_change, value_at
 
 # A word starts after these bytes (quotes and brackets too: `["a.b=1", 'c.d=2']`, `(a.b=1)`).
@@ -181,22 +181,18 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
         if change.new is None:
             if not in_comment:
                 findings.append(Finding(path_start, "path-removal", f"{old} was removed", change.hint, change.prs))
-        elif held(change, maps):  # the new script trains something else: a person's step
-            if not in_comment:
-                findings.append(held_finding(path_start, old, change, False))
         elif change.env or change.args:
-            if not in_comment:
+            if not in_comment and not_proven_same(change):  # no edit either way: the move's step
+                findings.append(held_finding(path_start, old, change, False))
+            elif not in_comment:
                 preset = " ".join(f"{k}={v}" for k, v in change.env)
                 args = (" " + " ".join(change.args)) if change.args else ""
                 findings.append(Finding(path_start, "path-move",
                                         f"{old} moved to {change.new}; run it as `{preset} bash {change.new}{args}` "
-                                        "(edit by hand: the presets cannot be placed here)" + differs_note(change),
-                                        None, change.prs))
-        else:
+                                        "(edit by hand: the presets cannot be placed here)", None, change.prs))
+        else:  # a move to a script that trains something else is unsafe: the engine decides
             edits.append(Edit(path_start, path_end, change.new.encode(), "path-move", f"{old} -> {change.new}",
-                              change.prs, in_comment))
-            if not_proven_same(change) and not in_comment:
-                findings.append(made_finding(path_start, old, change))
+                              change.prs, in_comment, unsafe_move(path_start, old, change, False, in_comment)))
     return edits, findings
 
 

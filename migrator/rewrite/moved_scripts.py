@@ -6,30 +6,28 @@ again until a person settles it. With it the edit is made and reported (VM104)."
 
 from __future__ import annotations
 
-from migrator.edits import Finding
+from migrator.edits import Finding, Unsafe
 from migrator.mapping.kinds.path import SCRIPT_MOVE_DIFFERS, not_proven_same, run_command, what_the_new_script_trains
 from migrator.pulls import pr_name
 
 FACTS_FILE = "the facts' script-moves.yaml"
 
 
-def held(change, maps) -> bool:
-    """Is this move left for a person (not made without --unsafe-fixes)?"""
-    return not_proven_same(change) and not maps.unsafe_fixes
+def unsafe_move(at: int, old: str, change, runs_script: bool, in_comment: bool) -> Unsafe | None:
+    """For the edits of a move the facts do not prove the same (the new script trains something else, or
+    nobody proved it does not): made only with --unsafe-fixes, and said either way (in a comment: silently,
+    the comment follows the code). None for a move proven plain."""
+    if not not_proven_same(change):
+        return None
+    if in_comment:
+        return Unsafe()
+    return Unsafe((made_finding(at, old, change),), (held_finding(at, old, change, runs_script),))
 
 
 def what_differs(change) -> str:
     """`moved to NEW (#PR), which trains something else: ...`."""
     prs = ", ".join(pr_name(pr) for pr in change.prs)
     return f"moved to {change.new} ({prs}), which {what_the_new_script_trains(change)}"
-
-
-def differs_note(change) -> str:
-    """`; the new script trains something else: ...` for a move not proven plain, else nothing (for the
-    places where the move is a manual step anyway: presets that cannot be placed)."""
-    if not not_proven_same(change):
-        return ""
-    return f"; the new script {what_the_new_script_trains(change)}"
 
 
 def held_finding(at: int, old: str, change, runs_script: bool) -> Finding:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from migrator.builtin_tables import builtin_mappings_dir
-from migrator.edits import Edit, Finding
+from migrator.edits import Edit, Finding, Unsafe
 from migrator.mapping.fields import PIN_VALUE_RE
 from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, launches
 
@@ -75,12 +75,12 @@ def run_differences(before: bytes, after: bytes, to_original: Callable, mappings
         defaults, settings = found
         findings += _new_components(launch, to_original, mappings)
         moved = _entry_point_move(original, mappings) is not None
-        if defaults and mappings.unsafe_fixes and not moved:  # a moved entry word is the move's own edit
-            pin = _pin_edit(before, original, defaults, mappings)
-            if pin is not None:
-                pins.append(pin)
-                defaults = [d for d in defaults if not _pinnable(d, mappings.to_release)]
-        if defaults:
+        pin = _pin_edit(before, original, defaults, mappings) if defaults and not moved else None
+        if pin is not None:  # (a moved entry word is the move's own edit) unsafe: it changes what verl runs
+            left = [d for d in defaults if not _pinnable(d, mappings.to_release)]
+            made = (_defaults_finding(at, left, mappings),) if left else ()
+            pins.append(dataclasses.replace(pin, unsafe=Unsafe(made, (_defaults_finding(at, defaults, mappings),))))
+        elif defaults:
             findings.append(_defaults_finding(at, defaults, mappings))
         findings += [_setting_finding(at, d, mappings) for d in settings]
         findings += _unread_settings(launch, after, to_original, mappings, (target_configs, *config))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from migrator.edits import Edit, Finding
 from migrator.mapping.kinds.path import not_proven_same
 from migrator.rewrite import scan
-from migrator.rewrite.moved_scripts import differs_note, held, held_finding, made_finding
+from migrator.rewrite.moved_scripts import held_finding, unsafe_move
 from migrator.rewrite.shell.launches import Launches
 from migrator.rewrite.shell.plan import ScriptPlan
 
@@ -30,19 +30,19 @@ class MoveEdits:
         new = change.new
         presets = change.env or change.args
         command, node, runs_script = path_context or (None, None, False)
-        if held(change, self.maps):  # the new script trains something else: a person's step
-            if not in_comment:
-                self.findings.append(held_finding(start, old, change, command is not None and runs_script))
-            return
         if presets and not in_comment and (command is None or not runs_script):
+            if not_proven_same(change):  # no edit either way: the move's step, with what differs
+                self.findings.append(held_finding(start, old, change, False))
+                return
             self.findings.append(Finding(
                 start, "path-move", f"{old} moved to {new}; run it as `{_invocation(change, new)}`"
-                " (edit by hand: not a script invocation here)" + differs_note(change), None, change.prs))
+                " (edit by hand: not a script invocation here)", None, change.prs))
             return
-        if not_proven_same(change) and not in_comment:  # made with --unsafe-fixes: said, with what differs
-            self.findings.append(made_finding(start, old, change))
+        # A move to a script that trains something else: every edit of it unsafe, the engine decides.
+        unsafe = unsafe_move(start, old, change, command is not None and runs_script, in_comment)
         if presets and not in_comment:
-            self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs))
+            self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs,
+                                   unsafe=unsafe))
             if change.env:
                 prefix = "".join(f"{k}={v} " for k, v in change.env).encode()
                 at = command.start_byte
@@ -52,12 +52,14 @@ class MoveEdits:
                     # the assignments alone, so the presets belong right before `bash`.
                     at = name.start_byte
                 at = self._after_time_keyword(command, at)
-                self.edits.append(Edit(at, at, prefix, "path-move", f"env presets for {new}", change.prs))
+                self.edits.append(Edit(at, at, prefix, "path-move", f"env presets for {new}", change.prs,
+                                       unsafe=unsafe))
             if change.args:
                 self.edits.append(Edit(node.end_byte, node.end_byte, (" " + " ".join(change.args)).encode(),
-                                       "path-move", f"args for {new}", change.prs))
+                                       "path-move", f"args for {new}", change.prs, unsafe=unsafe))
             return
-        self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs, in_comment))
+        self.edits.append(Edit(start, end, new.encode(), "path-move", f"{old} -> {new}", change.prs, in_comment,
+                               unsafe))
 
     def _after_time_keyword(self, command, at: int) -> int:
         """Where presets go in a command led by bash's `time` keyword: after it and its options

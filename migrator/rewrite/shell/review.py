@@ -66,7 +66,7 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
     configs = target_configs(mappings)
     if configs is None:
         return Review()
-    run = (mappings.from_release, mappings.unsafe_fixes) if compares_runs(mappings) else None
+    run = mappings.from_release if compares_runs(mappings) else None
     key = (configs.digest, _source_digest(), hashlib.sha256(before).hexdigest(), tuple(applied), run)
     known = REVIEWS.table.get(key)
     if known is None:
@@ -77,7 +77,9 @@ def review(before: bytes, after: bytes, applied: list[Edit], mappings) -> Review
 def _with_rejected(before: bytes, applied: list[Edit], reviewed: Review, configs) -> Review:
     """`reviewed` with the keys Hydra rejects in the result it leaves (`Review.rejected`, original offsets): the
     engine makes a warn-only finding on one a manual step (VM198)."""
-    edits = [e for e in applied if e not in reviewed.back_out] + list(reviewed.added)
+    # An unsafe addition (a pin of old defaults, keys the target declares) is judged by no one: the engine
+    # may hold it back.
+    edits = [e for e in applied if e not in reviewed.back_out] + [e for e in reviewed.added if e.unsafe is None]
     result = apply_edits(before, edits)[0]
     found = _judged_launches(ShellScript(result, parse(result)), configs)
     rejected = tuple((j.key_start, f"Hydra at verl {configs.release} rejects `{j.written}`: the launch fails")
@@ -105,8 +107,13 @@ def _with_run_differences(before: bytes, applied: list[Edit], judged: Review, co
     final = [e for e in applied if e not in judged.back_out] + list(judged.added)
     after = apply_edits(before, final)[0]
     effect = run_differences(before, after, _to_original(final), mappings, configs, launch_config)
-    pins = tuple(p for p in effect.pins if not any(e.start <= p.start <= e.end for e in final))
-    return dataclasses.replace(judged, added=judged.added + pins, findings=judged.findings + effect.findings)
+    pins, unplaced = [], []
+    for pin in effect.pins:
+        (unplaced if any(e.start <= pin.start <= e.end for e in final) else pins).append(pin)
+    # A pin that would land inside an edit is not made: what it would have pinned stays the manual step.
+    left = tuple(f for pin in unplaced for f in (pin.unsafe.held if pin.unsafe else ()))
+    return dataclasses.replace(judged, added=judged.added + tuple(pins),
+                               findings=judged.findings + effect.findings + left)
 
 
 def _judge_edits(before: bytes, after: bytes, applied: list[Edit], configs, found) -> Review:

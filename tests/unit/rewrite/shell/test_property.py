@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from migrator.cli import cli
 from migrator.cli.common import load_composed
+from migrator.edits import settle_unsafe
 from migrator.fileprocess import apply_edits, process_file
 from migrator.rewrite import shell
 from migrator.rewrite.shell.review import review
@@ -195,14 +196,16 @@ def test_edits_are_local_output_parses_and_second_run_is_a_no_op(tmp_path_factor
     if result.status == "unchanged":
         return
     located = shell.locate(source, MAPPINGS, "run.sh")
-    new, applied, _ = apply_edits(source, list(located.edits))
+    # The engine's steps: unsafe edits (a move to a script that trains something else) only with --unsafe-fixes.
+    new, applied, _ = apply_edits(source, settle_unsafe(list(located.edits), MAPPINGS.unsafe_fixes)[0])
     for edit in applied:
         assert_edit_touches_only_what_the_table_names(source, edit)
     # Hydra's review (rewrite/shell/review.py) may back edits out and drop a `+` the target refuses.
     second = review(source, new, applied, MAPPINGS)
-    for edit in second.added:
+    for edit in settle_unsafe(list(second.added), MAPPINGS.unsafe_fixes)[0]:
         assert edit.kind == "plus-dropped" and source[edit.start:edit.end] == b"+" and not edit.replacement
-    new, applied, _ = apply_edits(source, [e for e in applied if e not in second.back_out] + list(second.added))
+    added = settle_unsafe(list(second.added), MAPPINGS.unsafe_fixes)[0]
+    new, applied, _ = apply_edits(source, [e for e in applied if e not in second.back_out] + added)
     spans = [(e.start, e.end, e.replacement) for e in applied]
     pieces, rebuilt = outside_spans(source, spans)
     assert result.after == rebuilt == new
