@@ -10,7 +10,7 @@ MOVE = Unsafe(made=(Finding(5, "path-move", "moved; the new script trains someth
               held=(Finding(5, "path-move", "edit by hand: the new script trains something else", code="VM103"),))
 PATH = Edit(5, 20, b"examples/new.sh", "path-move", "examples/old.sh -> examples/new.sh", unsafe=MOVE)
 PRESET = Edit(0, 0, b"MODE=x ", "path-move", "env presets for examples/new.sh", unsafe=MOVE)
-RENAME = Edit(21, 40, b"trainer.epochs", "key-rename", "trainer.total_epochs -> trainer.epochs")
+RENAME = Edit(21, 41, b"trainer.epochs", "key-rename", "trainer.total_epochs -> trainer.epochs")
 
 
 def test_without_unsafe_fixes_an_unsafe_fix_is_held_and_its_manual_step_said_once():
