@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -41,6 +43,19 @@ class Unsafe:
 
     made: tuple[Finding, ...] = ()
     held: tuple[Finding, ...] = ()
+
+    def placed(self, offset: Callable[[int], int]) -> Unsafe:
+        """The same findings at `offset(f.offset)`: where a block's edit lands in the file that holds it."""
+        return Unsafe(*(tuple(dataclasses.replace(f, offset=offset(f.offset)) for f in said)
+                        for said in (self.made, self.held)))
+
+
+def placed(edit: Edit, start: int, end: int, offset: Callable[[int], int], replacement: bytes | None = None) -> Edit:
+    """`edit` of an embedded block (a docs code block, a notebook cell) moved to [start, end) of the file that
+    holds it; `offset` maps the block's offsets to the file's, for the findings of an unsafe edit."""
+    return dataclasses.replace(edit, start=start, end=end,
+                               replacement=edit.replacement if replacement is None else replacement,
+                               unsafe=edit.unsafe and edit.unsafe.placed(offset))
 
 
 def settle_unsafe(edits: list[Edit], unsafe_fixes: bool) -> tuple[list[Edit], list[Finding]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from migrator.edits import LocateResult, SourceNotParsed
+from migrator.edits import LocateResult, SourceNotParsed, placed
 from migrator.mapping import MappingSet
 from migrator.rewrite import literal
 
@@ -27,7 +27,7 @@ def block_edits(rewriter, label: str, src: bytes, start: int, end: int, maps: Ma
     except SourceNotParsed:
         located, problem = None, "unparsed"
     if located is not None and problem is None:
-        edits.extend(dataclasses.replace(e, start=e.start + start, end=e.end + start) for e in located.edits)
+        edits.extend(placed(e, e.start + start, e.end + start, lambda o: o + start) for e in located.edits)
         findings.extend(dataclasses.replace(f, offset=f.offset + start) for f in located.findings)
         return
     text_edits(src, start, end, maps, edits, findings)

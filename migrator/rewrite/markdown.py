@@ -13,7 +13,7 @@ import bisect
 import dataclasses
 import re
 
-from migrator.edits import Edit, Finding, LocateResult
+from migrator.edits import Edit, Finding, LocateResult, placed
 from migrator.mapping import MappingSet
 from migrator.rewrite import embedded
 from migrator.rewrite.plain import edits_keep_validity, review_edits  # noqa: F401 - the Rewriter protocol
@@ -153,7 +153,7 @@ class _Dedented:
         for i, piece in enumerate(pieces[1:], 1):
             line = piece + (rest_of_line if i == len(pieces) - 1 else b"")
             out += b"\n" + (indent if line.strip() else b"") + piece
-        return dataclasses.replace(edit, start=start, end=end, replacement=out)
+        return placed(edit, start, end, self.offset, out)
 
 
 def _fence_lines(source: bytes) -> list[bytes]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed
+from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed, placed
 from migrator.mapping import MappingSet
 from migrator.rewrite import python as python_rewriter
 from migrator.rewrite.embedded import block_edits
@@ -189,9 +189,14 @@ def _cell(src: bytes, spans: list[tuple[int, int]], maps: MappingSet, edits: lis
         else:
             edits.append(mapped)
     for finding in cell_findings:
-        j = max(i for i, s in enumerate(starts) if s <= finding.offset) if starts else 0
-        findings.append(Finding(spans[j][0], finding.kind, finding.message, finding.hint, finding.prs,
+        findings.append(Finding(_cell_line(spans, starts, finding.offset), finding.kind, finding.message, finding.hint, finding.prs,
                                 finding.severity, finding.code))
+
+
+def _cell_line(spans, starts, offset: int) -> int:
+    """Where a finding at `offset` of a cell's joined source goes: the start of its source line's token."""
+    j = max(i for i, s in enumerate(starts) if s <= offset) if starts else 0
+    return spans[j][0]
 
 
 def _map_edit(src: bytes, spans, pieces, starts, text: bytes, edit: Edit) -> Edit | None:
@@ -207,8 +212,9 @@ def _map_edit(src: bytes, spans, pieces, starts, text: bytes, edit: Edit) -> Edi
         c_end = len(piece[:edit.end - lo].decode("utf-8", _TEXT))
         replacement = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(
             edit.replacement.decode("utf-8", _TEXT), ensure_ascii=False)[1:-1]).encode("utf-8")
-        return Edit(token_start + offsets[c_start], token_start + offsets[c_end], replacement, edit.kind,
-                    edit.message, edit.prs, edit.in_comment)
+        # an unsafe edit's findings go where the cell's findings go: the start of the cell's source line
+        return placed(edit, token_start + offsets[c_start], token_start + offsets[c_end],
+                      lambda o: _cell_line(spans, starts, o), replacement)
     return None
 
 

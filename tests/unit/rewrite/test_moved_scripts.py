@@ -112,3 +112,20 @@ def test_with_unsafe_fixes_presets_that_cannot_be_placed_stay_the_same_manual_st
         assert "which trains something else: 8 settings differ (" in result.findings[0].message
         assert result.findings[0].message.endswith("(by hand here)")
         assert [f.message for f in run(source, name).findings] == [f.message for f in result.findings]
+
+
+def test_in_docs_and_notebooks_the_manual_step_of_a_held_move_is_at_the_line_that_names_the_script():
+    # The move's finding travels with its edit out of the code block or cell into the file that holds it.
+    doc = run("# Runs\n\nSome text.\n\n```bash\nset -e\nbash examples/run_dapo.sh trainer.nnodes=1\n```\n", "README.md")
+    assert doc.status == "unchanged" and codes(doc) == ["VM103"] and doc.findings[0].line == 7
+    made = run("# Runs\n\n```bash\nbash examples/run_dapo.sh\n```\n", "README.md", unsafe=True)
+    assert codes(made) == ["VM104"] and made.findings[0].line == 4
+    assert b"NNODES=4 bash examples/run_gsm8k.sh" in made.after
+    notebook = ('{"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# Runs"]}, '
+                '{"cell_type": "code", "metadata": {}, "execution_count": null, "outputs": [], '
+                '"source": ["import os\\n", "os.system(\\"bash examples/run_unknown.sh\\")\\n"]}], '
+                '"metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
+    held = run(notebook, "runs.ipynb")
+    assert held.status == "unchanged" and codes(held) == ["VM103"] and held.findings[0].line == 1
+    made = run(notebook, "runs.ipynb", unsafe=True)
+    assert codes(made) == ["VM104"] and b"examples/run_known.sh" in made.after
