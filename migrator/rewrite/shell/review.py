@@ -109,11 +109,12 @@ def _with_run_differences(before: bytes, applied: list[Edit], judged: Review, co
     effect = run_differences(before, after, _to_original(final), mappings, configs, launch_config)
     pins, unplaced = [], []
     for pin in effect.pins:
-        (unplaced if any(e.start <= pin.start <= e.end for e in final) else pins).append(pin)
-    # A pin that would land inside an edit is not made: what it would have pinned stays the manual step.
+        (unplaced if any(e.start < pin.start < e.end for e in final) else pins).append(pin)
+    # A pin that would land inside an edit is not made: what it would have pinned stays the manual step (at an
+    # edit's start or end it goes before or after the edited text).
     left = tuple(f for pin in unplaced for f in (pin.unsafe.held if pin.unsafe else ()))
     return dataclasses.replace(judged, added=judged.added + tuple(pins),
-                               findings=judged.findings + effect.findings + left)
+                               findings=judged.findings + left + effect.findings)
 
 
 def _judge_edits(before: bytes, after: bytes, applied: list[Edit], configs, found) -> Review:

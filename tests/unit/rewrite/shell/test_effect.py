@@ -66,6 +66,25 @@ def test_unsafe_fixes_pin_the_old_defaults_first_so_every_later_override_wins(tm
     assert again.status == "unchanged" and not by_code(again, "VM194")  # a second run changes nothing
 
 
+def test_a_pin_goes_before_a_first_override_the_migration_edits_and_pins_every_default(tmp_path):
+    # The first override is itself renamed (reward_model.reward_manager -> reward.reward_manager.name): the pin
+    # goes before it, not into it, and every pinnable default is written; none is dropped or left unsaid.
+    source = f"{PPO} \\\n    reward_model.reward_manager=naive \\\n    data.train_files=x.parquet \"$@\"\n"
+    result = migrate(tmp_path, source, "v0.6.1", "v0.9.0", unsafe=True)
+    after = result.after.decode()
+    head, tail = after.split("reward.reward_manager.name=naive", 1)
+    assert "reward_model.reward_manager" not in after and tail == " \\\n    data.train_files=x.parquet \"$@\"\n"
+    for pinned in ("data.return_raw_chat=false", "actor_rollout_ref.rollout.max_num_seqs=1024",
+                   "actor_rollout_ref.rollout.calculate_log_probs=false"):
+        assert pinned in head
+    [left] = by_code(result, "VM194")  # only what no pin can write: a value v0.9.0 refuses
+    assert "1 default" in left.message and "rollout.mode sync -> async" in left.message
+    assert subprocess.run(["bash", "-n"], input=result.after).returncode == 0
+    (tmp_path / "again").mkdir()
+    again = migrate(tmp_path / "again", after, "v0.6.1", "v0.9.0", unsafe=True)
+    assert again.status == "unchanged"
+
+
 def test_a_value_the_target_refuses_is_reported_never_pinned(tmp_path):
     # rollout.mode was sync before v0.6.0's async default; verl v0.9.0 registers only `async`.
     result = migrate(tmp_path, f"{PPO} data.train_files=x actor_rollout_ref.rollout.name=vllm\n", "v0.4.1",
