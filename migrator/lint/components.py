@@ -10,41 +10,29 @@ from __future__ import annotations
 
 from migrator.lint.hydra_overrides import verdicts
 from migrator.lint.registry import Problem, check
-from migrator.verdict import PLACEHOLDER, StoreError, release_configs
+from migrator.verdict import StoreError, release_configs
 
 
 @check("VM023", "unknown-component")
 def unknown_component(script):
     from migrator.startup import load_checks
-    from migrator.startup.components import registries_at
+    from migrator.startup.components import registries_at, unregistered
     from migrator.verdict.effective import effective_config
 
     try:
-        judged = {k for c in load_checks().at(script.rev) for k in c.fails.keys()}
+        judged = frozenset(k for c in load_checks().at(script.rev) for k in c.fails.keys())
     except ValueError:
-        judged = set()
-    registries = [r for r in registries_at(script.rev) if r.key not in judged]
-    if not registries:
+        judged = frozenset()
+    if not any(r.key not in judged for r in registries_at(script.rev)):
         return
     configs = release_configs(script.rev)
-    for launch, _entry, config_dir, config_name in judged_launches(script):
-        for registry in registries:
-            setting = [o for o in launch.overrides if o.key == registry.key and o.prefix != "~"]
-            if not setting or PLACEHOLDER in setting[-1].text:
-                continue
-            o = setting[-1]
-            value = o.text.partition("=")[2].strip("'\"")
-            if value in registry.names or not value:
-                continue
-            if registry.only_when:
-                effective = effective_config(configs, config_dir, config_name, [x.text for x in launch.overrides])
-                if any(effective.resolve(k) != v for k, v in registry.only_when.items()):
-                    continue
-            known = ", ".join(sorted(registry.names))
-            yield Problem(o.start, f"`{o.key}={value}` names no {registry.name} of verl {script.rev} (it registers "
-                                   f"{known}): the run stops when it reads the key ({registry.read_at})",
-                          f"one of {known}, or your own class through its `source`/`module` settings",
-                          key=o.key, override=o.written)
+    for launch, entry, config_dir, config_name in judged_launches(script):
+        def effective(launch=launch, config_dir=config_dir, config_name=config_name):
+            return effective_config(configs, config_dir, config_name, [x.text for x in launch.overrides])
+
+        for found in unregistered(launch.overrides, entry.module, script.rev, effective, judged):
+            o = found.override
+            yield Problem(o.start, found.message(script.rev), found.hint, key=o.key, override=o.written)
 
 
 def judged_launches(script):

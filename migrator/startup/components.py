@@ -157,3 +157,53 @@ def _unregistered(key: str, value: str, release: str) -> str | None:
     known = ", ".join(sorted(registry.names))
     return (f"`{key}` is what verl {release} reads, but `{value}` names no {registry.name} of it (it registers "
             f"{known}): set `{key}` to one of them, or your own class through its `source`/`module` settings")
+
+
+@dataclass(frozen=True)
+class Unregistered:
+    """An override whose value names no component of the release's registry: the run stops there."""
+
+    override: object  # the launch's override (rewrite/shell/hydra_launches.Override)
+    registry: Registry
+    value: str
+
+    @property
+    def via(self) -> str:
+        """` (verl copies it onto reward.reward_manager.name at start-up)` for a legacy key the entry copies."""
+        if self.override.key == self.registry.key:
+            return ""
+        return f" (verl copies it onto {self.registry.key} at start-up)"
+
+    def message(self, release: str) -> str:
+        known = ", ".join(sorted(self.registry.names))
+        return (f"`{self.override.key}={self.value}` names no {self.registry.name} of verl {release} (it registers "
+                f"{known}){self.via}: the run stops when it reads the key ({self.registry.read_at})")
+
+    @property
+    def hint(self) -> str:
+        return f"one of {', '.join(sorted(self.registry.names))}, or your own class through its `source`/`module` settings"
+
+
+def unregistered(overrides, entry_point: str | None, release: str, effective, skip=frozenset()):
+    """Each override of a launch (at `release`, run by `entry_point`) that names a component the release's
+    registry lacks: the registry's own key, or a legacy key the entry point copies onto it at start-up (the
+    copy wins). `effective()`: the launch's effective config, asked only for a registry's `only_when`;
+    `skip`: keys another check judges (the start-up checks' rollout name and mode)."""
+    from migrator.verdict import PLACEHOLDER
+    from migrator.verdict.in_use import copy_sources
+
+    for registry in registries_at(release):
+        if registry.key in skip:
+            continue
+        sources = copy_sources(entry_point, release, registry.key)
+        setting = [o for o in overrides if o.key in sources and o.prefix != "~"] or \
+            [o for o in overrides if o.key == registry.key and o.prefix != "~"]
+        if not setting or PLACEHOLDER in setting[-1].text:
+            continue
+        o = setting[-1]
+        value = o.text.partition("=")[2].strip("'\"")
+        if value in registry.names or not value or "$" in value:
+            continue
+        if registry.only_when and any(effective().resolve(k) != v for k, v in registry.only_when.items()):
+            continue
+        yield Unregistered(o, registry, value)

@@ -175,6 +175,13 @@ def _copies() -> tuple[tuple[str, frozenset[str], tuple[Copy, ...], tuple[str, .
     return tuple(out)
 
 
+def copy_sources(entry_point: str | None, release: str, key: str) -> tuple[str, ...]:
+    """The leaves the entry point copies onto `key` at start-up at `release` (`reward_model.reward_manager`
+    onto `reward.reward_manager.name` at v0.7.1): a launch that sets one sets `key`, and the copy wins."""
+    return tuple(copy.source for entry, releases, copies, _ in _copies() if entry == entry_point and release in releases
+                 for copy in copies if not copy.whole and not copy.source.endswith(".*") and copy.target == key)
+
+
 def as_read(config, entry_point: str | None):
     """The effective config (verdict.effective.EffectiveConfig) as the entry point reads it at the config's
     release: after the copies it makes at start-up (v0.7.1's main_ppo moving the legacy `reward_model.*`

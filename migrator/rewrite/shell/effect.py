@@ -83,8 +83,47 @@ def run_differences(before: bytes, after: bytes, to_original: Callable, mappings
         elif defaults:
             findings.append(_defaults_finding(at, defaults, mappings))
         findings += [_setting_finding(at, d, mappings) for d in settings]
+        said = {d.key for d in settings if _refused(dataclasses.replace(d, mapped=d.after), mappings.to_release)}
+        findings += _unregistered(original, source_config, launch, config, to_original, mappings,
+                                  (source_configs, target_configs), said)
         findings += _unread_settings(launch, after, to_original, mappings, (target_configs, *config))
     return LaunchEffect(tuple(findings), tuple(pins))
+
+
+def _unregistered(original: Launch, source_config, launch: Launch, config, to_original: Callable, mappings,
+                  configs: tuple, said: set) -> list[Finding]:
+    """A value the migrated launch gives that names no component of the target's registry, whether or not
+    the migration changed it (`reward.reward_manager.name=prime` from v0.7.1: v0.9.0's reward loop has no
+    `prime`): Hydra accepts it and verl stops at start-up (VM197). `said`: keys a setting finding names."""
+    from migrator.startup.components import unregistered
+    from migrator.verdict.effective import effective_config
+
+    source_configs, target_configs = configs
+
+    def effective_at(release_configs, where, which: Launch):
+        return lambda: effective_config(release_configs, *where, [o.text for o in which.overrides])
+
+    module = launch_module(launch)
+    before = {(u.registry.name, u.value) for u in unregistered(
+        original.overrides, launch_module(original), mappings.from_release,
+        effective_at(source_configs, source_config, original))}
+    written = {o.start: o for o in original.overrides}
+    found = []
+    for u in unregistered(launch.overrides, module, mappings.to_release, effective_at(target_configs, config, launch)):
+        at = to_original(u.override.start)
+        was = written.get(at)
+        if u.override.key in said or was is not None and _table_speaks_of(was, mappings):
+            continue  # a setting finding, or the table's own value entry (VM162), says it already
+        already = f" (verl {mappings.from_release} refused it too: the original did not run either)" \
+            if (u.registry.name, u.value) in before else ""
+        found.append(Finding(at, "setting-refused",
+                             f"{u.message(mappings.to_release)}{already}", u.hint, (), "manual", REFUSED_VALUE_CODE))
+    return found
+
+
+def _table_speaks_of(override, mappings) -> bool:
+    """Does a value entry of the range name this override's value (the rewrite reports it at the value)?"""
+    return mappings.value(override.key, override.text.partition("=")[2].strip("'\"")) is not None
 
 
 def _unread_settings(launch: Launch, after, to_original: Callable, mappings, config: tuple) -> list[Finding]:

@@ -80,6 +80,17 @@ def test_an_ignored_key_is_never_sent_to_a_value_its_replacement_refuses(mapping
     assert "`prime` names no reward-manager" in ignored.hint and "dapo, gdpo, naive, remote" in ignored.hint
 
 
+def test_a_legacy_key_verl_copies_onto_a_registry_key_at_start_up_is_judged_by_that_registry():
+    """v0.7.1's main_ppo copies `reward_model.reward_manager` onto `reward.reward_manager.name` before it reads
+    its config (effective-config.yaml, copied_at_start); its reward loop registers no `prime`."""
+    at_v071 = compose(load_builtin(), None, "v0.7.1", [])
+    _, found = lint(at_v071, "vm022_unregistered.sh", "v0.7.1")
+    (unknown,) = [f for f in found if f.code == "VM023"]
+    assert unknown.key == "reward_model.reward_manager"
+    assert "`reward_model.reward_manager=prime` names no reward-manager of verl v0.7.1" in unknown.message
+    assert "(verl copies it onto reward.reward_manager.name at start-up)" in unknown.message
+
+
 def test_a_key_the_config_dataclass_does_not_declare_stops_verl(mappings):
     _, found = lint(mappings, "vm020_undeclared_key.sh")
     (stray,) = found

@@ -85,6 +85,22 @@ def test_a_pin_goes_before_a_first_override_the_migration_edits_and_pins_every_d
     assert again.status == "unchanged"
 
 
+def test_a_component_the_target_does_not_register_is_a_manual_step_though_the_migration_kept_it(tmp_path):
+    # v0.7.1 -> v0.9.0: the legacy key becomes reward.reward_manager.name=prime, which v0.9.0's reward loop does
+    # not register; the two runs do not differ (v0.7.1 refused it too), yet the migrated one stops at start-up.
+    result = migrate(tmp_path, f"{PPO} reward_model.reward_manager=prime data.train_files=x.parquet\n", "v0.7.1",
+                     "v0.9.0")
+    (refused,) = by_code(result, "VM197")
+    assert refused.severity == "manual" and refused.col == len(PPO) + 2
+    assert "`reward.reward_manager.name=prime` names no reward-manager of verl v0.9.0" in refused.message
+    assert "(verl v0.7.1 refused it too: the original did not run either)" in refused.message
+    assert refused.hint.startswith("one of dapo, gdpo, naive, remote")
+    # Where the range's table has its own word for the value (v0.7.1's value entry, VM162), it is said once.
+    older = migrate(tmp_path, f"{PPO} reward_model.reward_manager=prime data.train_files=x.parquet\n", "v0.6.1",
+                    "v0.9.0")
+    assert not by_code(older, "VM197") and by_code(older, "VM162")
+
+
 def test_a_value_the_target_refuses_is_reported_never_pinned(tmp_path):
     # rollout.mode was sync before v0.6.0's async default; verl v0.9.0 registers only `async`.
     result = migrate(tmp_path, f"{PPO} data.train_files=x actor_rollout_ref.rollout.name=vllm\n", "v0.4.1",
