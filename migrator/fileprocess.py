@@ -178,6 +178,7 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     if prefilter is not None and not prefilter(data, spec.kind) and not compares_runs(data, spec.kind, mappings):
         return FileResult(display, "unchanged", kind=spec.kind)
     rewriter = load_rewriter(spec)
+    mappings = mappings.for_file(data)
     try:
         located = rewriter.locate(data, mappings, display)
     except SourceNotParsed as exc:

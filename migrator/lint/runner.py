@@ -84,7 +84,7 @@ def command_suppressions(script, silenced: dict[int, set[str] | None]) -> dict[i
 
 def lint_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: str,
                 select: frozenset[str] | None = None) -> FileReport:
-    script = Script(path, src, facts, mappings, rev)
+    script = Script(path, src, facts, mappings.for_file(src), rev)
     silenced = command_suppressions(script, suppressions(src))
     report = FileReport(path)
     for check in load_checks().values():

@@ -13,6 +13,7 @@ steps, and when a name was last live), `PrecisionRules`, `EntryPoints`, `KeyChan
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,12 +74,31 @@ class MappingSet:
         self.var_rules: tuple[NameRule, ...] = tuple(
             NameRule(e.old, e.new, None, e.when, e) for e in entries if e.unit.family is VAR)
         self._old_tokens: frozenset[str] | None = None
+        self._manual_when = tuple(e for e in entries if getattr(e, "manual_when", None) is not None)
+
+    # The entries of `manual-when` that the file at hand matches (for_file); none in the set itself.
+    _manual_here: frozenset[int] = frozenset()
+
+    def for_file(self, source: bytes) -> MappingSet:
+        """This set as one file sees it: a key rename whose `manual-when` the file matches is a manual step
+        there (no edit; the entry's hint). Itself when no such entry matches (the common case)."""
+        matched = frozenset(id(e) for e in self._manual_when if e.manual_when.matches(source))
+        if not matched:
+            return self
+        view = copy.copy(self)  # shares every collaborator and its caches
+        view._manual_here = matched
+        return view
 
     # -- what becomes of a name ----------------------------------------------------------------------
     def key(self, key: str, context: EntryContext | None = None) -> KeyChange | None:
         """The composed change for a concrete config key, or None when it stays as it is.
         `context`: the entry point whose config the key belongs to (None: main_ppo's, the `ppo` family)."""
-        return self.keys.key(key, context)
+        change = self.keys.key(key, context)
+        if self._manual_here and change is not None and change.action == "rename":
+            held = next((e for e in change.entries if id(e) in self._manual_here), None)
+            if held is not None:
+                return KeyChange(change.old, None, "warn", held.hint, change.entries, manual=True)
+        return change
 
     def path(self, path: str) -> PathChange | None:
         """The composed change for a repository-relative path, or None."""

@@ -142,3 +142,24 @@ def test_hydras_record_of_a_past_run_is_not_migrated(tmp_path):
     (record / "config.yaml").write_text("actor_rollout_ref:\n  rollout:\n    load_format: dummy_dtensor\n")
     (tmp_path / "run.sh").write_text("python3 -m verl.trainer.main_ppo trainer.total_epochs=1\n")
     assert [c.path.rsplit("/", 1)[-1] for c in discover([str(tmp_path)])] == ["run.sh"]
+
+
+def test_the_profilers_discrete_flag_of_an_ascend_script_is_a_manual_step_with_its_npu_home():
+    # At v0.5.0 actor_rollout_ref.profiler.discrete drove the NPU profiler too; v0.6.0 (#2894) split it per
+    # tool, and the nsys home is read only by the nsys profiler: in an Ascend script that edit would leave the
+    # setting unread, so no edit is made there and the hint names the NPU home.
+    gpu = b"python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.profiler.discrete=True \\\n    trainer.nnodes=1\n"
+    renamed = migrate("run_gpu.sh", gpu)
+    assert b"    actor_rollout_ref.actor.profiler.tool_config.nsys.discrete=True \\\n" in renamed.after
+    for marker in (b"export ASCEND_RT_VISIBLE_DEVICES=0,1\n", b"export HCCL_CONNECT_TIMEOUT=1500\n", b""):
+        npu = marker + gpu.replace(b"    trainer.nnodes=1", b"    trainer.device=npu")
+        result = migrate("run_npu.sh", npu)
+        assert b"actor_rollout_ref.profiler.discrete=True" in result.after and b"nsys.discrete" not in result.after
+        (held,) = [f for f in result.findings if "profiler.discrete" in f.message]
+        assert held.severity == "manual" and held.line == npu[:npu.index(b"    actor_rollout_ref.profiler")].count(b"\n") + 1
+        assert "actor_rollout_ref.actor.profiler.tool_config.npu.discrete" in held.hint
+        assert 2894 in held.prs
+    critic = migrate("critic_npu.sh", b"export ASCEND_RT_VISIBLE_DEVICES=0\n" + gpu.replace(
+        b"actor_rollout_ref.profiler.discrete", b"critic.profiler.discrete"))
+    assert b"critic.profiler.discrete=True" in critic.after
+    assert any("critic.profiler.tool_config.npu.discrete" in (f.hint or "") for f in critic.findings)

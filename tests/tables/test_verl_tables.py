@@ -22,7 +22,7 @@ CONFIGS = ["ppo_trainer", "ppo_megatron_trainer", "ppo_veomni_trainer", "ppo_tor
 FIELDS = {
     "path-move": ({"old", "new"}, {"env", "args", "note"}),
     "path-removal": ({"old", "hint"}, {"note"}),
-    "key-rename": ({"old", "new"}, {"note"}),
+    "key-rename": ({"old", "new"}, {"note", "manual-when", "hint"}),
     "key-removal": ({"old", "action", "hint"}, {"note"}),
     "key-no-action": ({"old", "why"}, {"note"}),
     "env-rename": ({"old", "new"}, {"value", "when", "note"}),

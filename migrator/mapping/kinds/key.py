@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from migrator.mapping.changes import EntryContext
-from migrator.mapping.fields import COMMON, SCOPED, check_action, check_key, check_text
+from migrator.mapping.fields import COMMON, SCOPED, FileCondition, check_action, check_key, check_text, check_when
 from migrator.mapping.kind import Code, Entry, EntryKind, Family, Group, GroupChoice, Role, Row, Section, new_differs
 from migrator.mapping.kinds.entry_point import LAUNCHES
 from migrator.mapping.presentation import entry_row, links, releases, table_section
@@ -40,11 +40,17 @@ class _KeyEntry:
 class KeyRename(_KeyEntry, Entry):
     KIND = "key-rename"
     FAMILY = "key"
-    FIELDS = {"old": (True, check_key), "new": (True, check_key), **COMMON, **SCOPED}
+    FIELDS = {"old": (True, check_key), "new": (True, check_key), "manual-when": (False, check_when),
+              "hint": (False, check_text), **COMMON, **SCOPED}
     old: str = ""
     new: str = ""
     scope: tuple[str, ...] = ()
     commit: str | None = None
+    # In a file that matches, `new` may be the wrong home (at v0.5.0 `profiler.discrete` drove the NPU
+    # profiler too; its v0.6.0 home on Ascend is `...tool_config.npu.discrete`): no edit, a manual step
+    # with `hint` (MappingSet.for_file).
+    manual_when: FileCondition | None = None
+    hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,12 @@ class KeyNoAction(_KeyEntry, Entry):
 def subtree_on_both(entry: KeyRename) -> str | None:
     if entry.old.endswith(".*") != entry.new.endswith(".*"):
         return "a subtree rename needs '.*' on both old and new"
+    return None
+
+
+def manual_when_has_hint(entry: KeyRename) -> str | None:
+    if (entry.manual_when is None) != (entry.hint is None):
+        return "manual-when and hint go together: the hint is the manual step in the files that match"
     return None
 
 
@@ -193,7 +205,7 @@ BY_SCOPE = GroupChoice((KEYS, LAUNCHES), lambda entry: LAUNCHES if entry.scope e
 
 
 KEY_RENAME = EntryKind(
-    KeyRename, family=KEY, role=Role.MOVE, rules=(subtree_on_both, new_differs), tokens=tokens,
+    KeyRename, family=KEY, role=Role.MOVE, rules=(subtree_on_both, manual_when_has_hint, new_differs), tokens=tokens,
     codes=(Code("VM113", "manual", "renamed config key the tool cannot rewrite here: edit by hand"),
            Code("VM115", "manual", "renamed config key in Python code on an object not provably verl's config: "
                 "rename every place by hand, or none", explicit=True),

@@ -210,3 +210,48 @@ def test_an_index_without_unreleased_releases_defaults_to_its_last(tmp_path):
     (tmp_path / "releases.yaml").write_text("releases: [r0, r1]\nunreleased: [r2]\n")
     with pytest.raises(TableError, match="'unreleased' must be a list of releases the index lists"):
         load_release_index(tmp_path)
+
+
+def test_a_rename_held_in_some_files_needs_the_hint_that_is_its_manual_step(tmp_path):
+    err = error_of(tmp_path, """
+        release: v0.8.0
+        entries:
+          - kind: key-rename
+            old: a.b
+            new: a.c
+            manual-when: {file-matches: ['\\bASCEND_']}
+            pr: 1
+    """)
+    assert err.line == 4 and "manual-when and hint go together" in err.message
+    assert "hint go together" in error_of(tmp_path, """
+        entries:
+          - kind: key-rename
+            old: a.b
+            new: a.c
+            hint: only a hint
+            pr: 1
+    """).message
+
+
+def test_a_file_sees_a_held_rename_as_a_manual_step_and_others_see_the_rename(tmp_path):
+    path = tmp_path / "user.yaml"  # a user's table, applied after --to
+    path.write_text(textwrap.dedent("""
+        entries:
+          - kind: key-rename
+            old: a.b
+            new: a.c
+            manual-when: {file-matches: ['\\bASCEND_[A-Z_]+']}
+            hint: on Ascend set a.npu instead
+            pr: 1
+          - kind: key-rename
+            old: x.y
+            new: x.z
+            pr: 2
+    """), encoding="utf-8")
+    mappings = compose(load_builtin(), None, "v0.9.0", [path])
+    plain = b"python3 -m verl.trainer.main_ppo a.b=1 x.y=2\n"
+    assert mappings.for_file(plain) is mappings and mappings.key("a.b").new == "a.c"
+    npu = mappings.for_file(b"export ASCEND_RT_VISIBLE_DEVICES=0\n" + plain)
+    held = npu.key("a.b")
+    assert (held.new, held.action, held.manual, held.hint) == (None, "warn", True, "on Ascend set a.npu instead")
+    assert npu.key("x.y").new == "x.z" and mappings.key("a.b").new == "a.c"  # the set itself is unchanged
