@@ -152,9 +152,9 @@ def test_table_error_exits_2_with_file_and_line(tmp_path):
 def test_failed_file_exits_3_and_is_untouched(tmp_path):
     broken = tmp_path / "broken.sh"
     # Already fails bash -n: reported and left alone, the run goes on.
-    broken.write_bytes(b"if true; then\n  python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n")
+    broken.write_bytes(b"if true; then\n  python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n")
     good = tmp_path / "good.sh"
-    good.write_bytes(b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n")
+    good.write_bytes(b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n")
     proc = run_cli(*CORE, tmp_path)
     assert broken.read_bytes().startswith(b"if true")
     assert b"checkpoint_engine" not in broken.read_bytes()

@@ -11,7 +11,7 @@ import subprocess
 from tests.helpers import CORE_TABLE, run_cli
 
 CORE = ["--from", "main", "--to", "main", "--table", str(CORE_TABLE)]
-RENAME = "python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
+RENAME = "python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 WARN = "python3 x.py actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel=True\n"
 REMOVED = "bash examples/ppo_trainer/run_deepseek_megatron.sh\n"
 ESC = "\x1b["
@@ -129,7 +129,7 @@ def test_colour_follows_color_no_color_and_force_color(tmp_path):
     plain = run_cli(*CORE, "--diff", tmp_path)  # not a terminal: no colour
     assert ESC not in plain.stdout + plain.stderr
     always = run_cli(*CORE, "--diff", "--color", "always", tmp_path)
-    assert f"{ESC}32m+python3 x.py actor_rollout_ref.rollout.checkpoint_engine" in always.stdout
+    assert f"{ESC}32m+python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.checkpoint_engine" in always.stdout
     assert f"{ESC}33mVM112{ESC}0m " in always.stderr
     assert "https://github.com/verl-project/verl/pull/6066" in always.stderr  # no terminal: no OSC-8 link
     forced = run_cli(*CORE, "--diff", tmp_path, env={"FORCE_COLOR": "1", "NO_COLOR": ""})

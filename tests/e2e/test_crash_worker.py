@@ -18,7 +18,7 @@ from migrator.fileprocess import RewriteWork
 from migrator.lock import LOCK_NAME
 from tests.helpers import HANG_GUARD
 
-OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
+OLD = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
 
 def test_a_killed_worker_fails_its_chunk_and_the_run_goes_on(tmp_path, core_mappings, monkeypatch, deadline):

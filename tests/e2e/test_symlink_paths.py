@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers import HANG_GUARD
 
-OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
+OLD = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
 
 def cli(*args) -> subprocess.CompletedProcess:

@@ -21,7 +21,7 @@ TABLE = b"""entries:
   new: my_section.new_knob
   pr: 1
 """
-SCRIPT = b"python3 x.py my_section.old_knob=1\n"
+SCRIPT = b"python3 -m verl.trainer.main_ppo my_section.old_knob=1\n"
 
 
 def test_process_substitution(tmp_path):
@@ -33,7 +33,7 @@ def test_process_substitution(tmp_path):
                               env={**os.environ, "VERL_MIGRATE_NO_CACHE": cached,
                                    "VERL_MIGRATE_CACHE_DIR": str(tmp_path / "cache")})
         assert proc.returncode == 0, proc.stderr
-        assert (tmp_path / "run.sh").read_bytes() == b"python3 x.py my_section.new_knob=1\n"
+        assert (tmp_path / "run.sh").read_bytes() == b"python3 -m verl.trainer.main_ppo my_section.new_knob=1\n"
         (tmp_path / "run.sh").write_bytes(SCRIPT)
 
 

@@ -22,7 +22,7 @@ from tests.helpers.users import NOBODY, as_nobody
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
 
-OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
+OLD = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
 
 def _children(pid: int) -> list[int]:

@@ -8,7 +8,7 @@ from migrator.edits import Edit
 from migrator.engine import RunOptions, run, write_atomic
 from migrator.fileprocess import apply_edits, process_file
 
-OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
+OLD = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
 
 def test_apply_edits_keeps_insertions_and_rejects_overlaps():

@@ -8,7 +8,7 @@ import pytest
 from tests.helpers import CORE_TABLE, run_cli
 
 CORE = ["--from", "main", "--to", "main", "--table", str(CORE_TABLE)]
-OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
+OLD = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from migrator import parallel
 from migrator.discover import Candidate
 from migrator.fileprocess import RewriteWork
 
-OLD = b"python3 x.py actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
+OLD = b"python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.update_weights_bucket_megabytes=1\n"
 
 
 def _worker(tasks: int, limit: int) -> parallel._Worker:

@@ -23,10 +23,13 @@ class KeyEdits:
         self.findings = plan.findings
         self.launches = launches
         self.removals = removals
+        self.pending: list[tuple[bytes, Edit, str, object]] = []  # renames in `X=key=v`: (X, edit, key, change)
 
-    def key_occurrence(self, key: str, start: int, end: int, container, limit: int | None = None) -> None:
+    def key_occurrence(self, key: str, start: int, end: int, container, limit: int | None = None,
+                       reads: bool | bytes = True) -> None:
         """`container` is (sibling argument nodes, index) when the key's argument can be deleted;
-        `limit` is where the override's value must end."""
+        `limit` is where the override's value must end; `reads`: does Hydra read the occurrence (the
+        walker's `reads`: True, False, or the variable whose plain value it is)."""
         fork = self.launches.fork_at(start)
         if fork is not None:  # a fork's entry point composes its own config: verl's table does not apply
             if self.maps.key(key, self.launches.context_at(start)) is not None:
@@ -57,7 +60,13 @@ class KeyEdits:
             elif self.src[start - 1:start] == b"+" and self.src[start - 2:start - 1] != b"+" and (
                     change.exists or self.maps.declared_at_target(change.new, context)):
                 start -= 1  # the new config has the key: `+key=` would fail to append over it
-            self.edits.append(Edit(start, end, new, "key-rename", f"{key} -> {change.new}", change.prs))
+            edit = Edit(start, end, new, "key-rename", f"{key} -> {change.new}", change.prs)
+            if reads is True:
+                self.edits.append(edit)
+            elif reads is False:
+                self.rename_by_hand(key, edit, change)
+            else:  # decided once the walk knows which variables go into verl commands
+                self.pending.append((reads, edit, key, change))
         elif change.action == "warn":
             self.findings.append(Finding(start, "key-warn", f"{key}: {first_note(change)}", change.hint,
                                          change.prs, severity="warning"))
@@ -66,6 +75,23 @@ class KeyEdits:
             self.removals.add(*container, key, change, start)
         else:
             self.removals.by_hand(key, start, change)
+
+    def rename_by_hand(self, key: str, edit: Edit, change) -> None:
+        """A rename where Hydra does not read the text (`echo`, `grep`, a user's tool, a variable no verl
+        command expands): the same rule as a removal, a manual step with the exact replacement."""
+        self.findings.append(Finding(edit.start, "key-rename",
+                                     f"{key} -> {change.new}: not edited here, where no verl command reads it; "
+                                     f"write `{edit.replacement.decode()}` in its place if this names verl's key",
+                                     None, change.prs))
+
+    def plan_renames(self, read: set[bytes]) -> None:
+        """The renames in plain variable values: made where the variable goes into a verl command (`read`)."""
+        for name, edit, key, change in self.pending:
+            if name in read:
+                self.edits.append(edit)
+            else:
+                self.rename_by_hand(key, edit, change)
+        self.pending = []
 
     def value_occurrence(self, key: str, start: int, end: int, container, limit: int) -> bool:
         """Edits or findings for the value of `key=value`; True when they dealt with the key as well."""

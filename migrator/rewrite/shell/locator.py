@@ -53,6 +53,12 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     tree = parse(source)
     plan = ScriptPlan(source, mappings)
     ScriptWalker(plan, tree.root_node).walk()
+    if plan.findings and not plan.edits and tree.root_node.has_error:
+        # Nothing to validate, and tree-sitter's recovery decided what the steps are about: a script bash
+        # cannot parse is said to be that, as one with edits is (validity.validate).
+        from migrator.rewrite.shell.validity import unparsed_by_bash
+
+        unparsed_by_bash(source)
     return LocateResult(tuple(plan.edits), tuple(plan.findings))
 
 
@@ -77,6 +83,13 @@ class ScriptWalker:
         self.handled_literals: set[int] = set()
         self.comment_spans: list[tuple[int, int]] = []  # in source order
         self.comment_command = None  # (end, context) of a commented-out command continued by `\`
+        # Where the key occurrence at hand is: True where Hydra reads it (a verl command's arguments, a
+        # string or heredoc that holds a launch), False in the arguments of a command that runs no verl
+        # entry point (`echo`, `grep`, a user's tool), or the name of the variable whose plain value it is
+        # (`X=key=v`: read only where `$X` goes into a verl command). A rename obeys it like a removal.
+        self.reads: bool | bytes = True
+        self.launch_variables: set[bytes] = set()  # names assigned text that holds a verl launch
+        self.read_expanded: set[bytes] = set()  # names expanded after such a variable (`$LAUNCH $ARGS`)
 
     # -- traversal ---------------------------------------------------------------------------
     def walk(self) -> None:
@@ -99,6 +112,8 @@ class ScriptWalker:
                 self.literal(node)
             stack.extend(reversed(node.children))
         self.removals.plan_edits()
+        if hasattr(self.keys, "plan_renames"):
+            self.keys.plan_renames(self.removals.verl_expanded | self.read_expanded)
         self.variables.plan_var_renames(self.root, self.in_comment)
         self.launches.plan_appends()
         self.launches.report_forks()
@@ -117,6 +132,8 @@ class ScriptWalker:
         entry = verl_entry_index(words)
         if entry is not None:  # every node after it: `$ARGS` and `${ARGS[@]}` are expansions, not words
             self.removals.note_expanded(expanded_names(self.src[args[entry].end_byte:node.end_byte]))
+        elif args and self._reads_in_other_command(words[:1]):  # `$LAUNCH $ARGS`: LAUNCH holds a verl launch
+            self.read_expanded |= expanded_names(self.src[args[0].end_byte:node.end_byte])
         # A "command" named by an override (`data.x=1 \` after a line that lost its `\`) is not one
         # anyone runs: rename inside it, but removing any word would make another word its name.
         named_by_override = len(args) > 1 and is_override_word(words[0])
@@ -130,10 +147,24 @@ class ScriptWalker:
             # into its place (`key= A=B` -> `A=B`, `nohup key= x.sh` -> `nohup x.sh`).
             in_command_slot = (i == 0 or i == script_index) and i < len(args) - 1
             removable = entry is not None and i > entry and not in_command_slot and not named_by_override
+            self.reads = True if entry is not None or named_by_override or i == 0 else \
+                self._reads_in_other_command(words)
             self.argument(target, command=node, runs_script=i == script_index,
                           container=(args, i) if removable else None)
+            self.reads = True
         if len(args) > 1 and self.defaults is not None:
             self.defaults.value_defaults(node, args, words)
+
+    def _reads_in_other_command(self, words: list[bytes]) -> bool:
+        """Does Hydra read the arguments of a command that runs no verl entry point? Only where one of its
+        words holds a verl launch (`sbatch --wrap "python3 -m verl..."`, `bash -c "..."`) or its name is a
+        variable assigned one (`$BASE_CMD key=v`)."""
+        from migrator.layout import verl_layout
+
+        if any(marker in word for word in words for marker in verl_layout().launch_markers):
+            return True
+        name = re.match(rb'"?\$\{?([A-Za-z_][A-Za-z0-9_]*)', words[0]) if words else None
+        return name is not None and name.group(1) in self.launch_variables
 
     def argument(self, node, command, runs_script: bool, container=None) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""
@@ -159,7 +190,7 @@ class ScriptWalker:
         key = m.group("key").decode("ascii")
         # An unquoted word's value may go on in a quoted piece (`key="v"`); a string's ends with it.
         limit = argument_end if piece.type == "word" else content_end
-        self.keys.key_occurrence(key, m.start("key"), m.end("key"), container, limit)
+        self.keys.key_occurrence(key, m.start("key"), m.end("key"), container, limit, reads=self.reads)
         return True
 
     def scan_text(self, piece, start_handled: bool, path_context=None) -> None:
@@ -174,7 +205,7 @@ class ScriptWalker:
             elif self.src[m.start() - 1:m.start()] not in WORD_BOUNDARY:
                 continue
             key = m.group("key").decode("ascii")
-            self.keys.key_occurrence(key, m.start("key"), m.end("key"), None, end)
+            self.keys.key_occurrence(key, m.start("key"), m.end("key"), None, end, reads=self.reads)
         for m in scan.MODULE_AFTER_DASH_M.finditer(self.src, start, end):
             self.moves.module_span(m.start("module"), m.end("module"))
         for old_start, old_end, change in scan.find_paths(self.src, start, end, self.maps):
@@ -229,10 +260,33 @@ class ScriptWalker:
     def literal(self, node) -> None:
         """Text outside argument lists: assignment values, heredoc bodies, `${x:-default}` words."""
         self.handled_literals.add(node.start_byte)
+        self.reads = self._reads_in_value(node)
         self.scan_text(node, start_handled=False, path_context=None)
+        self.reads = True
+
+    def _reads_in_value(self, node) -> bool | bytes:
+        """An assignment's value is read where its variable goes into a verl command, unless the value
+        holds a launch itself (`BASE_CMD="python3 -m verl... key=v"`); other literals where they are."""
+        parent = node.parent
+        while parent is not None and parent.type not in ("variable_assignment", "command", "heredoc_body"):
+            parent = parent.parent
+        if parent is None or parent.type != "variable_assignment":
+            return True
+        name = parent.child_by_field_name("name")
+        value = parent.child_by_field_name("value")
+        if name is None or value is None or value.type == "array":
+            return True
+        name_text = self.src[name.start_byte:name.end_byte]
+        return True if name_text in self.launch_variables else name_text
 
     def assignment(self, node) -> None:
+        from migrator.layout import verl_layout
+
         value = node.child_by_field_name("value")
+        name = node.child_by_field_name("name")
+        if value is not None and name is not None and value.type != "array" and any(
+                marker in self.src[value.start_byte:value.end_byte] for marker in verl_layout().launch_markers):
+            self.launch_variables.add(self.src[name.start_byte:name.end_byte])
         if value is not None and value.type == "array":
             elements = [c for c in value.children if c.type in ARGUMENT_TYPES]
             if elements:

@@ -28,7 +28,8 @@ class OverrideRecorder:
         self.src = source
         self.found: list[tuple[str, str, int, int]] = []
 
-    def key_occurrence(self, key: str, start: int, end: int, container, limit: int | None = None) -> None:
+    def key_occurrence(self, key: str, start: int, end: int, container, limit: int | None = None,
+                       reads: bool | bytes = True) -> None:
         prefix = "++" if self.src[max(0, start - 2):start] == b"++" else \
             self.src[start - 1:start].decode("latin-1") if start and self.src[start - 1:start] in (b"+", b"~") else ""
         self.found.append((prefix, key, start, end))

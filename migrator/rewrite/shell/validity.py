@@ -263,6 +263,14 @@ def validate(before: bytes, after: bytes, mappings=None) -> str | None:
     return None
 
 
+def unparsed_by_bash(source: bytes) -> None:
+    """Raise SourceNotParsed when bash -n refuses the script as it is (nothing when bash is missing)."""
+    bash = shutil.which("bash")
+    error = _bash_n(bash, source) if bash else None
+    if error is not None:
+        raise SourceNotParsed(f"the script does not pass `bash -n` before any edit: {error}")
+
+
 def _bash_n(bash: str, source: bytes) -> str | None:
     # A file argument, not a pipe: piping a 50 MB script through communicate() took 13 s, and bash
     # names lines only for files. The file is unnamed where the system has /dev/fd (it vanishes with

@@ -30,6 +30,7 @@ def check_noop(source: str, mappings) -> list:
 BUCKET = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
 NEW_BUCKET = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
 MINDSPEED = "examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
+PPO = "python3 -m verl.trainer.main_ppo"
 NEW_MINDSPEED = "examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"
 
 
@@ -38,28 +39,54 @@ def test_plain_argument(core_mappings):
 
 
 def test_prefixes_are_kept(core_mappings):
-    check_transformed(f"x +{BUCKET}=1 ++{BUCKET}=2 ~{BUCKET}\n", f"x +{NEW_BUCKET}=1 ++{NEW_BUCKET}=2 ~{NEW_BUCKET}\n", core_mappings)
+    # (a `+` goes where the new config declares the key: Hydra would refuse to add it over itself)
+    check_transformed(f"{PPO} +{BUCKET}=1 ++{BUCKET}=2 ~{BUCKET}\n", f"{PPO} {NEW_BUCKET}=1 ++{NEW_BUCKET}=2 ~{NEW_BUCKET}\n",
+                      core_mappings)
 
 
 def test_quoted_forms(core_mappings):
-    check_transformed(f"x \"{BUCKET}=${{v}}\" '{BUCKET}=v' {BUCKET}=\"$v\"\n",
-                      f"x \"{NEW_BUCKET}=${{v}}\" '{NEW_BUCKET}=v' {NEW_BUCKET}=\"$v\"\n", core_mappings)
+    check_transformed(f"{PPO} \"{BUCKET}=${{v}}\" '{BUCKET}=v' {BUCKET}=\"$v\"\n",
+                      f"{PPO} \"{NEW_BUCKET}=${{v}}\" '{NEW_BUCKET}=v' {NEW_BUCKET}=\"$v\"\n", core_mappings)
 
 
 def test_ansi_c_string(core_mappings):
-    check_transformed(f"x $'{BUCKET}=1'\n", f"x $'{NEW_BUCKET}=1'\n", core_mappings)
+    check_transformed(f"{PPO} $'{BUCKET}=1'\n", f"{PPO} $'{NEW_BUCKET}=1'\n", core_mappings)
 
 
 def test_several_overrides_in_one_string(core_mappings):
-    check_transformed(f'ARGS="a.b=1 {BUCKET}=2\t{BUCKET}=3"\n', f'ARGS="a.b=1 {NEW_BUCKET}=2\t{NEW_BUCKET}=3"\n', core_mappings)
+    check_transformed(f'ARGS="a.b=1 {BUCKET}=2\t{BUCKET}=3"\n{PPO} $ARGS\n',
+                      f'ARGS="a.b=1 {NEW_BUCKET}=2\t{NEW_BUCKET}=3"\n{PPO} $ARGS\n', core_mappings)
 
 
 def test_subtree_rename(core_mappings):
-    check_transformed("x critic.model.fsdp_config.param_offload=True\n", "x critic.fsdp.param_offload=True\n", core_mappings)
+    check_transformed(f"{PPO} critic.model.fsdp_config.param_offload=True\n", f"{PPO} critic.fsdp.param_offload=True\n",
+                      core_mappings)
 
 
 def test_subtree_root_itself_is_not_a_leaf_override(core_mappings):
-    check_transformed("x critic.model.fsdp_config={}\n", "x critic.fsdp={}\n", core_mappings)
+    check_transformed(f"{PPO} critic.model.fsdp_config={{}}\n", f"{PPO} critic.fsdp={{}}\n", core_mappings)
+
+
+@pytest.mark.parametrize("source", [
+    f"echo {BUCKET}=1\n", f"grep -q {BUCKET}=1 run.log\n", f"cp a {BUCKET}=1\n", f"printf '%s' {BUCKET}=1\n",
+    f"my_launcher --override {BUCKET}=1\n", f"X={BUCKET}=1\necho $X\n", f"export X={BUCKET}=1\n",
+    f"ARGS=\"{BUCKET}=1\"\n",
+])
+def test_a_rename_where_no_verl_command_reads_the_text_is_a_manual_step_with_the_new_key(core_mappings, source):
+    # The removal rule (docs/rewriters.md): only where Hydra reads the override is it edited.
+    (finding,) = check_noop(source, core_mappings)
+    assert finding.kind == "key-rename" and finding.severity == "manual"
+    assert f"{BUCKET} -> {NEW_BUCKET}: not edited here, where no verl command reads it" in finding.message
+    assert f"write `{NEW_BUCKET}` in its place" in finding.message
+
+
+@pytest.mark.parametrize("source", [
+    f"X={BUCKET}=1\n{PPO} $X\n", f"export X=\"{BUCKET}=1\"\n{PPO} \"$X\" \"$@\"\n",
+    f'CMD="{PPO} {BUCKET}=1"\n$CMD trainer.nnodes=1\n', f'sbatch --wrap "{PPO} {BUCKET}=1"\n',
+    f"cat <<EOF > run.sh\n{PPO} {BUCKET}=1\nEOF\n", f"# {PPO} {BUCKET}=1\n",
+])
+def test_a_rename_where_a_verl_command_reads_the_text_is_made(core_mappings, source):
+    check_transformed(source, source.replace(BUCKET, NEW_BUCKET), core_mappings)
 
 
 def test_longer_key_is_untouched(core_mappings):
