@@ -260,9 +260,35 @@ class ScriptWalker:
     def literal(self, node) -> None:
         """Text outside argument lists: assignment values, heredoc bodies, `${x:-default}` words."""
         self.handled_literals.add(node.start_byte)
+        if node.type == "heredoc_body" and self._python_heredoc(node):
+            # `python3 - <<'PY'`: the body is a Python program, so the Python rewriter edits it (and the
+            # text scan where it does not parse); a quoted delimiter means bash hands it over as written.
+            from migrator.rewrite import embedded
+            from migrator.rewrite import python as python_rewriter
+
+            embedded.block_edits(python_rewriter, "heredoc.py", self.src, node.start_byte, node.end_byte, self.maps,
+                                 self.edits, self.findings)
+            return
         self.reads = self._reads_in_value(node)
         self.scan_text(node, start_handled=False, path_context=None)
         self.reads = True
+
+    def _python_heredoc(self, body) -> bool:
+        """Is this heredoc's body the program a Python interpreter reads (`python3 - <<'PY'`, `python <<"EOF"`),
+        its delimiter quoted so that bash expands nothing in it?"""
+        redirect = body.parent
+        statement = redirect.parent if redirect is not None else None
+        if statement is None or statement.type != "redirected_statement":
+            return False
+        start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
+        if start is None or self.src[start.start_byte:start.start_byte + 1] not in (b"'", b'"', b"\\"):
+            return False
+        command = statement.child_by_field_name("body") or (statement.children[0] if statement.children else None)
+        if command is None or command.type != "command":
+            return False
+        name = command.child_by_field_name("name")
+        word = self.src[name.start_byte:name.end_byte].rsplit(b"/", 1)[-1] if name is not None else b""
+        return re.fullmatch(rb"python(?:3(?:\.\d+)?)?", word) is not None
 
     def _reads_in_value(self, node) -> bool | bytes:
         """An assignment's value is read where its variable goes into a verl command, unless the value

@@ -281,3 +281,13 @@ def test_bash_n_leaves_no_named_copy_of_the_script(tmp_path, monkeypatch):
     fake.chmod(0o755)
     assert validity._bash_n(str(fake), b"echo secret-script\n") is None
     assert seen.read_text() == "echo secret-script\n"  # bash got the script, and `ls` listed nothing
+
+
+def test_a_python_heredoc_goes_through_the_python_rewriter(core_mappings):
+    body = "import subprocess\nsubprocess.run(['python3', '-m', 'verl.trainer.main_ppo', 'critic.model.fsdp_config={}'])\n"
+    for opener in ("python3 - <<'PY'", 'python <<"PY"', "/usr/bin/python3.11 - <<\\PY"):
+        source = f"set -e\n{opener}\n{body}PY\necho done\n"
+        check_transformed(source, source.replace("critic.model.fsdp_config", "critic.fsdp"), core_mappings)
+    # Unquoted, bash expands `$x` and backquotes in the body first: not Python as written, left to the scan.
+    unquoted = f"python3 - <<PY\n{body}PY\n"
+    check_noop(unquoted, core_mappings)
