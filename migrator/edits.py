@@ -74,8 +74,13 @@ def settle_unsafe(edits: list[Edit], unsafe_fixes: bool) -> tuple[list[Edit], li
 
 @dataclass(frozen=True)
 class LocateResult:
+    """What a rewriter located. `blocks`: (start, end, language) of code of another file kind inside the file
+    (the Python program of a `python3 - <<'PY'` heredoc), which the caller hands to that kind's rewriter: a
+    rewriter names no other that names it back."""
+
     edits: tuple[Edit, ...]
     findings: tuple[Finding, ...]
+    blocks: tuple[tuple[int, int, str], ...] = ()
 
 
 @dataclass(frozen=True)

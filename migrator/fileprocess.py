@@ -160,6 +160,15 @@ def compares_runs(data: bytes, kind: str, mappings: MappingSet) -> bool:
     return any(prefix in data for prefix in verl_layout().launch_markers)
 
 
+def _with_blocks(data: bytes, located, mappings: MappingSet):
+    from migrator.rewrite import REWRITERS, embedded
+
+    def rewriter_for(language: str):
+        return load_rewriter(next(spec for spec in REWRITERS if spec.kind == language))
+
+    return embedded.with_blocks(data, located, mappings, rewriter_for)
+
+
 def internal_error(exc: Exception) -> Reason:
     return FailureReason.INTERNAL_ERROR.because(type(exc).__name__, exc)
 
@@ -181,6 +190,8 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     mappings = mappings.for_file(data)
     try:
         located = rewriter.locate(data, mappings, display)
+        if located.blocks:  # code of another kind inside the file: through that kind's rewriter
+            located = _with_blocks(data, located, mappings)
     except SourceNotParsed as exc:
         return FileResult.not_migrated(display, SkipReason.NOT_PARSED.because(exc), kind=spec.kind)
     suppressed = _suppressed_lines(data)

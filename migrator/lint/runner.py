@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -103,9 +104,28 @@ def lint_source(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: 
                 key, override = _about_override(script, problem)
             report.findings.append(LintFinding(path, line, col, code, problem.message, problem.hint, check.severity,
                                                key, override))
+    if (select is None or "VM003" in select) and b"<<" in src and b"python" in src:
+        report.findings.extend(_python_heredoc_keys(script, path, silenced))
     report.findings.sort(key=lambda f: (f.line, f.col, f.code))
     report.notes = list(dict.fromkeys(script.notes))
     return report
+
+
+def _python_heredoc_keys(script, path: str, silenced) -> list[LintFinding]:
+    """VM003 in the program of a `python3 - <<'PY'` heredoc: the keys its override strings give verl, as in
+    a Python launcher (lint/python_keys.py), placed in the script."""
+    from migrator.lint.python_keys import lint_python_keys
+    from migrator.rewrite.shell.locator import python_heredocs
+
+    out = []
+    for body in python_heredocs(script.src, script.tree.root_node):
+        program = script.src[body.start_byte:body.end_byte]
+        for finding in lint_python_keys(program, path, script.mappings, script.rev,
+                                        lambda offset, at=body.start_byte: script.line_col(at + offset)):
+            codes = silenced.get(finding.line, set())
+            if codes is not None and not suppressed_by(finding.code, codes, lint=True):
+                out.append(finding)
+    return out
 
 
 def lint_paths(paths: list[str], facts: Facts, mappings: MappingSet, rev: str, exclude: tuple[str, ...] = (),
@@ -132,13 +152,26 @@ NOT_LINTED = ("not a shell script, Python file or YAML config (lint checks launc
 
 class LintWork:
     """The lint as the pool's `parallel.FileWork`: shell scripts get every check, Python files the import
-    check; the rest is skipped, by name where the name decides."""
+    check and, in launchers, the key check; the rest is skipped, by name where the name decides."""
 
     serial_below = 16  # files: a script costs milliseconds, so a pool pays off early
     chunk = 8
 
     def __init__(self, facts: Facts, mappings: MappingSet, rev: str, select: frozenset[str] | None):
         self.facts, self.mappings, self.rev, self.select = facts, mappings, rev, select
+
+    def may_change(self, data: bytes, kind: str) -> bool:
+        """Does the file launch verl (an override string goes to an entry point), and can a table entry change
+        it (the rewrite's prefilter)? Only then are its keys looked at: code that merely reads verl's config
+        is the migration's business, and the Python rewriter's passes would double the lint's cost on a
+        checkout of verl."""
+        if _launches_verl_module(data) is None:
+            return False
+        if getattr(self, "_prefilter", None) is None:
+            from migrator.filekind import build_prefilter
+
+            self._prefilter = build_prefilter(self.mappings)
+        return bool(self._prefilter(data, kind))
 
     def by_name(self, candidate) -> FileReport | None:
         display = os.path.normpath(candidate.display)  # `./a.sh` -> `a.sh`
@@ -161,7 +194,8 @@ class LintWork:
             if data is None:  # a kind the lint does not check
                 return FileReport(display, skipped=NOT_LINTED)
             if spec.kind == "python":
-                report = lint_python_source(data, display, self.mappings, self.select)
+                report = lint_python_source(data, display, self.mappings, self.select, self.rev,
+                                            self.may_change(data, spec.kind))
             elif spec.kind == "yaml":
                 report = lint_yaml_source(data, display, self.facts, self.mappings, self.rev, self.select)
             else:
@@ -178,13 +212,34 @@ class LintWork:
         return FileReport(os.path.normpath(candidate.display), failed=reason.text)
 
 
-def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: frozenset[str] | None = None) -> FileReport:
-    """A Python file: its imports of verl at the target (VM123), with the same suppression comments."""
+@functools.lru_cache(maxsize=1)
+def _launch_pattern() -> re.Pattern:
+    """`-m verl.` as a launcher spells it: in a command string, or as two list items (`"-m", "verl.x"`)."""
+    from migrator.layout import verl_layout
+
+    roots = b"|".join(re.escape(r.encode()) for r in verl_layout().roots)
+    return re.compile(rb"""-m['"]?[ \t,]*['"]?(?:""" + roots + rb")\.")
+
+
+def _launches_verl_module(data: bytes):
+    return _launch_pattern().search(data)
+
+
+def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: frozenset[str] | None = None,
+                       rev: str | None = None, keys: bool = True) -> FileReport:
+    """A Python file: its imports of verl at the target (VM123) and, where the prefilter lets a table entry
+    change it (`keys`), the keys it gives verl that the target no longer has (VM003), with the same
+    suppression comments."""
     from migrator.lint.python_imports import lint_python
+    from migrator.lint.python_keys import CODE as KEY_CODE
+    from migrator.lint.python_keys import lint_python_keys
 
     silenced = suppressions(src)
     report = FileReport(path)
-    for finding in lint_python(src, path, mappings):
+    found = lint_python(src, path, mappings)
+    if keys and (select is None or KEY_CODE in select):
+        found += lint_python_keys(src, path, mappings, rev or mappings.to_release)
+    for finding in sorted(found, key=lambda f: (f.line, f.col, f.code)):
         codes = silenced.get(finding.line, set())
         if (select is None or finding.code in select) and codes is not None and \
                 not suppressed_by(finding.code, codes, lint=True):

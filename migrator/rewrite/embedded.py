@@ -16,12 +16,16 @@ from migrator.rewrite import literal
 
 
 def block_edits(rewriter, label: str, src: bytes, start: int, end: int, maps: MappingSet, edits: list,
-                findings: list) -> None:
+                findings: list, rewriter_for=None) -> None:
     """`src[start:end]` through `rewriter` (a rewriter module: a `migrator.rewrite.Rewriter`) when it parses
-    and validates, else the text scan."""
+    and validates, else the text scan. `rewriter_for(language)`: the rewriter of a block the block holds in
+    turn (LocateResult.blocks: a script's Python heredoc in a README); without it such blocks are left."""
     block = src[start:end]
     try:
-        located = _reviewed(rewriter, block, rewriter.locate(block, maps, label), maps)
+        located = rewriter.locate(block, maps, label)
+        if located.blocks and rewriter_for is not None:
+            located = with_blocks(block, located, maps, rewriter_for)
+        located = _reviewed(rewriter, block, located, maps)
         after = apply(block, located.edits)
         problem = None if after == block else rewriter.validate(block, after, maps)
     except SourceNotParsed:
@@ -31,6 +35,14 @@ def block_edits(rewriter, label: str, src: bytes, start: int, end: int, maps: Ma
         findings.extend(dataclasses.replace(f, offset=f.offset + start) for f in located.findings)
         return
     text_edits(src, start, end, maps, edits, findings)
+
+
+def with_blocks(src: bytes, located: LocateResult, maps: MappingSet, rewriter_for) -> LocateResult:
+    """`located` with the edits and findings of each block it holds, through that block's rewriter."""
+    edits, findings = list(located.edits), list(located.findings)
+    for start, end, language in located.blocks:
+        block_edits(rewriter_for(language), f"block.{language}", src, start, end, maps, edits, findings, rewriter_for)
+    return LocateResult(tuple(edits), tuple(findings))
 
 
 def _reviewed(rewriter, block: bytes, located: LocateResult, maps: MappingSet) -> LocateResult:

@@ -89,16 +89,24 @@ def code_block_edits(src: bytes, start: int, end: int, lang: bytes, maps: Mappin
     rewriter, label = importlib.import_module(module_name), f"block.{lang.decode()}"
     block = _Dedented(src, start, end) if module_name in INDENTED else None
     if block is None or not block.indent:
-        embedded.block_edits(rewriter, label, src, start, end, maps, edits, findings)
+        embedded.block_edits(rewriter, label, src, start, end, maps, edits, findings, rewriter_for)
         return
     inner_edits: list[Edit] = []
     inner_findings: list[Finding] = []
-    embedded.block_edits(rewriter, label, block.text, 0, len(block.text), maps, inner_edits, inner_findings)
+    embedded.block_edits(rewriter, label, block.text, 0, len(block.text), maps, inner_edits, inner_findings,
+                         rewriter_for)
     edits.extend(block.edit(e) for e in inner_edits)
     findings.extend(dataclasses.replace(f, offset=block.offset(f.offset)) for f in inner_findings)
 
 
 INDENTED = frozenset({"migrator.rewrite.python", "migrator.rewrite.yaml"})
+
+
+def rewriter_for(language: str):
+    """The rewriter of a block that a block holds (a script's Python heredoc: `LocateResult.blocks`)."""
+    import importlib
+
+    return importlib.import_module(LANGUAGES[language.encode()])
 
 
 class _Dedented:

@@ -52,14 +52,15 @@ def _overrides_at_word_starts(src: bytes, start: int, end: int):
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     tree = parse(source)
     plan = ScriptPlan(source, mappings)
-    ScriptWalker(plan, tree.root_node).walk()
+    walker = ScriptWalker(plan, tree.root_node)
+    walker.walk()
     if plan.findings and not plan.edits and tree.root_node.has_error:
         # Nothing to validate, and tree-sitter's recovery decided what the steps are about: a script bash
         # cannot parse is said to be that, as one with edits is (validity.validate).
         from migrator.rewrite.shell.validity import unparsed_by_bash
 
         unparsed_by_bash(source)
-    return LocateResult(tuple(plan.edits), tuple(plan.findings))
+    return LocateResult(tuple(plan.edits), tuple(plan.findings), tuple(walker.blocks))
 
 
 class ScriptWalker:
@@ -90,6 +91,7 @@ class ScriptWalker:
         self.reads: bool | bytes = True
         self.launch_variables: set[bytes] = set()  # names assigned text that holds a verl launch
         self.read_expanded: set[bytes] = set()  # names expanded after such a variable (`$LAUNCH $ARGS`)
+        self.blocks: list[tuple[int, int, str]] = []  # Python programs of heredocs (LocateResult.blocks)
 
     # -- traversal ---------------------------------------------------------------------------
     def walk(self) -> None:
@@ -260,35 +262,14 @@ class ScriptWalker:
     def literal(self, node) -> None:
         """Text outside argument lists: assignment values, heredoc bodies, `${x:-default}` words."""
         self.handled_literals.add(node.start_byte)
-        if node.type == "heredoc_body" and self._python_heredoc(node):
-            # `python3 - <<'PY'`: the body is a Python program, so the Python rewriter edits it (and the
-            # text scan where it does not parse); a quoted delimiter means bash hands it over as written.
-            from migrator.rewrite import embedded
-            from migrator.rewrite import python as python_rewriter
-
-            embedded.block_edits(python_rewriter, "heredoc.py", self.src, node.start_byte, node.end_byte, self.maps,
-                                 self.edits, self.findings)
+        if node.type == "heredoc_body" and python_heredoc(self.src, node):
+            # `python3 - <<'PY'`: the body is a Python program (a quoted delimiter: bash hands it over as
+            # written), a block for the Python rewriter, which the caller runs (LocateResult.blocks).
+            self.blocks.append((node.start_byte, node.end_byte, "python"))
             return
         self.reads = self._reads_in_value(node)
         self.scan_text(node, start_handled=False, path_context=None)
         self.reads = True
-
-    def _python_heredoc(self, body) -> bool:
-        """Is this heredoc's body the program a Python interpreter reads (`python3 - <<'PY'`, `python <<"EOF"`),
-        its delimiter quoted so that bash expands nothing in it?"""
-        redirect = body.parent
-        statement = redirect.parent if redirect is not None else None
-        if statement is None or statement.type != "redirected_statement":
-            return False
-        start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
-        if start is None or self.src[start.start_byte:start.start_byte + 1] not in (b"'", b'"', b"\\"):
-            return False
-        command = statement.child_by_field_name("body") or (statement.children[0] if statement.children else None)
-        if command is None or command.type != "command":
-            return False
-        name = command.child_by_field_name("name")
-        word = self.src[name.start_byte:name.end_byte].rsplit(b"/", 1)[-1] if name is not None else b""
-        return re.fullmatch(rb"python(?:3(?:\.\d+)?)?", word) is not None
 
     def _reads_in_value(self, node) -> bool | bytes:
         """An assignment's value is read where its variable goes into a verl command, unless the value
@@ -323,3 +304,31 @@ class ScriptWalker:
             for index, element in enumerate(elements):
                 self.argument(element, command=value, runs_script=False, container=(elements, index))
         self.variables.env_assignment(node, value)
+
+
+def python_heredoc(src: bytes, body) -> bool:
+    """Is this heredoc's body the program a Python interpreter reads (`python3 - <<'PY'`, `python <<"EOF"`),
+    its delimiter quoted so that bash expands nothing in it?"""
+    redirect = body.parent
+    statement = redirect.parent if redirect is not None else None
+    if statement is None or statement.type != "redirected_statement":
+        return False
+    start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
+    if start is None or src[start.start_byte:start.start_byte + 1] not in (b"'", b'"', b"\\"):
+        return False
+    command = statement.child_by_field_name("body") or (statement.children[0] if statement.children else None)
+    if command is None or command.type != "command":
+        return False
+    name = command.child_by_field_name("name")
+    word = src[name.start_byte:name.end_byte].rsplit(b"/", 1)[-1] if name is not None else b""
+    return re.fullmatch(rb"python(?:3(?:\.\d+)?)?", word) is not None
+
+
+def python_heredocs(src: bytes, root):
+    """Every heredoc body of the tree that a Python interpreter reads as its program (`python_heredoc`)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "heredoc_body" and python_heredoc(src, node):
+            yield node
+        stack.extend(node.children)

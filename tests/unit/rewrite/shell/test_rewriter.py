@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrator.fileprocess import apply_edits
+from migrator.fileprocess import apply_edits, process_file
 from migrator.rewrite import shell
 
 
@@ -283,11 +283,20 @@ def test_bash_n_leaves_no_named_copy_of_the_script(tmp_path, monkeypatch):
     assert seen.read_text() == "echo secret-script\n"  # bash got the script, and `ls` listed nothing
 
 
-def test_a_python_heredoc_goes_through_the_python_rewriter(core_mappings):
+def test_a_python_heredoc_is_a_block_for_the_python_rewriter(core_mappings):
+    # The shell rewriter names the block (LocateResult.blocks); the engine runs the Python rewriter on it.
     body = "import subprocess\nsubprocess.run(['python3', '-m', 'verl.trainer.main_ppo', 'critic.model.fsdp_config={}'])\n"
     for opener in ("python3 - <<'PY'", 'python <<"PY"', "/usr/bin/python3.11 - <<\\PY"):
         source = f"set -e\n{opener}\n{body}PY\necho done\n"
-        check_transformed(source, source.replace("critic.model.fsdp_config", "critic.fsdp"), core_mappings)
+        (block,) = shell.locate(source.encode(), core_mappings).blocks
+        assert source.encode()[block[0]:block[1]] == body.encode() and block[2] == "python"
+        result = process_file("run.sh", "run.sh", core_mappings, data=source.encode())
+        assert result.after == source.replace("critic.model.fsdp_config", "critic.fsdp").encode()
+        # In a README's bash block the same program goes the same way.
+        doc = f"# Run\n\n```bash\n{source}```\n"
+        assert process_file("README.md", "README.md", core_mappings, data=doc.encode()).after == \
+            doc.replace("critic.model.fsdp_config", "critic.fsdp").encode()
     # Unquoted, bash expands `$x` and backquotes in the body first: not Python as written, left to the scan.
     unquoted = f"python3 - <<PY\n{body}PY\n"
+    assert shell.locate(unquoted.encode(), core_mappings).blocks == ()
     check_noop(unquoted, core_mappings)
