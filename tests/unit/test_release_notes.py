@@ -83,6 +83,18 @@ def test_composed_chains_and_env_presets():
     assert npu["prs"] == [103, 202]
 
 
+def test_a_rename_that_is_a_manual_step_in_some_files_says_so_in_every_format():
+    guide = release_notes.build_guide(compose(load_builtin(), "v0.5.0", "v0.6.0"))
+    (row,) = [r for r in guide.rows["renamed_keys"] if r["old"] == "actor_rollout_ref.profiler.discrete"]
+    assert row["new"] == "actor_rollout_ref.actor.profiler.tool_config.nsys.discrete"
+    assert row["unless"].startswith("on Ascend NPUs the flag drove the NPU profiler")
+    assert not [r for r in guide.rows["renamed_keys"] if r["old"] == "actor_rollout_ref.profiler.all_ranks"][0].get(
+        "unless")
+    proc = run_cli("release-notes", "--from", "v0.5.0", "--to", "v0.6.0")
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("| `actor_rollout_ref.profiler.discrete`"))
+    assert "nsys.discrete` (a manual step instead: on Ascend NPUs" in line
+
+
 def test_python_names_and_keywords_are_composed_with_every_pr():
     guide = fixture_guide()
     names = {r["old"]: (r["new"], r["hint"], r["prs"]) for r in guide.rows["python_names"]}

@@ -152,9 +152,16 @@ def _changes(mappings):
 
 
 def renamed_rows(mappings) -> list[dict]:
-    return [{"old": shown, "new": change.new.removesuffix(SUBTREE) + ".*" if is_subtree else change.new,
-             "prs": list(change.prs), "releases": releases(change.entries)}
-            for shown, is_subtree, change in _changes(mappings) if change.action == "rename"]
+    """`unless`: the hint of a `manual-when` entry of the chain (where the rename is a manual step instead)."""
+    rows = []
+    for shown, is_subtree, change in _changes(mappings):
+        if change.action != "rename":
+            continue
+        held = next((e.hint for e in change.entries if getattr(e, "manual_when", None) is not None), None)
+        rows.append({"old": shown, "new": change.new.removesuffix(SUBTREE) + ".*" if is_subtree else change.new,
+                     **({"unless": held} if held else {}), "prs": list(change.prs),
+                     "releases": releases(change.entries)})
+    return rows
 
 
 def removed_rows(mappings) -> list[dict]:
@@ -182,7 +189,9 @@ def left_alone_rows(mappings) -> list[dict]:
 
 RENAMED_KEYS = Section(
     "renamed_keys", 40, "Renamed config keys", renamed_rows,
-    table_section(["Old key", "New key", "PR"], lambda w, r: [w.code(r["old"]), w.code(r["new"]), links(w, r["prs"])],
+    table_section(["Old key", "New key", "PR"],
+                  lambda w, r: [w.code(r["old"]), w.code(r["new"]) + (f" (a manual step instead: {w.text(r['unless'])})"
+                                                                    if r.get("unless") else ""), links(w, r["prs"])],
                   "Renames across several releases are shown composed, with every PR of the chain."),
     "renamed config key", 30, always=True)
 REMOVED_KEYS = Section(
