@@ -35,6 +35,8 @@ from migrator.rewrite.shell.syntax import (
 )
 from migrator.rewrite.shell.variables import VariableEdits
 
+# The caller's arguments in a function body: `"$@"`, `$*`, `${@}`, `${*}`.
+_CALLERS_ARGUMENTS = re.compile(rb"\$\{?[@*]")
 # The words of running text: the runs between WORD_BOUNDARY bytes.
 _TEXT_WORD = re.compile(rb"[^" + re.escape(WORD_BOUNDARY) + rb"]+")
 
@@ -91,6 +93,7 @@ class ScriptWalker:
         self.reads: bool | bytes = True
         self.launch_variables: set[bytes] = set()  # names assigned text that holds a verl launch
         self.read_expanded: set[bytes] = set()  # names expanded after such a variable (`$LAUNCH $ARGS`)
+        self.launch_functions: set[bytes] = set()  # functions that hand their arguments to a verl launch
         self.blocks: list[tuple[int, int, str]] = []  # Python programs of heredocs (LocateResult.blocks)
 
     # -- traversal ---------------------------------------------------------------------------
@@ -104,6 +107,8 @@ class ScriptWalker:
                 if self.read_comments:
                     self.comment(node)
                 continue
+            if kind == "function_definition":
+                self._note_function(node)
             if kind == "command":
                 self.command(node)
             elif kind == "variable_assignment":
@@ -157,6 +162,17 @@ class ScriptWalker:
         if len(args) > 1 and self.defaults is not None:
             self.defaults.value_defaults(node, args, words)
 
+    def _note_function(self, node) -> None:
+        """A function whose body runs a verl launch with the caller's arguments (`"$@"`, `$*`): a call of it
+        hands its arguments to Hydra."""
+        from migrator.layout import verl_layout
+
+        name = node.child_by_field_name("name")
+        body = self.src[node.start_byte:node.end_byte]
+        if name is not None and _CALLERS_ARGUMENTS.search(body) and any(
+                marker in body for marker in verl_layout().launch_markers):
+            self.launch_functions.add(self.src[name.start_byte:name.end_byte])
+
     def _reads_in_other_command(self, words: list[bytes]) -> bool:
         """Does Hydra read the arguments of a command that runs no verl entry point? Only where one of its
         words holds a verl launch (`sbatch --wrap "python3 -m verl..."`, `bash -c "..."`) or its name is a
@@ -164,6 +180,8 @@ class ScriptWalker:
         from migrator.layout import verl_layout
 
         if any(marker in word for word in words for marker in verl_layout().launch_markers):
+            return True
+        if words and words[0] in self.launch_functions:  # `train key=v` after `train() { python3 -m verl... "$@"; }`
             return True
         name = re.match(rb'"?\$\{?([A-Za-z_][A-Za-z0-9_]*)', words[0]) if words else None
         return name is not None and name.group(1) in self.launch_variables

@@ -71,6 +71,7 @@ def test_subtree_root_itself_is_not_a_leaf_override(core_mappings):
     f"echo {BUCKET}=1\n", f"grep -q {BUCKET}=1 run.log\n", f"cp a {BUCKET}=1\n", f"printf '%s' {BUCKET}=1\n",
     f"my_launcher --override {BUCKET}=1\n", f"X={BUCKET}=1\necho $X\n", f"export X={BUCKET}=1\n",
     f"ARGS=\"{BUCKET}=1\"\n",
+    f"train() {{\n  {PPO} trainer.nnodes=1\n}}\ntrain {BUCKET}=1\n",  # a function that drops its arguments
 ])
 def test_a_rename_where_no_verl_command_reads_the_text_is_a_manual_step_with_the_new_key(core_mappings, source):
     # The removal rule (docs/rewriters.md): only where Hydra reads the override is it edited.
@@ -84,6 +85,7 @@ def test_a_rename_where_no_verl_command_reads_the_text_is_a_manual_step_with_the
     f"X={BUCKET}=1\n{PPO} $X\n", f"export X=\"{BUCKET}=1\"\n{PPO} \"$X\" \"$@\"\n",
     f'CMD="{PPO} {BUCKET}=1"\n$CMD trainer.nnodes=1\n', f'sbatch --wrap "{PPO} {BUCKET}=1"\n',
     f"cat <<EOF > run.sh\n{PPO} {BUCKET}=1\nEOF\n", f"# {PPO} {BUCKET}=1\n",
+    f'train() {{\n  {PPO} trainer.nnodes=1 "$@"\n}}\ntrain {BUCKET}=1\n',  # a function that hands on "$@"
 ])
 def test_a_rename_where_a_verl_command_reads_the_text_is_made(core_mappings, source):
     check_transformed(source, source.replace(BUCKET, NEW_BUCKET), core_mappings)
