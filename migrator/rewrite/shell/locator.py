@@ -35,6 +35,7 @@ from migrator.rewrite.shell.syntax import (
 )
 from migrator.rewrite.shell.variables import VariableEdits
 
+_EXPANSION = re.compile(rb"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 # The caller's arguments in a function body: `"$@"`, `$*`, `${@}`, `${*}`.
 _CALLERS_ARGUMENTS = re.compile(rb"\$\{?[@*]")
 # The words of running text: the runs between WORD_BOUNDARY bytes.
@@ -183,8 +184,8 @@ class ScriptWalker:
             return True
         if words and words[0] in self.launch_functions:  # `train key=v` after `train() { python3 -m verl... "$@"; }`
             return True
-        name = re.match(rb'"?\$\{?([A-Za-z_][A-Za-z0-9_]*)', words[0]) if words else None
-        return name is not None and name.group(1) in self.launch_variables
+        # `$BASE_CMD key=v`, `eval "$CMD key=v"`: a word expands a variable that holds a launch
+        return any(m.group(1) in self.launch_variables for word in words for m in _EXPANSION.finditer(word))
 
     def argument(self, node, command, runs_script: bool, container=None) -> None:
         """An argument word: an override (`key=v`, `+key=v`, `~key`), a path, or other scan."""

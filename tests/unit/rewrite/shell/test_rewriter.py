@@ -86,6 +86,7 @@ def test_a_rename_where_no_verl_command_reads_the_text_is_a_manual_step_with_the
     f'CMD="{PPO} {BUCKET}=1"\n$CMD trainer.nnodes=1\n', f'sbatch --wrap "{PPO} {BUCKET}=1"\n',
     f"cat <<EOF > run.sh\n{PPO} {BUCKET}=1\nEOF\n", f"# {PPO} {BUCKET}=1\n",
     f'train() {{\n  {PPO} trainer.nnodes=1 "$@"\n}}\ntrain {BUCKET}=1\n',  # a function that hands on "$@"
+    f'CMD="{PPO}"\neval "$CMD {BUCKET}=1"\n',
 ])
 def test_a_rename_where_a_verl_command_reads_the_text_is_made(core_mappings, source):
     check_transformed(source, source.replace(BUCKET, NEW_BUCKET), core_mappings)
