@@ -310,18 +310,21 @@ class ScriptWalker:
 
         value = node.child_by_field_name("value")
         name = node.child_by_field_name("name")
-        if value is not None and name is not None and value.type != "array" and any(
+        name_text = self.src[name.start_byte:name.end_byte] if name is not None else b""
+        if value is not None and name is not None and any(
                 marker in self.src[value.start_byte:value.end_byte] for marker in verl_layout().launch_markers):
-            self.launch_variables.add(self.src[name.start_byte:name.end_byte])
+            self.launch_variables.add(name_text)  # `CMD="python3 -m verl..."`, `CMD=(python3 -m verl ...)`
         if value is not None and value.type == "array":
             elements = [c for c in value.children if c.type in ARGUMENT_TYPES]
+            overrides_only = is_override_list([self.src[e.start_byte:e.end_byte] for e in elements])
             if elements:
-                name = node.child_by_field_name("name")
-                self.removals.note_array(
-                    elements[0].start_byte, self.src[name.start_byte:name.end_byte] if name is not None else b"",
-                    is_override_list([self.src[e.start_byte:e.end_byte] for e in elements]))
+                self.removals.note_array(elements[0].start_byte, name_text, overrides_only)
+            # Like a removal, a rename in an array of words that are not all overrides waits for the array
+            # to go into a verl command (`"${ARGS[@]}"`); verl's style (`(a.b=1 +c.d=2)`) is read as it is.
+            self.reads = True if overrides_only or name_text in self.launch_variables else name_text
             for index, element in enumerate(elements):
                 self.argument(element, command=value, runs_script=False, container=(elements, index))
+            self.reads = True
         self.variables.env_assignment(node, value)
 
 

@@ -72,6 +72,7 @@ def test_subtree_root_itself_is_not_a_leaf_override(core_mappings):
     f"my_launcher --override {BUCKET}=1\n", f"X={BUCKET}=1\necho $X\n", f"export X={BUCKET}=1\n",
     f"ARGS=\"{BUCKET}=1\"\n",
     f"train() {{\n  {PPO} trainer.nnodes=1\n}}\ntrain {BUCKET}=1\n",  # a function that drops its arguments
+    f"FILES=(notes.txt {BUCKET}=1)\ncat \"${{FILES[@]}}\"\n",  # an array no verl command expands
 ])
 def test_a_rename_where_no_verl_command_reads_the_text_is_a_manual_step_with_the_new_key(core_mappings, source):
     # The removal rule (docs/rewriters.md): only where Hydra reads the override is it edited.
@@ -87,6 +88,8 @@ def test_a_rename_where_no_verl_command_reads_the_text_is_a_manual_step_with_the
     f"cat <<EOF > run.sh\n{PPO} {BUCKET}=1\nEOF\n", f"# {PPO} {BUCKET}=1\n",
     f'train() {{\n  {PPO} trainer.nnodes=1 "$@"\n}}\ntrain {BUCKET}=1\n',  # a function that hands on "$@"
     f'CMD="{PPO}"\neval "$CMD {BUCKET}=1"\n',
+    f"ARGS=(--flag {BUCKET}=1)\n{PPO} \"${{ARGS[@]}}\"\n", f"ARGS=({BUCKET}=1 trainer.nnodes=2)\n",
+    f"CMD=({PPO} {BUCKET}=1)\n\"${{CMD[@]}}\" trainer.nnodes=1\n",
 ])
 def test_a_rename_where_a_verl_command_reads_the_text_is_made(core_mappings, source):
     check_transformed(source, source.replace(BUCKET, NEW_BUCKET), core_mappings)
