@@ -205,10 +205,10 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
         return not any(n in suppressed for n in range(first, last + 1))
 
     edits, unsafe_findings = settle_unsafe([e for e in located.edits if keep(e.start, e.end)], mappings.unsafe_fixes)
-    findings = [f for f in (*located.findings, *unsafe_findings) if keep(f.offset, f.offset)]
-    # An unsafe fix's finding is about the whole edit (a move, a pin of a command's defaults): the first said
-    # at its place, before what the rewriter says of the place's parts.
-    fix_findings = {id(f) for f in unsafe_findings}
+    findings = [f for f in located.findings if keep(f.offset, f.offset)]
+    # An unsafe fix's finding is about the whole edit (a move, a pin of a command's defaults): kept apart, it is
+    # the first said at its place, before what the rewriter says of the place's parts.
+    fixes = [f for f in unsafe_findings if keep(f.offset, f.offset)]
     new, applied, rejected = apply_edits(data, edits)
     rejections = None
     # The rewriter's second look at its result: edits to back out or add, and a finding below manual on a
@@ -218,10 +218,10 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     second = rewriter.review_edits(data, new, applied, mappings) if reviewed else None
     if second is not None:
         findings = regraded(findings, second.rejected, REJECTED_AT_TARGET_CODE)
+        fixes = regraded(fixes, second.rejected, REJECTED_AT_TARGET_CODE)
         added, unsafe_findings = settle_unsafe([e for e in second.added if keep(e.start, e.end)], mappings.unsafe_fixes)
-        # (a pin's finding first: it is about the whole command, before what the review says of its settings)
-        findings.extend(f for f in (*unsafe_findings, *second.findings) if keep(f.offset, f.offset))
-        fix_findings |= {id(f) for f in unsafe_findings}
+        findings.extend(f for f in second.findings if keep(f.offset, f.offset))
+        fixes.extend(f for f in unsafe_findings if keep(f.offset, f.offset))
         rejections = second.rejections
         if second.back_out or added:
             kept = [e for e in edits if e not in second.back_out] + added
@@ -229,7 +229,7 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     for edit in rejected:
         findings.append(Finding(edit.start, edit.kind, f"overlapping edit not applied: {edit.message}",
                                 None, edit.prs, code=BACKED_OUT_EDIT_CODE))
-    ordered = sorted(findings, key=lambda f: (f.offset, id(f) not in fix_findings))
+    ordered = sorted((*fixes, *findings), key=lambda f: f.offset)  # stable: a fix first at its place
     written = written_places([f.offset for f in ordered], applied, new) if place_written and new != data \
         else [None] * len(ordered)
     reported = [ReportedFinding(display, *lines.line_col(f.offset), f.kind, f.message, f.hint, f.prs, f.severity,

@@ -76,8 +76,9 @@ class MappingSet:
         self._old_tokens: frozenset[str] | None = None
         self._manual_when = tuple(e for e in entries if getattr(e, "manual_when", None) is not None)
 
-    # The entries of `manual-when` that the file at hand matches (for_file); none in the set itself.
-    _manual_here: frozenset[int] = frozenset()
+    # The entries of `manual-when` that the file at hand matches (for_file); none in the set itself. (No
+    # annotation: a view's state, not a field of the set.)
+    _manual_here = frozenset()
 
     def for_file(self, source: bytes) -> MappingSet:
         """This set as one file sees it: a key rename whose `manual-when` the file matches is a manual step

@@ -181,10 +181,12 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
         if change.new is None:
             if not in_comment:
                 findings.append(Finding(path_start, "path-removal", f"{old} was removed", change.hint, change.prs))
-        elif change.env or change.args:
-            if not in_comment and not_proven_same(change):  # no edit either way: the move's step
+        elif change.env or change.args:  # no edit either way: presets have no command to go before here
+            if in_comment:
+                continue
+            if not_proven_same(change):  # the move's step, with what differs
                 findings.append(held_finding(path_start, old, change, False))
-            elif not in_comment:
+            else:
                 preset = " ".join(f"{k}={v}" for k, v in change.env)
                 args = (" " + " ".join(change.args)) if change.args else ""
                 findings.append(Finding(path_start, "path-move",

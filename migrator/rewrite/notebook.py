@@ -7,6 +7,7 @@ JSON-escaped, so cells, outputs and metadata we do not touch keep their bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -189,8 +190,7 @@ def _cell(src: bytes, spans: list[tuple[int, int]], maps: MappingSet, edits: lis
         else:
             edits.append(mapped)
     for finding in cell_findings:
-        findings.append(Finding(_cell_line(spans, starts, finding.offset), finding.kind, finding.message, finding.hint, finding.prs,
-                                finding.severity, finding.code))
+        findings.append(dataclasses.replace(finding, offset=_cell_line(spans, starts, finding.offset)))
 
 
 def _cell_line(spans, starts, offset: int) -> int:

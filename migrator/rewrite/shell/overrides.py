@@ -33,3 +33,6 @@ class OverrideRecorder:
         prefix = "++" if self.src[max(0, start - 2):start] == b"++" else \
             self.src[start - 1:start].decode("latin-1") if start and self.src[start - 1:start] in (b"+", b"~") else ""
         self.found.append((prefix, key, start, end))
+
+    def plan_renames(self, read: set[bytes]) -> None:
+        """Nothing to plan: every occurrence is recorded as it is met."""
