@@ -60,12 +60,10 @@ def is_verl_shell_script(word: bytes) -> bool:
 def verl_entry_index(words: list[bytes]) -> int | None:
     """The index of the word naming the verl entry point a command runs (the overrides follow it),
     or None when the command runs something else."""
-    if not words:
+    if not words or not may_start_launch(words[0]):
         return None
     if _unquoted(words[0]).startswith(b"$"):  # `$PYTHON -m verl...`, `${PY:-python3} verl/.../x.py`
         return _python_entry(words, 1)
-    if _basename(words[0]) not in _LAUNCHERS and not _PYTHON.fullmatch(_basename(words[0])):
-        return None
     script = script_position(words)
     if script and is_verl_shell_script(words[script]):
         return script
@@ -76,6 +74,11 @@ def verl_entry_index(words: list[bytes]) -> int | None:
         if name in _SCRIPT_LAUNCHERS:
             return _launcher_entry(words, i + 1)
     return None
+
+
+def may_start_launch(word: bytes) -> bool:
+    """Can a command that runs verl start with this word: an interpreter, a launcher, or an expansion?"""
+    return _unquoted(word).startswith(b"$") or _basename(word) in _LAUNCHERS or bool(_PYTHON.fullmatch(_basename(word)))
 
 
 def _python_entry(words: list[bytes], i: int) -> int | None:

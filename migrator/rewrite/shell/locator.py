@@ -11,7 +11,7 @@ from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import scan
 from migrator.rewrite.shell.defaults import DefaultEdits
-from migrator.rewrite.shell.entry_points import expanded_names, is_override_list, verl_entry_index
+from migrator.rewrite.shell.entry_points import expanded_names, is_override_list, may_start_launch, verl_entry_index
 from migrator.rewrite.shell.entrypoint import CONFIG_NAME_FLAG, config_option, find_launch
 from migrator.rewrite.shell.keys import KeyEdits
 from migrator.rewrite.shell.launches import Launches
@@ -120,8 +120,7 @@ class ScriptWalker:
                 self.literal(node)
             stack.extend(reversed(node.children))
         self.removals.plan_edits()
-        if hasattr(self.keys, "plan_renames"):
-            self.keys.plan_renames(self.removals.verl_expanded | self.read_expanded)
+        self.keys.plan_renames(self.removals.verl_expanded | self.read_expanded)
         self.variables.plan_var_renames(self.root, self.in_comment)
         self.launches.plan_appends()
         self.launches.report_forks()
@@ -145,6 +144,7 @@ class ScriptWalker:
         # A "command" named by an override (`data.x=1 \` after a line that lost its `\`) is not one
         # anyone runs: rename inside it, but removing any word would make another word its name.
         named_by_override = len(args) > 1 and is_override_word(words[0])
+        others_read = entry is not None or named_by_override or self._reads_in_other_command(words)
         for i, arg in enumerate(args):
             target = arg.children[0] if arg.type == "command_name" and arg.children else arg
             if i > 0 and words[i - 1] == b"-m" and target.type == "word":
@@ -155,8 +155,7 @@ class ScriptWalker:
             # into its place (`key= A=B` -> `A=B`, `nohup key= x.sh` -> `nohup x.sh`).
             in_command_slot = (i == 0 or i == script_index) and i < len(args) - 1
             removable = entry is not None and i > entry and not in_command_slot and not named_by_override
-            self.reads = True if entry is not None or named_by_override or i == 0 else \
-                self._reads_in_other_command(words)
+            self.reads = others_read or i == 0
             self.argument(target, command=node, runs_script=i == script_index,
                           container=(args, i) if removable else None)
             self.reads = True
@@ -166,21 +165,16 @@ class ScriptWalker:
     def _note_function(self, node) -> None:
         """A function whose body runs a verl launch with the caller's arguments (`"$@"`, `$*`): a call of it
         hands its arguments to Hydra."""
-        from migrator.layout import verl_layout
-
         name = node.child_by_field_name("name")
         body = self.src[node.start_byte:node.end_byte]
-        if name is not None and _CALLERS_ARGUMENTS.search(body) and any(
-                marker in body for marker in verl_layout().launch_markers):
+        if name is not None and _CALLERS_ARGUMENTS.search(body) and holds_launch(body):
             self.launch_functions.add(self.src[name.start_byte:name.end_byte])
 
     def _reads_in_other_command(self, words: list[bytes]) -> bool:
         """Does Hydra read the arguments of a command that runs no verl entry point? Only where one of its
         words holds a verl launch (`sbatch --wrap "python3 -m verl..."`, `bash -c "..."`) or its name is a
         variable assigned one (`$BASE_CMD key=v`)."""
-        from migrator.layout import verl_layout
-
-        if any(marker in word for word in words for marker in verl_layout().launch_markers):
+        if any(holds_launch(word) for word in words):
             return True
         if words and words[0] in self.launch_functions:  # `train key=v` after `train() { python3 -m verl... "$@"; }`
             return True
@@ -306,13 +300,10 @@ class ScriptWalker:
         return True if name_text in self.launch_variables else name_text
 
     def assignment(self, node) -> None:
-        from migrator.layout import verl_layout
-
         value = node.child_by_field_name("value")
         name = node.child_by_field_name("name")
         name_text = self.src[name.start_byte:name.end_byte] if name is not None else b""
-        if value is not None and name is not None and any(
-                marker in self.src[value.start_byte:value.end_byte] for marker in verl_layout().launch_markers):
+        if value is not None and name is not None and holds_launch(self.src[value.start_byte:value.end_byte]):
             self.launch_variables.add(name_text)  # `CMD="python3 -m verl..."`, `CMD=(python3 -m verl ...)`
         if value is not None and value.type == "array":
             elements = [c for c in value.children if c.type in ARGUMENT_TYPES]
@@ -326,6 +317,22 @@ class ScriptWalker:
                 self.argument(element, command=value, runs_script=False, container=(elements, index))
             self.reads = True
         self.variables.env_assignment(node, value)
+
+
+# What separates a command's words inside a string, an array or a function body, for `holds_launch`.
+_NOT_IN_WORDS = bytes.maketrans(b"\"'()`;&|{}", b" " * 10)
+
+
+def holds_launch(text: bytes) -> bool:
+    """Does `text` (a word, a string, an array, a function's body) spell a command that runs a verl entry point
+    (`entry_points.verl_entry_index` from one of its words on)? A path that merely names verl
+    (`/data/verl/gsm8k`, `--ckpt verl/out`) does not."""
+    from migrator.layout import verl_layout
+
+    if not any(marker in text for marker in verl_layout().launch_markers):
+        return False
+    words = text.translate(_NOT_IN_WORDS).split()
+    return any(verl_entry_index(words[i:]) is not None for i, word in enumerate(words) if may_start_launch(word))
 
 
 def python_heredoc(src: bytes, body) -> bool:

@@ -73,6 +73,9 @@ def test_subtree_root_itself_is_not_a_leaf_override(core_mappings):
     f"ARGS=\"{BUCKET}=1\"\n",
     f"train() {{\n  {PPO} trainer.nnodes=1\n}}\ntrain {BUCKET}=1\n",  # a function that drops its arguments
     f"FILES=(notes.txt {BUCKET}=1)\ncat \"${{FILES[@]}}\"\n",  # an array no verl command expands
+    # a word, a variable or a function that names a path under verl/ runs no verl entry point
+    f"python3 train.py --data /root/verl/data {BUCKET}=1\n", f"CKPT=verl/ckpt\n$CKPT {BUCKET}=1\n",
+    f"save() {{\n  cp \"$@\" /data/verl/out\n}}\nsave {BUCKET}=1\n",
 ])
 def test_a_rename_where_no_verl_command_reads_the_text_is_a_manual_step_with_the_new_key(core_mappings, source):
     # The removal rule (docs/rewriters.md): only where Hydra reads the override is it edited.
