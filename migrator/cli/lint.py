@@ -18,7 +18,7 @@ from migrator.cli.common import (
     EXIT_WORK_FOUND,
     TO_DEFAULT_HELP,
     docs_epilog,
-    load_mappings,
+    load_composed,
     project_config,
     release_options,
     require_paths,
@@ -63,7 +63,7 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     color = color or config.get("color", "auto")
     if from_release == "auto":  # a shared `from = "auto"`: the lint knows every change, as from the oldest
         from_release = None
-    mappings = load_mappings(from_release, to_release, tables)
+    mappings, prefilter = load_composed(from_release, to_release, tables)
     try:
         facts = load_facts(facts_dir)
     except FactsError as exc:
@@ -99,7 +99,8 @@ def lint(paths, to_release, from_release, tables, output_format, select, ignore,
     findings, files, failed, kinds = [], 0, 0, set()
     try:
         for report in lint_paths(list(paths), facts, mappings, rev, tuple(exclude), codes, jobs or default_jobs(),
-                                 note=lambda message: echo(message, err=True), progress=progress):
+                                 note=lambda message: echo(message, err=True), progress=progress,
+                                 prefilter=prefilter):
             progress.update(bool(report.findings))
             if report.failed:
                 failed += 1

@@ -129,15 +129,16 @@ def _python_heredoc_keys(script, path: str, silenced) -> list[LintFinding]:
 
 
 def lint_paths(paths: list[str], facts: Facts, mappings: MappingSet, rev: str, exclude: tuple[str, ...] = (),
-               select: frozenset[str] | None = None, jobs: int = 1, note=None, progress=None):
+               select: frozenset[str] | None = None, jobs: int = 1, note=None, progress=None, prefilter=None):
     """Yield a FileReport per discovered file, in discovery order; files that are not shell scripts or
     Python files are skipped with a reason. The files go through the rewrite's pipeline and pool
     (`parallel.process_files`): judging a script's overrides with Hydra is CPU work (~10 ms a launch
-    on an empty cache). `progress`: told the total when the walk ends (`Progress.counting`)."""
+    on an empty cache). `progress`: told the total when the walk ends (`Progress.counting`); `prefilter`:
+    the composed tables' (`tablecache`), built here when not given."""
     from migrator.discover import discover
     from migrator.parallel import process_files
 
-    work = LintWork(facts, mappings, rev, select)
+    work = LintWork(facts, mappings, rev, select, prefilter)
     candidates = discover(paths, exclude)
     if progress is not None:
         candidates = progress.counting(candidates)
@@ -157,21 +158,22 @@ class LintWork:
     serial_below = 16  # files: a script costs milliseconds, so a pool pays off early
     chunk = 8
 
-    def __init__(self, facts: Facts, mappings: MappingSet, rev: str, select: frozenset[str] | None):
+    def __init__(self, facts: Facts, mappings: MappingSet, rev: str, select: frozenset[str] | None, prefilter=None):
         self.facts, self.mappings, self.rev, self.select = facts, mappings, rev, select
+        self.prefilter = prefilter
 
     def may_change(self, data: bytes, kind: str) -> bool:
         """Does the file launch verl (an override string goes to an entry point), and can a table entry change
         it (the rewrite's prefilter)? Only then are its keys looked at: code that merely reads verl's config
         is the migration's business, and the Python rewriter's passes would double the lint's cost on a
         checkout of verl."""
-        if _launches_verl_module(data) is None:
+        if _launch_pattern().search(data) is None:
             return False
-        if getattr(self, "_prefilter", None) is None:
+        if self.prefilter is None:
             from migrator.filekind import build_prefilter
 
-            self._prefilter = build_prefilter(self.mappings)
-        return bool(self._prefilter(data, kind))
+            self.prefilter = build_prefilter(self.mappings)
+        return bool(self.prefilter(data, kind))
 
     def by_name(self, candidate) -> FileReport | None:
         display = os.path.normpath(candidate.display)  # `./a.sh` -> `a.sh`
@@ -219,10 +221,6 @@ def _launch_pattern() -> re.Pattern:
 
     roots = b"|".join(re.escape(r.encode()) for r in verl_layout().roots)
     return re.compile(rb"""-m['"]?[ \t,]*['"]?(?:""" + roots + rb")\.")
-
-
-def _launches_verl_module(data: bytes):
-    return _launch_pattern().search(data)
 
 
 def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: frozenset[str] | None = None,

@@ -65,7 +65,8 @@ def test_from_auto_says_when_a_file_mixes_releases(tmp_path):
                                            "and paths of different releases); migrating from v0.5.0")
     # Both changes applied from the oldest (the move also presets NPUS_PER_NODE=8; its new script trains
     # something else, so the move is made with --unsafe-fixes only).
-    assert "1 key-rename, 2 path-move" in proc.stderr.splitlines()[-1]
+    # (the launch is verl's and the runs are compared: one pin of the old defaults, one value default)
+    assert "(1 default-pin, 1 key-rename, 2 path-move, 1 value-default)" in proc.stderr.splitlines()[-1]
 
 
 def test_from_auto_starts_early_enough_for_a_file_older_than_the_rest(tmp_path):
