@@ -33,6 +33,10 @@ REFUSED_VALUE_CODE = "VM197"
 NEW_COMPONENT_CODE = "VM189"
 IGNORED_KEY_CODE = "VM022"
 DEFAULT_PIN_KIND = "default-pin"
+# A pin the migration's own edit leaves no place for (the first override is removed): in neither mode is it
+# written, so the hint must not promise that --unsafe-fixes writes it.
+UNPLACED_PIN_HINT = ("set the old values on the command by hand to train as before (the migration's own edit "
+                     "takes the place where --unsafe-fixes would write them)")
 
 
 @dataclass(frozen=True)

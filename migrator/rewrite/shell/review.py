@@ -26,7 +26,7 @@ from pathlib import Path
 from migrator.codes import HYDRA_BACKED_OUT_CODE, MANDATORY_UNSET_CODE
 from migrator.edits import Edit, Finding, Review, apply_edits
 from migrator.mapping.kinds.entry_point import ENTRY_POINT_MOVE
-from migrator.rewrite.shell.effect import compares_runs, run_differences
+from migrator.rewrite.shell.effect import UNPLACED_PIN_HINT, compares_runs, run_differences
 from migrator.rewrite.shell.hydra_launches import Launch, ShellScript, config_dir_of_launch, launches
 from migrator.rewrite.shell.keys import PLUS_KIND, drop_plus_message
 from migrator.rewrite.shell.syntax import parse
@@ -112,7 +112,8 @@ def _with_run_differences(before: bytes, applied: list[Edit], judged: Review, co
         (unplaced if any(e.start < pin.start < e.end for e in final) else pins).append(pin)
     # A pin that would land inside an edit is not made: what it would have pinned stays the manual step (at an
     # edit's start or end it goes before or after the edited text).
-    left = tuple(f for pin in unplaced for f in (pin.unsafe.held if pin.unsafe else ()))
+    left = tuple(dataclasses.replace(f, hint=UNPLACED_PIN_HINT) for pin in unplaced
+                 for f in (pin.unsafe.held if pin.unsafe else ()))
     return dataclasses.replace(judged, added=judged.added + tuple(pins),
                                findings=judged.findings + left + effect.findings)
 

@@ -101,6 +101,18 @@ def test_a_component_the_target_does_not_register_is_a_manual_step_though_the_mi
     assert not by_code(older, "VM197") and by_code(older, "VM162")
 
 
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_defaults_with_no_place_for_a_pin_are_reported_as_a_step_by_hand_in_both_modes(tmp_path, unsafe):
+    # The first override is removed (its span takes the place the pin would go): nothing is pinned, and the
+    # finding does not say that --unsafe-fixes writes them.
+    source = f"{PPO} \\\n    reward_model.launch_reward_fn_async=True \\\n    data.train_files=x.parquet \\\n    \"$@\"\n"
+    result = migrate(tmp_path, source, "v0.7.0", "v0.9.0", unsafe=unsafe)
+    assert b"launch_reward_fn_async" not in result.after and b"max_num_seqs" not in result.after
+    (left,) = by_code(result, "VM194")
+    assert "actor_rollout_ref.rollout.max_num_seqs 1024 -> 256" in left.message
+    assert left.hint.startswith("set the old values on the command by hand") and "would write" in left.hint
+
+
 def test_a_value_the_target_refuses_is_reported_never_pinned(tmp_path):
     # rollout.mode was sync before v0.6.0's async default; verl v0.9.0 registers only `async`.
     result = migrate(tmp_path, f"{PPO} data.train_files=x actor_rollout_ref.rollout.name=vllm\n", "v0.4.1",
