@@ -194,8 +194,11 @@ def check_commit(value: object) -> str:
 
 # Optional on key entries and the entry-point kinds: where the entry applies and the PR's commit.
 SCOPED = {"scope": (False, check_scope), "commit": (False, check_commit)}
+# `why:` on any kind: what shows the entry right where verl's history alone does not (scripts/prove_tables.py);
+# the no-action kinds and key-scope require it (their FIELDS put it after COMMON).
 COMMON = {"pr": (True, check_pr), "note": (False, check_text), "confidence": (False, check_confidence),
-          "evidence": (False, check_text), "review": (False, check_review), "commit": (False, check_commit)}
+          "evidence": (False, check_text), "review": (False, check_review), "commit": (False, check_commit),
+          "why": (False, check_text)}
 
 
 def split_symbol(ref: str) -> tuple[str, str]:

@@ -46,6 +46,9 @@ class Entry:
     evidence: str | None = None
     review: bool = False
     commit: str | None = None  # the verl commit that made the change (short sha), where recorded
+    # What shows the entry right where verl's history does not (scripts/prove_tables.py); the no-action
+    # kinds and key-scope require it and redeclare it.
+    why: str | None = None
 
     @property
     def identity(self) -> tuple:

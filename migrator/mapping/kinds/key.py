@@ -70,7 +70,7 @@ class KeyRemoval(_KeyEntry, Entry):
 class KeyNoAction(_KeyEntry, Entry):
     KIND = "key-no-action"
     FAMILY = "key"
-    FIELDS = {"old": (True, check_key), "why": (True, check_text), **COMMON, **SCOPED}
+    FIELDS = {"old": (True, check_key), **COMMON, **SCOPED, "why": (True, check_text)}
     old: str = ""
     why: str = ""
     scope: tuple[str, ...] = ()

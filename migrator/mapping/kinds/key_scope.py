@@ -20,7 +20,7 @@ class KeyScope(Entry):
     KIND = "key-scope"
     FAMILY = "key-scope"
     FIELDS = {"old": (True, check_key), "applies-to": (False, check_names), "not-in": (False, check_names),
-              "why": (True, check_text), "commit": (False, check_commit), **COMMON}
+              "commit": (False, check_commit), **COMMON, "why": (True, check_text)}
     old: str = ""
     applies_to: tuple[str, ...] = ()
     not_in: tuple[str, ...] = ()

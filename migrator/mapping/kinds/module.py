@@ -45,7 +45,7 @@ class ModuleNoAction(Entry):
 
     KIND = "module-no-action"
     FAMILY = "module"
-    FIELDS = {"old": (True, check_module), "why": (True, check_text), **COMMON}
+    FIELDS = {"old": (True, check_module), **COMMON, "why": (True, check_text)}
     old: str = ""
     why: str = ""
 
