@@ -137,3 +137,17 @@ def test_removed_neighbours_on_one_line_go_in_one_run(source, expected):
     first = process_file("run.sh", "run.sh", MAPPINGS, data=source)
     assert first.after == expected
     assert process_file("run.sh", "run.sh", MAPPINGS, data=first.after).status == "unchanged"
+
+
+def test_names_a_moved_module_no_longer_holds_stay_and_are_manual_steps():
+    """verl.utils.rollout_skip moved to verl.utils.skip.rollout_skip (#6097) without wrap_generate_sequences and
+    read_dumped_data, and the old module is gone: their imports stay (the new module would not have them either)
+    and each is a manual step, not left with no word."""
+    mappings = load_mappings("v0.8.0", "v0.9.0", ())
+    source = (b"from verl.utils.rollout_skip import RolloutSkip, wrap_generate_sequences\n"
+              b"from verl.utils.rollout_skip import read_dumped_data\n")
+    result = process_file("skip.py", "skip.py", mappings, data=source)
+    assert result.after == (b"from verl.utils.skip.rollout_skip import RolloutSkip\n"
+                            b"from verl.utils.rollout_skip import wrap_generate_sequences\n"
+                            b"from verl.utils.rollout_skip import read_dumped_data\n")
+    assert sorted((f.code, f.line) for f in result.findings if f.code == "VM125") == [("VM125", 1), ("VM125", 2)]
