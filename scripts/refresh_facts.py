@@ -39,6 +39,7 @@ WRITERS = {
     "components": ("extract_verl_components.py", []),
     "config-dataclasses": ("extract_config_dataclasses.py", []),
     "startup-verdicts": ("prove_startup_checks.py", []),
+    "table-proofs": ("prove_tables.py", ["--recipe-repo", "{recipe}"]),  # reads every fact above
 }
 
 
