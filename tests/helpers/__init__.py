@@ -21,6 +21,18 @@ HANG_GUARD = 1800
 
 
 @functools.lru_cache(maxsize=None)
+def load_script(name: str):
+    """A maintainer script of scripts/ as a module (they are not a package), registered in sys.modules:
+    its dataclasses look their module up there."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _parsed_yaml(path: Path):
     import yaml
 

@@ -1,26 +1,16 @@
 """The shipped facts of verl's non-main_ppo entry points and the draft entry-point table agree:
 known keys are where verl had them, and every key verl removed from those configs has an entry."""
 
-import importlib.util
 import re
-import sys
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, load_script
 
 ROOT = REPO
 
 
-def load_coverage():
-    spec = importlib.util.spec_from_file_location("check_entry_coverage", ROOT / "scripts" / "check_entry_coverage.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-coverage = load_coverage()
+coverage = load_script("check_entry_coverage")
 
 
 entry_modules = coverage.entry_modules

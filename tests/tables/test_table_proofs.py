@@ -4,29 +4,19 @@ script are tested here on small, made-up histories: no verl clone is needed."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
 
 import pytest
 
 from migrator.config import known_releases
 from migrator.mapping.facts import ReleaseFacts, fact_lines
-from tests.helpers import REPO, yaml_data
+from tests.helpers import REPO, load_script, yaml_data
 
 VERL = REPO / "mappings" / "verl"
 PROOFS = VERL / "facts" / "table-proofs.tsv"
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("prove_tables", REPO / "scripts" / "prove_tables.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-prove_tables = _load_script()
+prove_tables = load_script("prove_tables")
 ROWS = [line.split("\t") for line in fact_lines(PROOFS)]
 RELEASES = tuple(known_releases())
 
