@@ -179,7 +179,149 @@ def launches(script) -> list[Launch]:
             _collect(script, arg, occurrences, starts, launch.overrides, whole_word=True)
         if launch.overrides or launch.passes_all_args:
             found.append(launch)
+    found += _string_launches(script, occurrences, starts, assignments)
+    return sorted(found, key=lambda launch: launch.start)
+
+
+# Commands that show a string rather than run it: `echo "$CMD"` is not a launch.
+_SHOWS = frozenset({"echo", "printf", "cat", "tee", "logger", "print", "log", "info"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+_WORD = re.compile(rb"(?:[^\s\\]|\\[^\n])+")  # a blank-separated word of a string that `eval` splits
+
+
+@dataclass(frozen=True)
+class _Span:
+    """A word inside a string (what `eval` or `bash -c` makes one argument), for `_collect`."""
+
+    start_byte: int
+    end_byte: int
+    parent: object
+    type: str = "string"
+    double_quoted: bool = True  # the string is "..." (bash expands it once when it is assigned)
+
+    def shell_text(self, script, at: int) -> tuple[str, int]:
+        """What the launch receives of src[at:end]: the string's own quoting undone (for "...": `\\"` is
+        `"`, `$X` its value), then the word's, as `eval` reads it again."""
+        raw = script.src[at:self.end_byte]
+        if self.double_quoted:
+            out, i = [], 0
+            while i < len(raw):
+                c = raw[i:i + 1]
+                if c == b"\\" and raw[i + 1:i + 2] in (b'"', b"\\", b"$", b"`", b"\n"):
+                    out.append("" if raw[i + 1:i + 2] == b"\n" else raw[i + 1:i + 2].decode())
+                    i += 2
+                elif c in (b"$", b"`"):
+                    j, value = _expansion(script, at + i, self.end_byte)
+                    out.append(value)
+                    i = j - at
+                else:
+                    out.append(c.decode("utf-8", "replace"))
+                    i += 1
+            raw = "".join(out)
+        else:
+            raw = raw.decode("utf-8", "replace")
+        return _unquoted_word(script, raw), self.end_byte
+
+
+def _unquoted_word(script, word: str) -> str:
+    """One word as bash reads it (quote removal, `$X` to its one literal value or PLACEHOLDER)."""
+    out, i, quote = [], 0, ""
+    while i < len(word):
+        c = word[i]
+        if quote == "'":
+            if c == "'":
+                quote = ""
+            else:
+                out.append(c)
+            i += 1
+        elif c == "'" and not quote:
+            quote, i = "'", i + 1
+        elif c == '"':
+            quote, i = ("" if quote else '"'), i + 1
+        elif c == "\\" and i + 1 < len(word):
+            out.append(word[i + 1])
+            i += 2
+        elif c == "$":
+            m = re.match(r"\$(?:([A-Za-z_]\w*)|\{([A-Za-z_]\w*)[^}]*\})", word[i:])
+            name = (m.group(1) or m.group(2)) if m else None
+            out.append((script.literal_values.get(name) if name else None) or PLACEHOLDER)
+            i += m.end() if m else 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _string_launches(script, occurrences, starts, assignments) -> list[Launch]:
+    """Launches held in a string the script runs: `CMD="python3 -m verl... $ARGS k=v"` with `eval $CMD`,
+    `$CMD` or `bash -c "$CMD"` later, and `eval "python3 -m ..."` / `bash -c '...'` themselves. Their words
+    are the string's, split at blanks as `eval` splits them; an expansion in the string (`${BASE}`) passes
+    the overrides of its value, as for a command's own argument."""
+    found = []
+    ran = set()
+    for node, words in script.commands:
+        name, args = (words[0] if words else ""), words[1:]
+        if name in _SHOWS:
+            continue
+        runs_text = name == "eval" or (name in _SHELLS and "-c" in args)
+        for child in node.children:
+            if child.type not in _ARGUMENTS or child.start_byte == node.start_byte and child.type == "command_name":
+                if child.type == "command_name":  # `$CMD` run as the command itself
+                    expanded = _EXPANDED.fullmatch(_plain(script, child))
+                    if expanded:
+                        ran.add(expanded.group(1))
+                continue
+            text = _plain(script, child)
+            expanded = _EXPANDED.fullmatch(text)
+            if expanded:
+                ran.add(expanded.group(1))
+            elif runs_text:
+                ran.update(m.group(1) for m in _EXPANDED.finditer(text))
+                if child.type in ("string", "raw_string"):
+                    launch = _launch_in_string(script, child, child.start_byte, occurrences, starts, assignments)
+                    found += [launch] if launch else []
+    for name in sorted(ran):
+        for node in assignments.get(name, ()):
+            value = node.child_by_field_name("value")
+            if value is not None and value.type in ("string", "raw_string"):
+                launch = _launch_in_string(script, value, node.start_byte, occurrences, starts, assignments)
+                found += [launch] if launch else []
     return found
+
+
+def _launch_in_string(script, container, before, occurrences, starts, assignments) -> Launch | None:
+    spans = [m.span() for m in _WORD.finditer(script.src, container.start_byte + 1, container.end_byte - 1)]
+    words = [script.src[a:b].decode("utf-8", "replace") for a, b in spans]
+    entry_at = _entry_index(words)
+    if entry_at is None:
+        return None
+    module = words[entry_at - 1] == "-m" if entry_at else False
+    launch = Launch(spans[entry_at][0], words[entry_at], module)
+    skip_next = False
+    for i in range(entry_at + 1, len(words)):
+        word = words[i]
+        if skip_next:
+            skip_next = False
+            continue
+        flag, eq, value = word.partition("=")
+        if flag in _FLAG_VALUE:
+            if not eq:
+                value, skip_next = (words[i + 1] if i + 1 < len(words) else ""), True
+            setattr(launch, _FLAG_VALUE[flag], _resolved(script, value, assignments))
+            continue
+        if _ALL_ARGS.fullmatch(word):
+            launch.passes_all_args = True
+            continue
+        expanded = _EXPANDED.fullmatch(word)
+        if expanded:
+            if not _follow(script, expanded.group(1), before, assignments, occurrences, starts, launch.overrides, set()):
+                launch.unseen_args = True
+            continue
+        if ("$" in word or "`" in word) and not _STARTS_AS_OVERRIDE.match(word):
+            launch.unseen_args = True
+        _collect(script, _Span(*spans[i], container, double_quoted=container.type == "string"), occurrences,
+                 starts, launch.overrides, whole_word=True)
+    return launch if launch.overrides or launch.passes_all_args else None
 
 
 def _entry_index(words: list[str]) -> int | None:
@@ -280,7 +422,10 @@ def _collect(script, container, occurrences, starts, out, whole_word: bool = Fal
     if whole_word:
         found = [f for f in sorted(found) if not script.src[container.start_byte:f[0]].strip(b"'\"")][:1]
     for begin, prefix, key in sorted(found):
-        text, end = shell_text(script, container.start_byte, container.end_byte, begin, split=not whole_word)
+        if isinstance(container, _Span):
+            text, end = container.shell_text(script, begin)
+        else:
+            text, end = shell_text(script, container.start_byte, container.end_byte, begin, split=not whole_word)
         written = script.src[begin:end].decode("utf-8", "replace")
         if written[-1:] in ("'", '"') and written.count(written[-1]) % 2:
             written = written[:-1]  # the quote that closes one opened before the override

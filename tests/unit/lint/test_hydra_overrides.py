@@ -60,6 +60,41 @@ def test_arrays_strings_and_dollar_at(mappings):
     assert any('"$@" are not judged' in note for note in report.notes)
 
 
+def test_a_command_string_the_script_runs_is_judged_with_the_variables_it_expands(mappings):
+    """`CMD="python3 -m verl... ${BASE} k=v"` run by `eval`: the words eval sees, through two rounds of
+    quoting (`'\\"${M}\\"'` reaches Hydra as `"m"`, which it accepts)."""
+    src = ('BASE="\\\n  actor_rollout_ref.actor.fsdp_config.grad_offload=False \\\n  actor_rollout_ref.rollout.name=vllm"\n'
+           'M=Qwen2.5-7B\n'
+           'CMD="python3 -m verl.trainer.main_ppo ${BASE} trainer.no_such=1 actor_rollout_ref.model.path=\'\\"${M}\\"\' $@"\n'
+           'echo "$CMD"\n'
+           'eval ${CMD}\n')
+    report, found = run(mappings, src)
+    assert keys(found) == ["actor_rollout_ref.actor.fsdp_config.grad_offload", "trainer.no_such"]
+    assert [f.line for f in found] == [2, 5]
+    assert any('"$@" are not judged' in note for note in report.notes)
+
+
+@pytest.mark.parametrize("run_it", ['bash -c "$CMD"', "$CMD", 'eval "$CMD 2>&1 | tee log.txt"'])
+def test_each_way_of_running_a_command_string(mappings, run_it):
+    _, found = run(mappings, f'CMD="python3 -m verl.trainer.main_ppo trainer.no_such=1"\n{run_it}\n')
+    assert keys(found) == ["trainer.no_such"]
+
+
+@pytest.mark.parametrize("src", [
+    'CMD="python3 -m verl.trainer.main_ppo trainer.no_such=1"\necho "$CMD"\nprintf "%s\\n" $CMD\n',
+    'CMD="python3 -m verl.trainer.main_ppo trainer.no_such=1"\n',
+    'HELP="run python3 train.py with trainer.no_such=1"\neval "$HELP"\n',
+])
+def test_a_command_string_no_one_runs_or_with_no_verl_launch_is_not_judged(mappings, src):
+    assert run(mappings, src)[1] == []
+
+
+def test_a_string_eval_and_bash_c_run_directly(mappings):
+    src = ("eval \"python3 -m verl.trainer.main_ppo trainer.no_such=1\"\n"
+           "bash -c 'python3 -m verl.trainer.main_ppo trainer.no_such2=1'\n")
+    assert keys(run(mappings, src)[1]) == ["trainer.no_such", "trainer.no_such2"]
+
+
 def test_finding_carries_key_override_hydras_message_and_severity(mappings):
     _, (f,) = run(mappings, "python3 -m verl.trainer.main_ppo +trainer.nnodes=2\n")
     assert (f.key, f.override, f.severity) == ("trainer.nnodes", "+trainer.nnodes=2", "error")
