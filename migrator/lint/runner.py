@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from migrator.lint import LintFinding, load_checks
 from migrator.lint.facts import Facts
 from migrator.lint.script import Script
 from migrator.mapping import MappingSet
+from migrator.rewrite.launch_gate import launches_verl
 
 # `# verl-migrate: skip` silences every code on its line; `# verl-migrate: ignore VM003,VM005` (or
 # `ignore[VM003, VM005]`) those codes.
@@ -167,7 +167,7 @@ class LintWork:
         it (the rewrite's prefilter)? Only then are its keys looked at: code that merely reads verl's config
         is the migration's business, and the Python rewriter's passes would double the lint's cost on a
         checkout of verl."""
-        if _launch_pattern().search(data) is None:
+        if not launches_verl(data):
             return False
         if self.prefilter is None:
             from migrator.filekind import build_prefilter
@@ -212,15 +212,6 @@ class LintWork:
 
     def lost(self, candidate, reason: Reason) -> FileReport:
         return FileReport(os.path.normpath(candidate.display), failed=reason.text)
-
-
-@functools.lru_cache(maxsize=1)
-def _launch_pattern() -> re.Pattern:
-    """`-m verl.` as a launcher spells it: in a command string, or as two list items (`"-m", "verl.x"`)."""
-    from migrator.layout import verl_layout
-
-    roots = b"|".join(re.escape(r.encode()) for r in verl_layout().roots)
-    return re.compile(rb"""-m['"]?[ \t,]*['"]?(?:""" + roots + rb")\.")
 
 
 def lint_python_source(src: bytes, path: str, mappings: MappingSet, select: frozenset[str] | None = None,

@@ -79,6 +79,15 @@ class MappingSet:
     # The entries of `manual-when` that the file at hand matches (for_file); none in the set itself. (No
     # annotation: a view's state, not a field of the set.)
     _manual_here = frozenset()
+    # Does the file as a whole launch verl (a notebook whose `!python3 -m verl...` line the Python view of
+    # a cell blanks)? None: each piece judges from its own text (migrator/rewrite/launch_gate.py).
+    file_launches_verl: bool | None = None
+
+    def launching(self, launches: bool) -> MappingSet:
+        """This set for the pieces of a file that launches verl elsewhere in it (`launches`), or does not."""
+        view = copy.copy(self)
+        view.file_launches_verl = launches
+        return view
 
     def for_file(self, source: bytes) -> MappingSet:
         """This set as one file sees it: a key rename whose `manual-when` the file matches is a manual step

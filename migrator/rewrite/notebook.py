@@ -15,6 +15,7 @@ from migrator.edits import Edit, Finding, LocateResult, SourceNotParsed, placed
 from migrator.mapping import MappingSet
 from migrator.rewrite import python as python_rewriter
 from migrator.rewrite.embedded import block_edits
+from migrator.rewrite.launch_gate import launches_verl
 from migrator.rewrite.markdown import code_block_edits
 from migrator.rewrite.plain import edits_keep_validity, review_edits  # noqa: F401 - the Rewriter protocol
 
@@ -126,6 +127,8 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
         raise SourceNotParsed("not a notebook: no 'cells' list")
     edits: list[Edit] = []
     findings: list[Finding] = []
+    # a cell's override strings may feed a launch of another cell, or a `!` line the Python view blanks
+    mappings = mappings.launching(launches_verl(source))
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cached_property
 from typing import NamedTuple
 
 from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
-from migrator.rewrite import literal, scan
+from migrator.rewrite import launch_gate, literal, scan
 from migrator.rewrite.python.config_access import METHODS, config_roots, locate_config_keys, might_spell_keys
 
 # Calls whose string arguments are joined into one path (a path split over them cannot be edited).
@@ -112,8 +113,28 @@ class Locator:
             if change is not None and change.action == "rename":
                 return  # a key spelt as a string: renamed or reported with its other spellings (config_access)
         edits, findings = literal.text_edits(self.src, start, end, self.maps, **kwargs)
+        if not kwargs.get("in_comment"):
+            edits = self._renames_hydra_reads(start, end, edits)
         self.edits.extend(edits)
         self.findings.extend(findings)
+
+    @cached_property
+    def launches_verl(self) -> bool:
+        return self.maps.file_launches_verl or launch_gate.launches_verl(self.src)
+
+    def _renames_hydra_reads(self, start: int, end: int, edits: list[Edit]) -> list[Edit]:
+        """An override's rename in a string stands only where verl's Hydra reads the string (the shell's
+        rule); elsewhere (a file that launches nothing, prose, a help text) it is a manual step."""
+        kept = []
+        for edit in edits:
+            if edit.kind == "key-rename" and self.src[edit.end:edit.end + 1] == b"=" and \
+                    not launch_gate.hydra_reads(self.src[start:end], self.launches_verl):
+                old = self.src[edit.start:edit.end].decode("ascii", "replace")
+                self.findings.append(launch_gate.rename_not_read(edit.start, old, edit.replacement.decode(),
+                                                                 edit.replacement, edit.prs))
+            else:
+                kept.append(edit)
+        return kept
 
     # -- imports -------------------------------------------------------------------------------------
     def import_name(self, name: str | None, has_alias: bool, span_of: Callable[[], tuple[int, int]]) -> None:

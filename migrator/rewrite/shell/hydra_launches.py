@@ -186,7 +186,7 @@ def launches(script) -> list[Launch]:
 # Commands that show a string rather than run it: `echo "$CMD"` is not a launch.
 _SHOWS = frozenset({"echo", "printf", "cat", "tee", "logger", "print", "log", "info"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
-_WORD = re.compile(rb"(?:[^\s\\]|\\[^\n])+")  # a blank-separated word of a string that `eval` splits
+_EVAL_WORD = re.compile(rb"(?:[^\s\\]|\\[^\n])+")  # a blank-separated word of a string that `eval` splits
 
 
 @dataclass(frozen=True)
@@ -290,7 +290,7 @@ def _string_launches(script, occurrences, starts, assignments) -> list[Launch]:
 
 
 def _launch_in_string(script, container, before, occurrences, starts, assignments) -> Launch | None:
-    spans = [m.span() for m in _WORD.finditer(script.src, container.start_byte + 1, container.end_byte - 1)]
+    spans = [m.span() for m in _EVAL_WORD.finditer(script.src, container.start_byte + 1, container.end_byte - 1)]
     words = [script.src[a:b].decode("utf-8", "replace") for a, b in spans]
     entry_at = _entry_index(words)
     if entry_at is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from migrator.edits import Edit, Finding
+from migrator.rewrite.launch_gate import rename_not_read
 from migrator.rewrite.shell.launches import Launches
 from migrator.rewrite.shell.plan import ScriptPlan
 from migrator.rewrite.shell.removals import ArgumentRemovals, first_note
@@ -78,11 +79,8 @@ class KeyEdits:
 
     def rename_by_hand(self, key: str, edit: Edit, change) -> None:
         """A rename where Hydra does not read the text (`echo`, `grep`, a user's tool, a variable no verl
-        command expands): the same rule as a removal, a manual step with the exact replacement."""
-        self.findings.append(Finding(edit.start, "key-rename",
-                                     f"{key} -> {change.new}: not edited here, where no verl command reads it; "
-                                     f"write `{edit.replacement.decode()}` in its place if this names verl's key",
-                                     None, change.prs))
+        command expands)."""
+        self.findings.append(rename_not_read(edit.start, key, change.new, edit.replacement, change.prs))
 
     def plan_renames(self, read: set[bytes]) -> None:
         """The renames in plain variable values: made where the variable goes into a verl command (`read`)."""

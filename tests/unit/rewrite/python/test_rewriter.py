@@ -9,6 +9,8 @@ from tests.helpers.rewrite import check_noop, check_transformed, run
 
 BUCKET = "actor_rollout_ref.rollout.update_weights_bucket_megabytes"
 NEW_BUCKET = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes"
+# Override strings are renamed where verl's Hydra reads them: in a file that launches verl.
+LAUNCH = 'subprocess.run(["python3", "-m", "verl.trainer.main_ppo", *a])\n'
 
 
 @pytest.mark.parametrize(("before", "after"), [
@@ -30,20 +32,44 @@ NEW_BUCKET = "actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_
      'subprocess.run(["python", "-m", "verl.experimental.fully_async_policy.main"])\n'),
     ('os.system("python3 -m recipe.fully_async_policy.main x=1")\n',
      'os.system("python3 -m verl.experimental.fully_async_policy.main x=1")\n'),
-    (f'a = f"{BUCKET}={{mb}}"\n', f'a = f"{NEW_BUCKET}={{mb}}"\n'),
-    (f'a = f"x={{y}} +{BUCKET}={{mb}} ~critic.model.fsdp_config.param_offload"\n',
-     f'a = f"x={{y}} +{NEW_BUCKET}={{mb}} ~critic.fsdp.param_offload"\n'),
-    (f"a = ['++{BUCKET}=1']\n", f"a = ['++{NEW_BUCKET}=1']\n"),
+    (f'a = f"{BUCKET}={{mb}}"\n' + LAUNCH, f'a = f"{NEW_BUCKET}={{mb}}"\n' + LAUNCH),
+    (f'a = f"x={{y}} +{BUCKET}={{mb}} ~critic.model.fsdp_config.param_offload"\n' + LAUNCH,
+     f'a = f"x={{y}} +{NEW_BUCKET}={{mb}} ~critic.fsdp.param_offload"\n' + LAUNCH),
+    (f"a = ['++{BUCKET}=1']\n" + LAUNCH, f"a = ['++{NEW_BUCKET}=1']\n" + LAUNCH),
     ('s = "bash examples/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"\n',
      's = "bash examples/ascend_extras/grpo_trainer/run_qwen3_30b_a3b_mindspeed.sh"\n'),
     # Non-ASCII before the span: byte offsets, not character offsets.
-    (f'x = "é€😀"; y = "{BUCKET}=1"  # ü {BUCKET}\n',
-     f'x = "é€😀"; y = "{NEW_BUCKET}=1"  # ü {NEW_BUCKET}\n'),
-    (f'x = "\\n{BUCKET}=1"\n', f'x = "\\n{NEW_BUCKET}=1"\n'),
+    (f'x = "é€😀"; y = "{BUCKET}=1"  # ü {BUCKET}\n' + LAUNCH,
+     f'x = "é€😀"; y = "{NEW_BUCKET}=1"  # ü {NEW_BUCKET}\n' + LAUNCH),
+    (f'x = "\\n{BUCKET}=1"\n' + LAUNCH, f'x = "\\n{NEW_BUCKET}=1"\n' + LAUNCH),
     ("\ufeffimport verl.utils.npu_utils as nu\n", "\ufeffimport verl.utils.npu_flash_attn_utils as nu\n"),
 ])
 def test_transformed(before, after):
     check_transformed(before, after, "launch.py")
+
+
+@pytest.mark.parametrize("source", [
+    f'ARGS = ["{BUCKET}=512"]\nsubprocess.run(["python3", "my_tool.py", *ARGS])\n',  # a file that launches no verl
+    f'HELP = "set {BUCKET}=512 to tune"\n' + LAUNCH,  # prose in a launcher
+])
+def test_an_override_string_hydra_does_not_read_is_a_manual_step(source):
+    """The shell's rule: a rename stands where verl's Hydra reads the text; elsewhere the exact replacement
+    is a manual step (VM113), and the next run says it again."""
+    result = run(source, "launch.py")
+    assert result.status == "unchanged"
+    (finding,) = [f for f in result.findings if f.code == "VM113"]
+    assert f"write `{NEW_BUCKET}` in its place" in finding.message
+    assert run(source, "launch.py").findings == result.findings
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    (f'a = "{BUCKET}=1 trainer.nnodes=1 --flag"\n', f'a = "{NEW_BUCKET}=1 trainer.nnodes=1 --flag"\n'),
+    (f'os.system("python3 -m verl.trainer.main_ppo {BUCKET}=1")\n',
+     f'os.system("python3 -m verl.trainer.main_ppo {NEW_BUCKET}=1")\n'),
+    (f'cmd = "python3 verl/trainer/main_ppo.py {BUCKET}=1"\n', f'cmd = "python3 verl/trainer/main_ppo.py {NEW_BUCKET}=1"\n'),
+])
+def test_override_strings_of_a_launcher_are_renamed(before, after):
+    check_transformed(before + LAUNCH, after + LAUNCH, "launch.py")
 
 
 # A function whose `cfg` provably is verl's config: composed by `@hydra.main` from verl's own config tree.

@@ -99,7 +99,7 @@ def test_fast_path_declines_when_unsure(source):
 
 
 def test_bom_takes_the_whole_file_path():
-    data = f'\ufeffx = "{BUCKET}=1"\n'.encode()
+    data = f'\ufeffx = "{BUCKET}=1"\nsubprocess.run(["python3", "-m", "verl.trainer.main_ppo", x])\n'.encode()
     assert py_rewriter._locate_statements(data, mappings()) is None
     assert py_rewriter.locate(data, mappings()).edits[0].start == 3 + len('x = "')
 
