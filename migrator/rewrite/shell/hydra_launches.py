@@ -153,30 +153,8 @@ def launches(script) -> list[Launch]:
         module = words[entry_at - 1] == "-m" if entry_at else False
         launch = Launch(args[entry_at].start_byte, words[entry_at], module)
         launch.unseen_args = any(c.type in _UNSEEN and c.start_byte > launch.start for c in node.children)
-        skip_next = False
-        for i in range(entry_at + 1, len(args)):
-            word, arg = words[i], args[i]
-            if skip_next:
-                skip_next = False
-                continue
-            flag, eq, value = word.partition("=")
-            if flag in _FLAG_VALUE:
-                if not eq:
-                    value, skip_next = (words[i + 1] if i + 1 < len(words) else ""), True
-                setattr(launch, _FLAG_VALUE[flag], _resolved(script, value, assignments))
-                continue
-            if _ALL_ARGS.fullmatch(word):
-                launch.passes_all_args = True
-                continue
-            expanded = _EXPANDED.fullmatch(word)
-            if expanded:
-                if not _follow(script, expanded.group(1), node.start_byte, assignments, occurrences, starts,
-                               launch.overrides, set()):
-                    launch.unseen_args = True
-                continue
-            if ("$" in word or "`" in word) and not _STARTS_AS_OVERRIDE.match(word):
-                launch.unseen_args = True  # an expansion that is not an override's value: words unseen
-            _collect(script, arg, occurrences, starts, launch.overrides, whole_word=True)
+        _take_arguments(script, launch, words[entry_at + 1:], args[entry_at + 1:], node.start_byte, assignments,
+                        occurrences, starts)
         if launch.overrides or launch.passes_all_args:
             found.append(launch)
     found += _string_launches(script, occurrences, starts, assignments)
@@ -297,9 +275,19 @@ def _launch_in_string(script, container, before, occurrences, starts, assignment
         return None
     module = words[entry_at - 1] == "-m" if entry_at else False
     launch = Launch(spans[entry_at][0], words[entry_at], module)
+    double_quoted = container.type == "string"
+    _take_arguments(script, launch, words[entry_at + 1:],
+                    [_Span(a, b, container, double_quoted=double_quoted) for a, b in spans[entry_at + 1:]],
+                    before, assignments, occurrences, starts)
+    return launch if launch.overrides or launch.passes_all_args else None
+
+
+def _take_arguments(script, launch: Launch, words: list[str], containers: list, before: int, assignments: dict,
+                    occurrences, starts) -> None:
+    """The arguments after a launch's entry point (each word with its node or span): `--config-*` flags,
+    `"$@"`, expansions followed to their assignments before `before`, and the overrides themselves."""
     skip_next = False
-    for i in range(entry_at + 1, len(words)):
-        word = words[i]
+    for i, (word, container) in enumerate(zip(words, containers)):
         if skip_next:
             skip_next = False
             continue
@@ -318,10 +306,8 @@ def _launch_in_string(script, container, before, occurrences, starts, assignment
                 launch.unseen_args = True
             continue
         if ("$" in word or "`" in word) and not _STARTS_AS_OVERRIDE.match(word):
-            launch.unseen_args = True
-        _collect(script, _Span(*spans[i], container, double_quoted=container.type == "string"), occurrences,
-                 starts, launch.overrides, whole_word=True)
-    return launch if launch.overrides or launch.passes_all_args else None
+            launch.unseen_args = True  # an expansion that is not an override's value: words unseen
+        _collect(script, container, occurrences, starts, launch.overrides, whole_word=True)
 
 
 def _entry_index(words: list[str]) -> int | None:
