@@ -4,9 +4,10 @@ ground truth that shares no code with verl-migrate.
     python bench/lint_recall.py --verl-git VERL_GIT --to v0.9.0 DIR [DIR ...] [--show 20] [--json OUT]
 
 1. Every shell script under DIR (not under a vendored `verl/` package) runs under bash with nothing real on
-   PATH: `python`, `python3`, `torchrun`, `ray`, ... are stubs that record their argv, every other command
-   is a no-op (`command_not_found_handle`), `cd` never fails, stdin is empty, 20 s at most, in a scratch
-   directory. What reaches a stub is what the script would hand verl: after bash's own quoting, variable,
+   PATH: `python`, `python3`, `torchrun`, `ray`, `nohup`, `env`, ... are stubs that record their argv,
+   `bash`/`sh` run for real under the same stubs (a heredoc or another script they run counts), every
+   other command is a no-op (`command_not_found_handle`), `cd` never fails, stdin is empty, 20 s at
+   most, from the script's directory in a copy of DIR. What reaches a stub is what the script would hand verl: after bash's own quoting, variable,
    array, heredoc and `eval` expansion, through functions and `source`d files.
 2. Each recorded launch of a verl entry point (`-m verl.*` / `recipe.*`, or a `verl/**.py` path) is judged
    by hydra-core itself (`hydra.compose` on verl's config tree at the target, taken from VERL_GIT with
@@ -35,7 +36,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 STUBS = ("python", "python3", "python3.10", "python3.11", "python3.12", "torchrun", "ray", "accelerate",
-         "deepspeed", "srun", "mpirun", "uv")
+         "deepspeed", "srun", "mpirun", "uv", "nohup", "setsid", "timeout", "env", "numactl", "taskset")
+SHELLS = ("bash", "sh")  # run for real (under the same stubs): `bash other.sh`, `bash <<EOF ... EOF`
 PRELUDE = """command_not_found_handle() { return 0; }
 cd() { builtin cd "$@" 2>/dev/null; return 0; }
 pushd() { builtin pushd "$@" >/dev/null 2>&1; return 0; }
@@ -62,6 +64,10 @@ def capture(scripts: list[tuple[Path, Path]], work: Path) -> dict[str, list[list
     for name in STUBS:
         path = stubs / name
         path.write_text(STUB.format(python=sys.executable))
+        path.chmod(0o755)
+    for name in SHELLS:
+        path = stubs / name
+        path.write_text('#!/bin/bash\nexec /bin/bash "$@"\n')
         path.chmod(0o755)
     prelude = work / "prelude.sh"
     prelude.write_text(PRELUDE)
