@@ -15,20 +15,13 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 from pathlib import Path
 
 import yaml
-from facts_header import ROOT, all_releases, commit_of, header, revision
+from facts_header import ROOT, all_releases, commit_of, git, header, pr_of, revision
 
 VERL = ROOT / "mappings" / "verl"
-SUBJECT_PR = re.compile(r"\(#(\d+)\)\s*$")
-MERGE_PR = re.compile(r"^Merge pull request #(\d+) ")
 CONFIG_FILE = re.compile(r"^(verl|recipe)/(.*/)?config/.*\.(yaml|py)$|^verl/trainer/config/.*$")
-
-
-def git(repo: str, *args: str) -> str:
-    return subprocess.run(["git", f"--git-dir={repo}", *args], check=True, capture_output=True, text=True).stdout
 
 
 def table_entries() -> list[dict]:
@@ -121,9 +114,9 @@ def pr_commits(repo: str) -> dict[int, list[str]]:
     found: dict[int, list[str]] = {}
     for line in git(repo, "log", "--all", "--reverse", "--format=%H %s").splitlines():
         sha, _, subject = line.partition(" ")
-        m = SUBJECT_PR.search(subject) or MERGE_PR.match(subject)
-        if m:
-            found.setdefault(int(m.group(1)), []).append(sha)
+        pr = pr_of(subject)
+        if pr is not None:
+            found.setdefault(pr, []).append(sha)
     return found
 
 

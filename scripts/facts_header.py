@@ -55,6 +55,22 @@ def revision(release: str) -> str:
     return main_commit() if release == "main" else release
 
 
+_SUBJECT_PR = re.compile(r"\(#(\d+)\)\s*$")
+_MERGE_PR = re.compile(r"^Merge pull request #(\d+) ")
+
+
+def git(repo: str, *args: str) -> str:
+    """The output of a git command in the clone at `repo` (undecodable bytes replaced)."""
+    return subprocess.run(["git", f"--git-dir={repo}", *args], check=True, capture_output=True, text=True,
+                          errors="replace").stdout
+
+
+def pr_of(subject: str) -> int | None:
+    """The pull request a commit subject names: a squash `... (#N)` or `Merge pull request #N ...`."""
+    m = _SUBJECT_PR.search(subject) or _MERGE_PR.match(subject)
+    return int(m.group(1)) if m else None
+
+
 def commit_of(repo: str, release: str) -> str:
     """The full commit a release names in the verl clone at `repo`."""
     return subprocess.run(["git", "--git-dir", repo, "rev-parse", f"{revision(release)}^{{commit}}"], check=True,

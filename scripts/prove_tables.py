@@ -1,7 +1,7 @@
 """Prove every entry of verl's mapping tables from verl's history and the shipped facts (maintainer tool):
 writes mappings/verl/facts/table-proofs.tsv, which tests/tables/test_table_proofs.py reads.
 
-    python scripts/prove_tables.py --repo /path/to/verl/.git [--out FILE] [--report]
+    python scripts/prove_tables.py --repo /path/to/verl/.git [--recipe-repo /path/to/verl-recipe/.git] [--out FILE] [--report]
 
 A table `mappings/verl/<release>.yaml` speaks for the change from the release before it to that release.
 For each entry the check of its kind asks the facts (mappings/verl/facts/: config keys of every entry
@@ -13,7 +13,8 @@ the lines it deleted or added):
   before and is gone at the release (or the entry says it is deprecated, or it is a no-action entry);
 - what the entry sends users to exists at the release: a renamed key is declared (and not one verl
   ignores, components.yaml), a moved script or module is in the tree, a moved module binds every public
-  name the old one bound, a value is registered; a path a hint names exists there;
+  name the old one defined (or a symbol entry of the table speaks for it), a value is registered; a path
+  a hint names exists there;
 - the change is in that range of history, and the entry's pull request is the one that made it: a
   commit of the range deleted or renamed the file, or deleted the old key's line (for a rename, or added
   the new key's line); the entry's `commit:` is that PR's commit.
@@ -37,15 +38,13 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from facts_header import FACTS, ROOT, VERL_TABLES, all_releases, commit_of, header, releases, revision  # noqa: E402
+from facts_header import FACTS, ROOT, VERL_TABLES, all_releases, commit_of, git, header, pr_of, releases, revision  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 from migrator.mapping.facts import OPEN_TYPES, ReleaseFacts  # noqa: E402
+from migrator.mapping.modulefacts import expand_runs  # noqa: E402
 
 OUT = FACTS / "table-proofs.tsv"
-SUBJECT_PR = re.compile(r"\(#(\d+)\)\s*$")
-MERGE_PR = re.compile(r"^Merge pull request #(\d+) ")
-CONFIG_FILE = re.compile(r"^(verl|recipe)/(.*/)?config(/.*)?\.(yaml|py)$|^(verl|recipe)/(.*/)?config/")
 # A config key on a YAML line (`  clip_grad: 1.0`, `- name: x`) or a dataclass field (`clip_grad: float = 1.0`).
 KEY_LINE = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w-]*)\s*:(?!:)")
 HINT_PATH = re.compile(r"(?<![\w/.-])((?:examples|recipe)/[\w./-]+\.(?:sh|py|yaml))")
@@ -53,21 +52,17 @@ SCOPES = yaml.safe_load((VERL_TABLES / "scopes.yaml").read_text(encoding="utf-8"
 COMPONENTS = yaml.safe_load((FACTS / "components.yaml").read_text(encoding="utf-8"))
 
 
-def git(repo: str, *args: str) -> str:
-    return subprocess.run(["git", f"--git-dir={repo}", *args], check=True, capture_output=True,
-                          text=True, errors="replace").stdout
-
-
-def pr_of(subject: str) -> int | None:
-    m = SUBJECT_PR.search(subject) or MERGE_PR.match(subject)
-    return int(m.group(1)) if m else None
+def git_outcome(repo: str, *args: str) -> subprocess.CompletedProcess:
+    """A git command that may fail (a path the revision lacks): its outcome, not an exception."""
+    return subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, text=True, errors="replace")
 
 
 # ---------------------------------------------------------------- history of one release pair
 @dataclass
 class PairHistory:
     """What verl's commits between two releases did: per path the (commit, status, other path) of each
-    delete, rename or add; per config key name the commits whose diff deleted or added a line naming it."""
+    delete, rename or add, and every commit that touched it; per config key name the commits whose diff
+    deleted or added a line naming it."""
 
     pr: dict[str, int | None] = field(default_factory=dict)  # commit -> PR
     files: dict[str, list[tuple[str, str, str]]] = field(default_factory=lambda: defaultdict(list))
@@ -98,22 +93,21 @@ def pair_history(repo: str, old: str, new: str) -> PairHistory:
                 history.files[paths[1]].append((commit, "A", paths[0]))
             else:
                 history.files[paths[0]].append((commit, status[0], ""))
-    path = ""
     for line in git(repo, "log", "-p", "--unified=0", "--no-renames", "--format=@%h\t%s", span, "--",
                     ":(glob)verl/**/config/**", ":(glob)verl/**/config.py", ":(glob)recipe/**/config/**",
                     ":(glob)verl/**/*config*.py").splitlines():
         if line.startswith("@") and "\t" in line and not line.startswith("@@"):
             commit, _, subject = line[1:].partition("\t")
             history.pr.setdefault(commit, pr_of(subject))
-        elif line.startswith("+++ ") or line.startswith("--- "):
-            if line.startswith("+++ "):
-                path = line[6:] if line.startswith("+++ b/") else path
-            else:
-                path = line[6:] if line.startswith("--- a/") else path
         elif line[:1] in "+-" and not line.startswith(("+++", "---")):
             m = KEY_LINE.match(line[1:])
             if m:
                 (history.deleted_keys if line[0] == "-" else history.added_keys)[m.group(1)].add(commit)
+    for line in git(repo, "log", "--name-only", "--format=@%h", span, "--", "verl", "recipe").splitlines():
+        if line.startswith("@"):
+            commit = line[1:]
+        elif line:
+            history.touched[line].add(commit)
     return history
 
 
@@ -180,9 +174,12 @@ class Proof:
         return ok
 
 
+def _parts(key: str) -> list[str]:
+    return [p for p in key.split(".") if p not in ("*", "_target_")]
+
+
 def leaf(key: str) -> str:
-    parts = [p for p in key.split(".") if p not in ("*", "_target_")]
-    return parts[-1] if parts else key
+    return (_parts(key) or [key])[-1]
 
 
 def pickaxe(ctx: Context, words, roots=("verl", "recipe", "examples")) -> set[str]:
@@ -225,8 +222,7 @@ def prove_recipe_pr(entry: dict, ctx: Context, proof: Proof) -> None:
         proof.failed.append("pr not checked")
         return
     commit = str(entry.get("commit", ""))
-    done = subprocess.run(["git", f"--git-dir={ctx.recipe_repo}", "show", "--name-status", "-M", "--format=%s", commit],
-                          capture_output=True, text=True)
+    done = git_outcome(ctx.recipe_repo, "show", "--name-status", "-M", "--format=%s", commit)
     if not proof.need(done.returncode == 0 and commit != "", f"commit {commit} not in verl-recipe"):
         return
     subject, *changes = done.stdout.splitlines()
@@ -279,9 +275,8 @@ def prove_key(entry: dict, ctx: Context, proof: Proof) -> None:
     proof.need(ctx.declared(ctx.before, old, configs) or any(
         ctx.declared(r, old, configs) for r in ctx.order[:ctx.order.index(ctx.before)]),
         f"{old} declared at no release up to {ctx.before}")
-    deprecated = "deprecat" in (entry.get("note", "") + entry.get("hint", "")).lower()
-    if entry["kind"] == "key-removal" and _ignored(ctx.release, old):
-        deprecated = True  # declared still, read by nothing: what the entry warns of
+    unread = entry["kind"] == "key-removal" and _ignored(ctx.release, old)  # declared still, read by nothing
+    deprecated = unread or "deprecat" in (entry.get("note", "") + entry.get("hint", "")).lower()
     if entry["kind"] != "key-no-action" and not deprecated:
         proof.need(not ctx.declared(ctx.release, old, configs) or old.endswith(".*")
                    and not _all_under_declared(ctx, old, configs), f"{old} still declared at {ctx.release}")
@@ -299,14 +294,10 @@ def prove_key(entry: dict, ctx: Context, proof: Proof) -> None:
                 commits = commits | ctx.history.deleted_keys.get(name, set())
             for name in new_parts - old_parts | {leaf(new)}:
                 commits = commits | ctx.history.added_keys.get(name, set())
-    elif entry["kind"] == "key-removal" and ctx.declared(ctx.release, old, configs) and _ignored(ctx.release, old):
+    elif unread and ctx.declared(ctx.release, old, configs):
         proof.evidence.append(f"declared at {ctx.release}, read by nothing (components.yaml ignored)")
     check_pr(entry, ctx, proof, commits, f"lines of {', '.join(sorted(names))} changed by",
              words=names - {"*"} if ctx.history else ())
-
-
-def _parts(key: str) -> list[str]:
-    return [p for p in key.split(".") if p not in ("*", "_target_")]
 
 
 def _all_under_declared(ctx: Context, pattern: str, configs: list[str]) -> bool:
@@ -395,13 +386,12 @@ def _touched(ctx: Context, module: str) -> set[str]:
     """Commits of the range that touched the module's files (a symbol moves inside unchanged file names)."""
     if ctx.history is None:
         return set()
-    stem = module.replace(".", "/")
-    return set(ctx.history.touched.get(stem + ".py", ())) | set(ctx.history.touched.get(stem + "/__init__.py", ()))
+    return set().union(*(ctx.history.touched.get(path, ()) for path in module_files(module)))
 
 
 def _params(ctx: Context, release: str, spec: str) -> list[str] | None:
     for run in ctx.facts.api_shapes.get(spec) or ():
-        if release in expand(run.get("releases", ""), ctx.order):
+        if release in expand_runs(run.get("releases", ""), list(ctx.order)):
             shape = run.get("function") or run.get("init") or run.get("class") or ""
             return [p.rstrip("=").lstrip("*") for p in shape.strip("()").split(",") if p]
     module, _, name = spec.partition(":")
@@ -409,15 +399,6 @@ def _params(ctx: Context, release: str, spec: str) -> list[str] | None:
     if names is not None and name in names.defined and names.defined[name] is not None:
         return [p.rstrip("=").lstrip("*") for p in names.defined[name]]
     return None
-
-
-def expand(runs: str, order: tuple[str, ...]) -> set[str]:
-    out = set()
-    for span in runs.split(","):
-        lo, _, hi = span.partition("..")
-        if lo in order and (hi or lo) in order:
-            out.update(order[order.index(lo):order.index(hi or lo) + 1])
-    return out
 
 
 def prove_parameter(entry: dict, ctx: Context, proof: Proof) -> None:
@@ -467,8 +448,7 @@ def count_in(ctx: Context, release: str, pattern: str, paths: list[str]) -> int:
     """How many lines of `paths` at `release` hold the word `pattern` (git grep -w -F)."""
     if not ctx.repo:
         return 0
-    done = subprocess.run(["git", f"--git-dir={ctx.repo}", "grep", "-c", "-w", "-F", "-e", pattern, revision(release),
-                           "--", *paths], capture_output=True, text=True)
+    done = git_outcome(ctx.repo, "grep", "-c", "-w", "-F", "-e", pattern, revision(release), "--", *paths)
     return sum(int(line.rpartition(":")[2]) for line in done.stdout.splitlines() if line.rpartition(":")[2].isdigit())
 
 
@@ -498,7 +478,7 @@ def prove_value(entry: dict, ctx: Context, proof: Proof) -> None:
         n_before, n_after = (len(pattern.findall(_show(ctx, r, source))) for r in (ctx.before, ctx.release))
         renamed = ctx.history and {p for p, events in ctx.history.files.items() if any(
             s == "R" and other == source for _, s, other in events)}
-        if renamed:
+        if renamed:  # a pattern of paths (`.../math\.py`): the old file's own name matches it too
             n_before = max(n_before, *(len(pattern.findall(_show(ctx, ctx.before, p) + p)) for p in renamed))
         proof.evidence.append(f"{source} matches the old pattern on {n_before} places at {ctx.before}"
                               + (f" (renamed from {', '.join(sorted(renamed))})" if renamed else "")
@@ -522,14 +502,12 @@ def prove_value(entry: dict, ctx: Context, proof: Proof) -> None:
 
 
 def _show(ctx: Context, release: str, path: str) -> str:
-    done = subprocess.run(["git", f"--git-dir={ctx.repo}", "show", f"{revision(release)}:{path}"],
-                          capture_output=True, text=True, errors="replace")
+    done = git_outcome(ctx.repo, "show", f"{revision(release)}:{path}")
     return done.stdout if done.returncode == 0 else ""
 
 
 def _file_at(ctx: Context, release: str, path: str) -> bool:
-    return bool(ctx.repo) and subprocess.run(["git", f"--git-dir={ctx.repo}", "cat-file", "-e",
-                                              f"{revision(release)}:{path}"], capture_output=True).returncode == 0
+    return bool(ctx.repo) and git_outcome(ctx.repo, "cat-file", "-e", f"{revision(release)}:{path}").returncode == 0
 
 
 CONFIG_TREES = ["verl/trainer/config", "verl/experimental", "recipe"]
@@ -644,14 +622,6 @@ def rows(repo: str, recipe_repo: str | None) -> list[tuple[str, ...]]:
     out = []
     for before, release in zip(order, order[1:]):
         history = pair_history(repo, before, release)
-        touched = defaultdict(set)
-        for line in git(repo, "log", "--name-only", "--format=@%h", f"{revision(before)}..{revision(release)}",
-                        "--", "verl", "recipe").splitlines():
-            if line.startswith("@"):
-                commit = line[1:]
-            elif line:
-                touched[line].add(commit)
-        history.touched = touched
         table = yaml.safe_load((VERL_TABLES / f"{release}.yaml").read_text(encoding="utf-8"))
         moves = {e["old"]: e["new"] for e in table["entries"] if e["kind"] == "module-move"}
         symbols = frozenset(e["old"] for e in table["entries"] if e["kind"].startswith("symbol-"))

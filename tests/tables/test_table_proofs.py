@@ -39,9 +39,7 @@ def test_every_entry_has_one_verdict_and_nothing_else_has_one():
 
 def test_an_entry_the_history_does_not_prove_says_why():
     unproven = {tuple(row[:4]): row[5] for row in ROWS if row[4] == "unproven"}
-    missing = [(key, evidence) for key in unproven for r, e in _entries()
-               if _identity(r, e) == key and not e.get("why")
-               for evidence in [unproven[key]]]
+    missing = [(key, unproven[key]) for r, e in _entries() if (key := _identity(r, e)) in unproven and not e.get("why")]
     assert not missing, missing
     # the harness proves nearly all of them: a drop means a table or a fact went wrong
     assert len(unproven) <= 10 and len(ROWS) > 800
