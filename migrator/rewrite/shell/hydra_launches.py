@@ -243,15 +243,11 @@ def _string_launches(script, occurrences, starts, assignments) -> list[Launch]:
             continue
         runs_text = name == "eval" or (name in _SHELLS and "-c" in args)
         for child in node.children:
-            if child.type not in _ARGUMENTS or child.start_byte == node.start_byte and child.type == "command_name":
-                if child.type == "command_name":  # `$CMD` run as the command itself
-                    expanded = _EXPANDED.fullmatch(_plain(script, child))
-                    if expanded:
-                        ran.add(expanded.group(1))
+            if child.type not in _ARGUMENTS:
                 continue
             text = _plain(script, child)
             expanded = _EXPANDED.fullmatch(text)
-            if expanded:
+            if expanded:  # `$CMD` run as the command itself, or handed whole to one (`eval`, `srun $CMD`)
                 ran.add(expanded.group(1))
             elif runs_text:
                 ran.update(m.group(1) for m in _EXPANDED.finditer(text))
