@@ -127,8 +127,9 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
         raise SourceNotParsed("not a notebook: no 'cells' list")
     edits: list[Edit] = []
     findings: list[Finding] = []
-    # a cell's override strings may feed a launch of another cell, or a `!` line the Python view blanks
-    mappings = mappings.launching(launches_verl(source))
+    # a cell's override strings may feed a launch of another cell, or a `!` line the Python view blanks;
+    # judged on the cells' text, not the JSON (whose `\"-m\", \"verl...` escapes hide a launch)
+    mappings = mappings.launching(launches_verl(_code_text(cells)))
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -143,6 +144,18 @@ def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
             continue
         _cell(source, spans, mappings, edits, findings)
     return LocateResult(tuple(edits), tuple(findings))
+
+
+def _code_text(cells: list) -> bytes:
+    """The text of every code cell, joined (sources that are not text are left out: `locate` reports them)."""
+    texts = []
+    for cell in cells:
+        source = cell.get("source") if isinstance(cell, dict) and cell.get("cell_type") == "code" else None
+        if isinstance(source, str):
+            texts.append(source)
+        elif isinstance(source, list):
+            texts.append("".join(line for line in source if isinstance(line, str)))
+    return "\n".join(texts).encode("utf-8", _TEXT)
 
 
 # A JSON string may hold a lone surrogate (`"\ud800"`): it stays one character, as three bytes, both ways.

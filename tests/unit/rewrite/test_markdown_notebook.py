@@ -62,6 +62,15 @@ def _notebook(*sources, indent=1) -> bytes:
                        ensure_ascii=True) + "\n").encode()
 
 
+def test_an_override_list_of_one_cell_is_renamed_for_the_launch_of_another():
+    """The notebook as a whole launches verl; its JSON escapes (`\\"-m\\", \\"verl...`) do not hide that."""
+    before = _notebook([f'ARGS = ["{BUCKET}=512"]\n'],
+                       ['subprocess.run(["python3", "-m", "verl.trainer.main_ppo", *ARGS])\n'])
+    result = run(before, "nb.ipynb")
+    assert result.after == before.replace(BUCKET.encode(), NEW_BUCKET.encode(), 1)
+    assert [f.code for f in result.findings] == []
+
+
 def test_notebook_edits_only_code_cell_string_tokens():
     # an override list item after an escaped character of the same source line (the offsets map through it)
     before = _notebook([f'x = ["\\u00e9", "{BUCKET}=1"]\n', f"!python -m recipe.fully_async_policy.main {BUCKET}=2"])
