@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import re
 
-from migrator.edits import Finding
+from migrator.edits import Edit, Finding
 
 _OVERRIDE_WORD = re.compile(rb"(?:\+\+|\+|~)?[A-Za-z_][\w.@/-]*=\S*\Z")
 
@@ -46,3 +46,13 @@ def rename_not_read(start: int, key: str, new: str, replacement: bytes, prs: tup
     nothing): the same rule as a removal, a manual step with the exact replacement (VM113)."""
     return Finding(start, "key-rename", f"{key} -> {new}: not edited here, where no verl command reads it; "
                    f"write `{replacement.decode()}` in its place if this names verl's key", None, prs)
+
+
+def edit_not_read(edit: Edit, old: bytes) -> Finding:
+    """An override's edit (`old`: the text it would replace) where Hydra does not read the text: the manual
+    step of its kind (VM113 for a key; VM164, VM165, VM167 for a value) with the exact replacement."""
+    if edit.kind == "key-rename":
+        return rename_not_read(edit.start, old.decode("ascii", "replace"), edit.replacement.decode(),
+                               edit.replacement, edit.prs)
+    return Finding(edit.start, edit.kind, f"{edit.message}: not edited here, where no verl command reads it; "
+                   f"write `{edit.replacement.decode()}` in its place if this is verl's override", None, edit.prs)

@@ -91,7 +91,7 @@ _WORD_START = re.compile(rb"(?<=[" + re.escape(WORD_BOUNDARY) + rb"])[~+A-Za-z_]
 _ESCAPED_WORD_START = re.compile(rb"(?:(?<=[" + re.escape(WORD_BOUNDARY) + rb"])|(?<=\\[nt]))[~+A-Za-z_]")
 
 
-def _overrides(src: bytes, start: int, end: int, span_starts_word: bool, escapes: bool):
+def override_matches(src: bytes, start: int, end: int, span_starts_word: bool, escapes: bool):
     """Override matches that begin a word of src[start:end]."""
     starts = (_ESCAPED_WORD_START if escapes else _WORD_START).finditer(src, start, end)
     positions = [m.start() for m in starts if m.start() > start]
@@ -141,7 +141,7 @@ def text_edits(src: bytes, start: int, end: int, maps: MappingSet, *, span_start
             edits.append(Edit(start, end, target.new.encode(), "target-move", target.describe(), target.prs,
                               in_comment))
             return edits, findings
-    for m in _overrides(src, start, end, span_starts_word, escapes):
+    for m in override_matches(src, start, end, span_starts_word, escapes):
         key = m.group("key").decode("ascii")
         if m.group("eq") is not None:
             value_edits, value_findings, value = override_value_edits(

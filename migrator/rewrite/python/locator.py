@@ -88,6 +88,12 @@ def _kind(placed) -> str:
     return "symbol-move" if any(e.FAMILY == "symbol" for p in placed for e in p[5]) else "module-move"
 
 
+# What an override's own edits are (its key renamed, its value renamed or mapped, a class path moved), and
+# the rest of its word.
+_OVERRIDE_EDITS = frozenset({"key-rename", "value-rename", "value-map", "target-move"})
+_WORD_END = re.compile(rb"\S*")
+
+
 class Locator:
     """The edits and findings for the constructs a front-end reports, in byte spans of the file.
 
@@ -113,8 +119,10 @@ class Locator:
             if change is not None and change.action == "rename":
                 return  # a key spelt as a string: renamed or reported with its other spellings (config_access)
         edits, findings = literal.text_edits(self.src, start, end, self.maps, **kwargs)
-        if not kwargs.get("in_comment"):
-            edits = self._renames_hydra_reads(start, end, edits)
+        if edits and not kwargs.get("in_comment") and not launch_gate.hydra_reads(self.src[start:end],
+                                                                                  self.launches_verl):
+            edits = self._overrides_by_hand(start, end, edits, kwargs.get("span_starts_word", True),
+                                            kwargs.get("escapes", False))
         self.edits.extend(edits)
         self.findings.extend(findings)
 
@@ -122,16 +130,18 @@ class Locator:
     def launches_verl(self) -> bool:
         return self.maps.file_launches_verl or launch_gate.launches_verl(self.src)
 
-    def _renames_hydra_reads(self, start: int, end: int, edits: list[Edit]) -> list[Edit]:
-        """An override's rename in a string stands only where verl's Hydra reads the string (the shell's
-        rule); elsewhere (a file that launches nothing, prose, a help text) it is a manual step."""
+    def _overrides_by_hand(self, start: int, end: int, edits: list[Edit], span_starts_word: bool,
+                           escapes: bool) -> list[Edit]:
+        """The edits of `key=value` overrides in a string verl's Hydra does not read (a file that launches
+        nothing, prose, a help text): manual steps with the exact replacement, as in shell; the string's
+        other edits (paths, modules, `${...}` interpolations) stand."""
+        overrides = [(m.start("key"), _WORD_END.match(self.src, m.end(), end).end())
+                     for m in literal.override_matches(self.src, start, end, span_starts_word, escapes)
+                     if m.group("eq") is not None]
         kept = []
         for edit in edits:
-            if edit.kind == "key-rename" and self.src[edit.end:edit.end + 1] == b"=" and \
-                    not launch_gate.hydra_reads(self.src[start:end], self.launches_verl):
-                old = self.src[edit.start:edit.end].decode("ascii", "replace")
-                self.findings.append(launch_gate.rename_not_read(edit.start, old, edit.replacement.decode(),
-                                                                 edit.replacement, edit.prs))
+            if edit.kind in _OVERRIDE_EDITS and any(a <= edit.start < b for a, b in overrides):
+                self.findings.append(launch_gate.edit_not_read(edit, self.src[edit.start:edit.end]))
             else:
                 kept.append(edit)
         return kept

@@ -62,6 +62,22 @@ def test_an_override_string_hydra_does_not_read_is_a_manual_step(source):
     assert run(source, "launch.py").findings == result.findings
 
 
+def test_an_override_value_hydra_does_not_read_is_a_manual_step_too():
+    """A value entry's edit obeys the same rule: prose in a launcher is left, and says what to write."""
+    from migrator.cli.common import load_mappings  # the built-in value entry (v0.7.0, #4411): no test table has one
+    from migrator.fileprocess import process_file
+
+    builtin = load_mappings("v0.1", "v0.9.0", ())
+    prose = 'HELP = "try actor_rollout_ref.rollout.load_format=dummy_dtensor here"\n' + LAUNCH
+    result = process_file("launch.py", "launch.py", builtin, data=prose.encode())
+    assert result.status == "unchanged"
+    (finding,) = [f for f in result.findings if f.code == "VM164"]
+    assert "write `dummy` in its place" in finding.message
+    read = 'a = ["actor_rollout_ref.rollout.load_format=dummy_dtensor"]\n' + LAUNCH
+    assert process_file("launch.py", "launch.py", builtin, data=read.encode()).after == \
+        read.replace("dummy_dtensor", "dummy").encode()
+
+
 @pytest.mark.parametrize(("before", "after"), [
     (f'a = "{BUCKET}=1 trainer.nnodes=1 --flag"\n', f'a = "{NEW_BUCKET}=1 trainer.nnodes=1 --flag"\n'),
     (f'os.system("python3 -m verl.trainer.main_ppo {BUCKET}=1")\n',
