@@ -159,9 +159,35 @@ class FileCondition:
 
     patterns: tuple[str, ...]
     compiled: tuple[re.Pattern[bytes], ...] = field(compare=False, repr=False)
+    # Per pattern, bytes every match starts with (None: not known). `re` tries a pattern that starts
+    # with `\\b` at every position of the file; `in` finds the bytes first at C speed.
+    leading: tuple[bytes | None, ...] = field(default=(), compare=False, repr=False)
 
     def matches(self, source: bytes) -> bool:
-        return any(p.search(source) for p in self.compiled)
+        return any((lead is None or lead in source) and p.search(source)
+                   for p, lead in zip(self.compiled, self.leading or (None,) * len(self.compiled)))
+
+
+def leading_literal(pattern: re.Pattern[bytes]) -> bytes | None:
+    """The literal bytes every match of `pattern` starts with (after `^`, `\\b` and other zero-width
+    assertions), or None when it has none or the flags make its letters match more than themselves."""
+    try:
+        from re import _parser
+    except ImportError:  # a Python whose `re` keeps its parser elsewhere: no shortcut
+        return None
+    if pattern.flags & re.IGNORECASE:
+        return None
+    parsed = _parser.parse(pattern.pattern, pattern.flags)
+    if parsed.state.flags & re.IGNORECASE:  # an inline `(?i)`
+        return None
+    out = bytearray()
+    for op, arg in parsed:
+        if op is _parser.AT and not out:
+            continue
+        if op is not _parser.LITERAL:
+            break
+        out.append(arg)
+    return bytes(out) or None
 
 
 def check_when(value: object) -> FileCondition:
@@ -176,7 +202,7 @@ def check_when(value: object) -> FileCondition:
             compiled.append(re.compile(p.encode()))
         except re.error as exc:
             raise FieldError(f"when.file-matches: bad regular expression {p!r}: {exc}") from None
-    return FileCondition(tuple(patterns), tuple(compiled))
+    return FileCondition(tuple(patterns), tuple(compiled), tuple(leading_literal(c) for c in compiled))
 
 
 def check_scope(value: object) -> tuple[str, ...]:
