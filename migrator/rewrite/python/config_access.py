@@ -251,9 +251,8 @@ class _Walker:
                     cls = scopes[-1][1] if scopes else None
                     self.accesses.append((found[0], found[1], [f for f, _ in scopes], cls))
             children = child_nodes(node)
-            if children:
-                children.reverse()
-                stack.extend(zip(children, repeat(scopes), repeat(body_class)))  # no Python frame a child
+            if children:  # shared with the other passes: not reversed in place
+                stack.extend(zip(reversed(children), repeat(scopes), repeat(body_class)))  # no Python frame a child
 
     def visit_Constant(self, node: ast.Constant) -> None:
         """A string that is exactly an old key, outside every access: its object is unknown."""

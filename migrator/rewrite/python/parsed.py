@@ -39,7 +39,16 @@ def parsed_already(source: bytes) -> ast.Module | None:
 def child_nodes(node: ast.AST) -> list[ast.AST]:
     """`ast.iter_child_nodes(node)` as a list, in the same order, without the expression contexts
     (`Load`, `Store`, `Del`): a third of a tree's nodes, which no pass reads, and `ast`'s generic
-    walk asked every field of every node for them (a sixth of a Python file's migration)."""
+    walk asked every field of every node for them (a sixth of a Python file's migration).
+    A node of the last tree `walk_tree` walked gets the list that walk made: never mutate it."""
+    if _WALKED:
+        made = _WALKED[0][2].get(id(node))
+        if made is not None:
+            return made
+    return _children_of(node)
+
+
+def _children_of(node: ast.AST) -> list[ast.AST]:
     kind = type(node)
     fields = _CHILD_FIELDS.get(kind)
     if fields is None:
@@ -55,7 +64,11 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-_WALKED: list = []  # [(tree, its nodes)]: the last tree walked whole
+# [(tree, its nodes, each node's children by id)]: the last tree walked whole. The passes after the
+# first (config access, provenance, API fit, the `ast` front-end) walk parts of the same tree again;
+# with the children kept, each node's fields are read once per file. The tree stays alive with the
+# entry, so no other live node can have the id of one of its nodes.
+_WALKED: list = []
 
 
 def walk_tree(tree: ast.AST) -> list[ast.AST]:
@@ -64,11 +77,14 @@ def walk_tree(tree: ast.AST) -> list[ast.AST]:
     if _WALKED and _WALKED[0][0] is tree:
         return _WALKED[0][1]
     nodes = [tree]
+    children: dict[int, list[ast.AST]] = {}
     at = 0
     while at < len(nodes):
-        nodes.extend(child_nodes(nodes[at]))
+        node = nodes[at]
+        made = children[id(node)] = _children_of(node)
+        nodes.extend(made)
         at += 1
-    _WALKED[:] = [(tree, nodes)]
+    _WALKED[:] = [(tree, nodes, children)]
     return nodes
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
