@@ -164,13 +164,16 @@ class KindPrefilter:
 
     def __init__(self, tokens, split_tokens_by_kind: dict[str, set[str]],
                  groups_by_kind: dict[str, set[tuple[str, ...]]] | None = None,
-                 imported_by_kind: dict[str, set[str]] | None = None):
+                 imported_by_kind: dict[str, set[str]] | None = None,
+                 dropped_by_kind: dict[str, set[str]] | None = None):
         groups_by_kind = groups_by_kind or {}
         imported_by_kind = imported_by_kind or {}
+        dropped_by_kind = {kind: dropped for kind, dropped in (dropped_by_kind or {}).items() if dropped}
         self.base = Prefilter(tokens)
-        self.by_kind = {kind: Prefilter(set(tokens) | split_tokens_by_kind.get(kind, set()),
+        self.by_kind = {kind: Prefilter((set(tokens) - dropped_by_kind.get(kind, set()))
+                                        | split_tokens_by_kind.get(kind, set()),
                                         groups_by_kind.get(kind, ()), imported_by_kind.get(kind, ()))
-                        for kind in {*split_tokens_by_kind, *groups_by_kind, *imported_by_kind}}
+                        for kind in {*split_tokens_by_kind, *groups_by_kind, *imported_by_kind, *dropped_by_kind}}
 
     @property
     def engine(self) -> str:
@@ -215,4 +218,7 @@ def build_prefilter(mappings) -> KindPrefilter:
     for spec in REWRITERS:
         if "declared-keys" in spec.split_names:
             extra[spec.kind] = extra[spec.kind] | declared
-    return KindPrefilter(tokens - api_only, extra, groups, imported)
+    # Tokens only some kinds' rewriters act on (a value default's `main_ppo`: shell launches) are no hit in
+    # the other kinds' files.
+    dropped = {spec.kind: tokens - mappings.old_tokens_for(spec.kind) for spec in REWRITERS}
+    return KindPrefilter(tokens - api_only, extra, groups, imported, dropped)

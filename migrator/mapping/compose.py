@@ -74,6 +74,7 @@ class MappingSet:
         self.var_rules: tuple[NameRule, ...] = tuple(
             NameRule(e.old, e.new, None, e.when, e) for e in entries if e.unit.family is VAR)
         self._old_tokens: frozenset[str] | None = None
+        self._tokens_not_for: dict[str, frozenset[str]] = {}  # token -> the only kinds it is for
         self._manual_when = tuple(e for e in entries if getattr(e, "manual_when", None) is not None)
 
     # The entries of `manual-when` that the file at hand matches (for_file); none in the set itself. (No
@@ -214,14 +215,37 @@ class MappingSet:
         never composes it."""
         if self._old_tokens is None:
             tokens: set[str] = set()
-            for entry in self.entries():
-                tokens.update(entry.unit.tokens(entry, self))
-            for _, step in self.steps.history:
-                for entry in step.table.entries if step is not None else ():
-                    if entry.unit.tokens_before_from:
-                        tokens.update(entry.unit.tokens(entry, self))
-            self._old_tokens = frozenset(t for t in tokens if t)
+            kinds_of: dict[str, set[str] | None] = {}  # token -> the file kinds it is for (None: every kind)
+            for entry in self._token_entries():
+                for token in entry.unit.tokens(entry, self):
+                    if not token:
+                        continue
+                    tokens.add(token)
+                    restricted = entry.unit.token_kinds
+                    if restricted is None or kinds_of.get(token, set()) is None:
+                        kinds_of[token] = None
+                    else:
+                        kinds_of[token] = kinds_of.get(token, set()) | restricted
+            self._old_tokens = frozenset(tokens)
+            self._tokens_not_for = {}
+            for token, kinds in kinds_of.items():
+                if kinds is not None:
+                    self._tokens_not_for[token] = frozenset(kinds)
         return self._old_tokens
+
+    def old_tokens_for(self, kind: str) -> frozenset[str]:
+        """`old_tokens()` without the tokens of entries that no rewriter of `kind` acts on
+        (`EntryKind.token_kinds`): what sends a file of that kind to its rewriter."""
+        tokens = self.old_tokens()
+        dropped = {token for token, kinds in self._tokens_not_for.items() if kind not in kinds}
+        return tokens - dropped if dropped else tokens
+
+    def _token_entries(self):
+        yield from self.entries()
+        for _, step in self.steps.history:
+            for entry in step.table.entries if step is not None else ():
+                if entry.unit.tokens_before_from:
+                    yield entry
 
     @property
     def is_empty(self) -> bool:

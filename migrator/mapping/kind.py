@@ -157,7 +157,9 @@ class EntryKind:
     - `tokens(entry, mappings)`: literals a file must contain for the entry to apply (the prefilter);
       `tokens_before_from`: entries of the releases before --from need them too (entry points gone
       before the release the user named still move); `spelled(entry)`: for code, which splits dotted
-      names, the whole names a file must all spell (`verl`, `utils`, `Name`).
+      names, the whole names a file must all spell (`verl`, `utils`, `Name`). `token_kinds`: the file
+      kinds whose rewriters act on the entry (None: every kind); its tokens send no other kind's file
+      to its rewriter.
     - `codes`: the rule codes of its findings, one per severity it reports (and per finding kind it
       reports under, `Code.finding`); a kind that never reports says why in `silent`.
     - `shown_in(entry)`: the `mappings show` group that lists it, and `row(entry, mappings)` its own row
@@ -171,7 +173,7 @@ class EntryKind:
                  shown_in: Group | GroupChoice | None,
                  row: Callable[[Entry, Any], Row | None], notes: Section, example: dict, position: int,
                  tokens_before_from: bool = False, spelled: Callable[[Entry], Iterable[tuple[str, ...]]] = None,
-                 silent: str | None = None):
+                 silent: str | None = None, token_kinds: frozenset[str] | None = None):
         if family.name != entry.FAMILY:
             raise ValueError(f"{entry.KIND}: family {family.name!r} is not its entries' {entry.FAMILY!r}")
         if not codes and not silent:
@@ -183,6 +185,7 @@ class EntryKind:
         self.rules = rules
         self.tokens = tokens
         self.tokens_before_from = tokens_before_from
+        self.token_kinds = token_kinds
         self.spelled = spelled or (lambda entry: ())
         self.codes = codes
         self.silent = silent

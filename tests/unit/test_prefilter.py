@@ -205,3 +205,21 @@ def test_a_python_launcher_that_only_runs_verl_is_not_parsed():
     assert not check(launcher, "python")
     assert check(b"import verl\n" + launcher, "python")
     assert check(launcher, "notebook")  # a notebook's cells are JSON strings: every `verl` counts there
+
+
+def test_a_token_only_shell_launches_need_sends_no_python_launcher_to_its_rewriter():
+    """From v0.5.0 a launch of main_ppo gets `rollout.name=vllm` appended (a value default, v0.6.0), so the
+    shell rewriter needs every file that names main_ppo; the Python rewriter inserts no defaults, and a
+    launcher's `"-m", "verl.trainer.main_ppo"` must not send it to the deep passes."""
+    from migrator.rewrite.python.statements import might_change
+
+    mappings = compose(load_builtin(), "v0.5.0")
+    assert "main_ppo" in mappings.old_tokens()
+    check = build_prefilter(mappings)
+    launcher = b'import subprocess\nsubprocess.run(["python3", "-m", "verl.trainer.main_ppo", "trainer.nnodes=1"])\n'
+    assert not check(launcher, "python")
+    assert not might_change(launcher, mappings)
+    script = b"#!/bin/bash\npython3 -m verl.trainer.main_ppo trainer.nnodes=1\n"
+    assert check(script, "shell")
+    assert check(b"```bash\n" + script + b"```\n", "markdown")
+    assert "main_ppo" not in mappings.old_tokens_for("python") and "main_ppo" in mappings.old_tokens_for("shell")

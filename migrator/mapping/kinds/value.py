@@ -434,7 +434,10 @@ VALUE_DEFAULT = EntryKind(
                 "default by hand"),),
     shown_in=None, row=default_row, notes=CONFIG_VALUES, position=803,
     example={"kind": "value-default", "key": "trainer.engine", "old-default": "a", "new-default": "b",
-             "action": "insert", "pr": 25})
+             "action": "insert", "pr": 25},
+    # The shell rewriter appends the default to launch commands: scripts, and the shell blocks of Markdown
+    # and notebooks. A Python launcher's `"-m", "verl.trainer.main_ppo"` holds its token and nothing it acts on.
+    token_kinds=frozenset({"shell", "markdown", "notebook"}))
 TARGET_MOVE = EntryKind(
     TargetMove, family=VALUE, role=Role.MOVE, rules=(new_class_differs,), tokens=lambda entry, mappings: (entry.old,),
     codes=(Code("VM167", "manual", "moved class path (`_target_`) the tool cannot rewrite here: edit by hand"),),

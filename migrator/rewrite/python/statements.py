@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def _code_tokens(mappings: MappingSet, api_only: frozenset = frozenset()) -> set[str]:
     """Old tokens (but `api_only`), moved modules' last names, old paths' last segments."""
-    return (mappings.old_tokens() - api_only) | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
+    return (mappings.old_tokens_for("python") - api_only) | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
         | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
 
 
@@ -42,7 +42,7 @@ def bare_names(mappings: MappingSet) -> frozenset[bytes]:
     """Tokens that are only a moved module's last name (`actor` of `verl.workers.actor`): they matter in
     `from verl.workers import actor`, never inside a string, where every rewrite needs a dotted name."""
     return frozenset(m.rsplit(".", 1)[-1].encode() for m in mappings.old_modules()) \
-        - {t.encode() for t in mappings.old_tokens()}
+        - {t.encode() for t in mappings.old_tokens_for("python")}
 
 
 def might_change(source: bytes, mappings: MappingSet) -> bool:
