@@ -74,6 +74,7 @@ class MappingSet:
         self.var_rules: tuple[NameRule, ...] = tuple(
             NameRule(e.old, e.new, None, e.when, e) for e in entries if e.unit.family is VAR)
         self._old_tokens: frozenset[str] | None = None
+        self._value_defaults: tuple | None = None
         self._tokens_not_for: dict[str, frozenset[str]] = {}  # token -> the only kinds it is for
         self._manual_when = tuple(e for e in entries if getattr(e, "manual_when", None) is not None)
 
@@ -132,9 +133,11 @@ class MappingSet:
         """The composed change for the literal `value` of `key` (as the user wrote the key), or None."""
         return self.values.value(key, value, siblings)
 
-    def value_defaults(self) -> list:
-        """Value-default entries in the range, in release order."""
-        return defaults(self.entries())
+    def value_defaults(self) -> tuple:
+        """Value-default entries in the range, in release order (found once: every launch command asks)."""
+        if self._value_defaults is None:
+            self._value_defaults = tuple(defaults(self.entries()))
+        return self._value_defaults
 
     # -- entry points: the config a command's keys belong to ------------------------------------------
     @property

@@ -27,6 +27,7 @@ class EntryPoints:
         self.from_release = from_release
         self.to_release = to_release
         self._key_cache: dict = {}
+        self._open_cache: dict = {}  # (key, context) -> open_at_target: asked for every key of every launch
         self._declared_before_cache: dict[str, frozenset[str]] = {}  # config -> `_declared_before`
 
     # -- entry points and their configs ----------------------------------------------------------------
@@ -103,6 +104,13 @@ class EntryPoints:
         """Did the files' releases declare `key` (from --from up to before the target), while the target's
         config of this launch declares it no more and holds a free-form node above it (`engine_kwargs.vllm:
         {}`)? Then Hydra takes `key=` there only as an addition, `+key=`, and passes it on as before."""
+        try:
+            return self._open_cache[(key, context)]
+        except KeyError:
+            result = self._open_cache[(key, context)] = self._open_at_target(key, context)
+            return result
+
+    def _open_at_target(self, key: str, context: EntryContext | None) -> bool:
         config = self._target_config(context)
         if config is None:
             return False

@@ -16,12 +16,17 @@ class KeyChanges:
         self.precision = precision
         self.entry_points = entry_points
         self._cache: dict = {}
+        self._cache_in: dict = {}  # (key, EntryContext) -> change: a script's launches ask for every key
 
     def key(self, key: str, context: EntryContext | None = None) -> KeyChange | None:
         """The composed change for a concrete config key, or None when it stays as it is.
         `context`: the entry point whose config the key belongs to (None: main_ppo's, the `ppo` family)."""
         if context is not None and (context.module or context.config):
-            return self._key_in(key, context)
+            try:
+                return self._cache_in[(key, context)]
+            except KeyError:
+                result = self._cache_in[(key, context)] = self._key_in(key, context)
+                return result
         try:
             return self._cache[key]
         except KeyError:
