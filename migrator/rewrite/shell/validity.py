@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import threading
 
-from migrator.edits import SourceNotParsed
+from migrator.edits import SourceNotParsed, apply_edits
 from migrator.rewrite.shell.syntax import ARGUMENT_TYPES, parse
 
 BASH_N_TIMEOUT = 60  # seconds
@@ -82,6 +82,8 @@ def edits_keep_validity(source: bytes, edits) -> bool:
     """
     if not edits or b"<<" in source or source.count(b"\r") != source.count(b"\r\n"):
         return False  # CRLF is checked as LF (`validate`); a lone CR is a word byte to bash
+    if any(e.start == e.end and e.replacement for e in edits):
+        return _insertions_keep_validity(source, edits)
     ordered = sorted(edits, key=lambda e: (e.start, e.end))
     pieces, landed, cursor, length = [], [], 0, 0
     for edit in ordered:
@@ -124,6 +126,37 @@ def edits_keep_validity(source: bytes, edits) -> bool:
                     bool(_IDENTIFIER_BEFORE_EQUALS.match(new_run[:new_equals])):
                 return False
     return not (tree or parse(source)).root_node.has_error
+
+
+def _insertions_keep_validity(source: bytes, edits) -> bool:
+    """Edits that insert text (a value default appended to a launch: ` \\<newline>    key=value`), with
+    or without others. `bash -n`'s verdict on two scripts is the same whichever is called the original,
+    so an insertion keeps it when taking the inserted text out again is a removal
+    `_removal_keeps_validity` proves. The other edits are proven first, on the original; then each
+    insertion in order, on the script with everything before it in place."""
+    insertions = list(dict.fromkeys(e for e in edits if e.start == e.end and e.replacement))
+    others = [e for e in edits if not (e.start == e.end and e.replacement)]
+    if any(o.start < i.start < o.end for o in others for i in insertions):
+        return False  # inside another edit's span
+    if others and not edits_keep_validity(source, others):
+        return False
+    if not others and parse(source).root_node.has_error:
+        return False
+    text, _, rejected = apply_edits(source, others)
+    if rejected:
+        return False
+    added = 0
+    for insertion in sorted(insertions, key=lambda e: e.start):
+        # Where it lands: after every other edit that ends at or before it, and after the insertions before it.
+        at = insertion.start + added + sum(len(o.replacement) - (o.end - o.start) for o in others
+                                           if o.end <= insertion.start)
+        longer = text[:at] + insertion.replacement + text[at:]
+        tree = parse(longer)
+        if tree.root_node.has_error or not _removal_keeps_validity(
+                longer, at, at + len(insertion.replacement), text, at, tree.root_node):
+            return False
+        text, added = longer, added + len(insertion.replacement)
+    return True
 
 
 def _run_around(text: bytes, start: int, end: int) -> tuple[int, int]:

@@ -663,3 +663,69 @@ def test_rewriter_spans_of_a_hydra_list_are_judged_neutral():
         start = HYDRA_LIST.index(word)
         span = argument_removal_span(HYDRA_LIST, start, start + len(word))
         assert edits_keep_validity(HYDRA_LIST, [Edit(*span, b"", "key-removal", "t")]), word
+
+
+# -- insertions: a value default appended to a launch ----------------------------------------------
+
+def _as_insertions(source: bytes, removals: list[Edit]) -> tuple[bytes, list[Edit]]:
+    """The script without the removed spans, and the insertions that put them back."""
+    shorter, _, _ = apply_edits(source, removals)
+    insertions, removed = [], 0
+    for edit in sorted(removals, key=lambda e: e.start):
+        at = edit.start - removed
+        insertions.append(Edit(at, at, source[edit.start:edit.end], "value-default", "test"))
+        removed += edit.end - edit.start
+    return shorter, insertions
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+@settings(max_examples=REMOVAL_EXAMPLES, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_insertions_keep_bash_verdict(data):
+    """Every removal the removal search draws, put back into the script without it, is an insertion."""
+    source = data.draw(removal_scripts(), label="source")
+    removals = [e for e in data.draw(removal_edit_lists(source), label="edits") if not e.replacement]
+    if not removals:
+        return
+    shorter, insertions = _as_insertions(source, removals)
+    _assert_bash_agrees_when_kept(shorter, insertions, "insertions: ")
+
+
+APPENDED = [b" \\\n    actor_rollout_ref.rollout.name=vllm", b" actor_rollout_ref.rollout.name=vllm", b" k=1",
+            b" \\\n  x.y='a b'", b" fi", b" then", b" (", b" ;k=1", b" k=1 \\", b"\n k=1", b" \\\nk=$V", b" k=\"$V\""]
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+@settings(max_examples=EXAMPLES, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_appended_arguments_keep_bash_verdict(data):
+    """Overrides appended where the shell rewriter appends them (after a word), and anywhere, among renames."""
+    source = data.draw(scripts(), label="source")
+    ends = [m.end() for m in PLAIN_RUN.finditer(source)]
+    edits = data.draw(edit_lists(source), label="renames") if data.draw(st.booleans()) else []
+    for _ in range(data.draw(st.integers(1, 2))):
+        at = data.draw(st.sampled_from(ends) if ends and data.draw(st.integers(0, 3)) else st.integers(0, len(source)))
+        if any(e.start < at < e.end or e.start == at for e in edits):
+            continue
+        edits.append(Edit(at, at, data.draw(st.sampled_from(APPENDED)), "value-default", "test"))
+    _assert_bash_agrees_when_kept(source, sorted(edits, key=lambda e: (e.start, e.end)), "appended: ")
+
+
+def _append(source: bytes, after: bytes, text: bytes) -> Edit:
+    at = _at(source, after) + len(after)
+    return Edit(at, at, text, "value-default", "t")
+
+
+@pytest.mark.parametrize("source,after,text,expected", [
+    (HYDRA_LIST, b"trainer.n_gpus_per_node=8", b" \\\n    actor_rollout_ref.rollout.name=vllm", True),
+    (b"python3 -m verl.trainer.main_ppo a=1 2>&1 | tee log\n", b"a=1", b" b.c=vllm", True),
+    (b"python3 -m verl.trainer.main_ppo a=1; echo x\n", b"a=1", b" b.c=vllm", True),
+    (b"echo 2> k\n", b"2>", b" k=1", False),  # the redirection's target
+    (b"echo 'a b' c\n", b"'a", b" k=1", False),  # inside quotes
+    (b"cmd a\\\nb\n", b"a", b" k=1", False),  # before a continuation that glues a word
+    (b"x=1\n", b"x=1", b" k=1", False),  # after an assignment alone: it becomes a command's environment
+])
+def test_append_examples(source, after, text, expected):
+    assert edits_keep_validity(source, [_append(source, after, text)]) is expected
