@@ -16,6 +16,7 @@ it). A missing, corrupt or foreign entry only costs the time to compute it again
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -187,6 +188,46 @@ def write(relpath: str, data: bytes) -> Path | None:
         if not isinstance(exc, Exception):
             raise
         return None
+
+
+@contextlib.contextmanager
+def locked(relpath: str):
+    """Hold an exclusive lock on `<root>/<relpath>.lock` while the body runs. The worker processes of a
+    run each merge what they added into the same file (`verdict.memo.DiskTable.save`), at about the same
+    moment, at the end of the run: unlocked, both read the old file and the second write drops the
+    first's additions, so a cold cache took four runs to fill. Without a usable lock (no `fcntl`, a
+    foreign or unwritable lock file, the cache off) the body runs unlocked: a lost addition is only
+    computed again."""
+    fd = _lock_fd(relpath)
+    try:
+        if fd is not None:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _lock_fd(relpath: str) -> int | None:
+    try:
+        import fcntl  # noqa: F401 - POSIX only
+    except ImportError:
+        return None
+    head, _, name = relpath.rpartition("/")
+    parent = directory(head)
+    if parent is None:
+        return None
+    try:
+        fd = os.open(parent / f"{name}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        return None
+    if _foreign(os.fstat(fd), directory=False):  # another user's file could hold us forever
+        os.close(fd)
+        return None
+    return fd
 
 
 def store_pickle(relpath: str, value) -> Path | None:

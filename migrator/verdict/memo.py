@@ -52,10 +52,11 @@ class DiskTable:
             return
         table = self._table if len(self._table) <= MAX_ENTRIES else {}
         name = self._name()
-        saved = cache.load_pickle(name)  # another process (a worker of the same run) may have saved since
-        if isinstance(saved, dict) and len(saved) + len(table) <= MAX_ENTRIES:
-            table = {**saved, **table}
-        path = cache.store_pickle(name, table)  # an unwritable cache (or an unpicklable value): None
+        with cache.locked(name):  # the run's other workers save theirs at the same moment
+            saved = cache.load_pickle(name)  # another process (a worker of the same run) may have saved since
+            if isinstance(saved, dict) and len(saved) + len(table) <= MAX_ENTRIES:
+                table = {**saved, **table}
+            path = cache.store_pickle(name, table)  # an unwritable cache (or an unpicklable value): None
         if path is not None:
             self._loaded_size = len(table)
             self._prune(path)
@@ -69,6 +70,7 @@ class DiskTable:
                   if p != ours and p.name[len(self.name) + 1] in "0123456789abcdef"]
         for stale in others[OTHER_VERSIONS_KEPT:]:
             cache.remove(stale)
+            cache.remove(stale.with_name(stale.name + ".lock"))
 
 
 def code_version() -> str:
