@@ -217,6 +217,8 @@ def _removal_keeps_validity(source: bytes, start: int, end: int, after: bytes, a
         if node is None or (node.start_byte, node.end_byte) != (absolute_start, absolute_end) or \
                 node.type not in ARGUMENT_TYPES or node.parent is None or node.parent.type not in ("command", "array"):
             return False  # not an argument to tree-sitter: inside quotes, a redirection's target, a command
+        if node.parent.type == "command" and _named_by_parser_word(source, node.parent):
+            return False  # tree-sitter's "command" is bash's syntax: `time if a; then [[ $x == y ]]; fi
         words += 1
         position = word.end()
     if not words:
@@ -232,6 +234,13 @@ def _removal_keeps_validity(source: bytes, start: int, end: int, after: bytes, a
         return False
     left, right = _byte_before(after, at), _byte_after(after, at)
     return left in _SEPARATORS or right in _SEPARATORS
+
+
+def _named_by_parser_word(source: bytes, command) -> bool:
+    """tree-sitter does not know `time` as the start of a pipeline: `time if a; then [[ $x == y ]]; fi`
+    is to it three commands, `time`, `then` and `fi`, and the words of the `[[ ]]` are `then`'s arguments."""
+    name = command.child_by_field_name("name")
+    return name is None or source[name.start_byte:name.end_byte] in _PARSER_WORDS
 
 
 def _byte_before(text: bytes, at: int) -> int:

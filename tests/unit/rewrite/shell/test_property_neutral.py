@@ -626,10 +626,13 @@ REMOVAL_TABLE = [
     ("next-word-split-by-continuation", b"cmd a key=1 x\\\ny\n", b" key=1", 0, False),
     ("escaped-blank-before-removal", b"python3 -m x \\\r\n    a\\ \\\r\n    a.b=1\r\n\tx=(a)\r\n",
      b" \\\r\n    a.b=1", 0, False),
+    # tree-sitter reads `time if ...; then [[ ... ]]` as commands named `time` and `then`.
+    # (A broken `[[ ]]` makes bash -n give up on the rest: the `x.y=(z)` error below is then not seen.)
+    ("inside-cond-after-time", b"time -- if a; then [[ $x k=1 == y ]]; fi\nx.y=(z)\n", b" k=1", 0, False),
     # Still True: nothing joins the command after the removed line.
     ("line-before-blank-line", b"cmd \\\nkey=1\n\nx=(a)\n", b"key=1\n", 0, True),
 ]
-REMOVAL_VERDICT_CHANGERS = {"continuation-in-comment", "redirection-target", "redirection-target-last-line",
+REMOVAL_VERDICT_CHANGERS = {"inside-cond-after-time", "continuation-in-comment", "redirection-target", "redirection-target-last-line",
                             "crosses-quotes", "continuation-joins-if", "line-joins-subshell", "line-joins-array",
                             "line-joins-function", "previous-word-split-into-if", "escaped-blank-before-removal"}
 
@@ -726,6 +729,8 @@ def _append(source: bytes, after: bytes, text: bytes) -> Edit:
     (b"echo 'a b' c\n", b"'a", b" k=1", False),  # inside quotes
     (b"cmd a\\\nb\n", b"a", b" k=1", False),  # before a continuation that glues a word
     (b"x=1\n", b"x=1", b" k=1", False),  # after an assignment alone: it becomes a command's environment
+    # Found by the search: tree-sitter reads the `[[ ]]` after `time ... then` as a command's arguments.
+    (b"time -- if a; then [[ $x == y ]]; fi\nx.y=(z)\n", b"$x", b" \\\n    k.x=vllm", False),
 ])
 def test_append_examples(source, after, text, expected):
     assert edits_keep_validity(source, [_append(source, after, text)]) is expected
