@@ -49,6 +49,16 @@ def bash_ok(source: bytes) -> bool:
     return proc.returncode == 0
 
 
+def bash_search(examples: int):
+    """A hypothesis search whose every example runs `bash -n`: `examples` of them, no deadline, no database."""
+    def wrap(test):
+        test = given(data=st.data())(test)
+        test = settings(max_examples=examples, deadline=None, database=None, suppress_health_check=[
+            HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])(test)
+        return pytest.mark.skipif(BASH is None, reason="needs bash")(test)
+    return wrap
+
+
 # -- scripts --------------------------------------------------------------------------------------
 
 KEYS = [
@@ -281,10 +291,7 @@ def edit_lists(draw, source: bytes) -> list[Edit]:
 
 # -- the property ---------------------------------------------------------------------------------
 
-@pytest.mark.skipif(BASH is None, reason="needs bash")
-@settings(max_examples=EXAMPLES, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
-@given(data=st.data())
+@bash_search(EXAMPLES)
 def test_keeping_validity_means_bash_n_agrees(data):
     source = data.draw(scripts(), label="source")
     edits = data.draw(edit_lists(source), label="edits")
@@ -576,10 +583,7 @@ def removal_edit_lists(draw, source: bytes) -> list[Edit]:
     return sorted(edits, key=lambda e: (e.start, e.end))
 
 
-@pytest.mark.skipif(BASH is None, reason="needs bash")
-@settings(max_examples=REMOVAL_EXAMPLES, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
-@given(data=st.data())
+@bash_search(REMOVAL_EXAMPLES)
 def test_removals_keep_bash_verdict(data):
     source = data.draw(removal_scripts(), label="source")
     edits = data.draw(removal_edit_lists(source), label="edits")
@@ -682,10 +686,7 @@ def _as_insertions(source: bytes, removals: list[Edit]) -> tuple[bytes, list[Edi
     return shorter, insertions
 
 
-@pytest.mark.skipif(BASH is None, reason="needs bash")
-@settings(max_examples=REMOVAL_EXAMPLES, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
-@given(data=st.data())
+@bash_search(REMOVAL_EXAMPLES)
 def test_insertions_keep_bash_verdict(data):
     """Every removal the removal search draws, put back into the script without it, is an insertion."""
     source = data.draw(removal_scripts(), label="source")
@@ -704,10 +705,7 @@ APPENDED = [b" \\\n    actor_rollout_ref.rollout.name=vllm", b" actor_rollout_re
 APPEND_EXAMPLES = int(os.environ.get("NEUTRAL_APPEND_EXAMPLES", "300"))
 
 
-@pytest.mark.skipif(BASH is None, reason="needs bash")
-@settings(max_examples=APPEND_EXAMPLES, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
-@given(data=st.data())
+@bash_search(APPEND_EXAMPLES)
 def test_appended_arguments_keep_bash_verdict(data):
     """Overrides appended where the shell rewriter appends them (after a word), and anywhere, among renames."""
     source = data.draw(scripts(), label="source")
