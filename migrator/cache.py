@@ -220,8 +220,10 @@ def _lock_fd(relpath: str) -> int | None:
     if parent is None:
         return None
     try:
-        fd = os.open(parent / f"{name}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_CLOEXEC", 0), 0o600)
+        flags = os.O_RDWR | os.O_CREAT
+        for optional in ("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC"):
+            flags |= getattr(os, optional, 0)
+        fd = os.open(parent / f"{name}.lock", flags, 0o600)
     except OSError:
         return None
     if _foreign(os.fstat(fd), directory=False):  # another user's file could hold us forever
