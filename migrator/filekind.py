@@ -187,6 +187,7 @@ def build_prefilter(mappings) -> KindPrefilter:
     """The prefilter for every old token of the composed tables; kinds whose registry entry says they
     split names also look for the names' parts."""
     from migrator.mapping.spelled_names import api_groups, module_groups  # the kind check alone needs no tables
+    from migrator.rewrite.shell_strings import shell_only_groups
 
     tokens = mappings.old_tokens()
     # The modules that symbol, keyword and signature entries name matter to code that imports them and
@@ -219,6 +220,11 @@ def build_prefilter(mappings) -> KindPrefilter:
         if "declared-keys" in spec.split_names:
             extra[spec.kind] = extra[spec.kind] | declared
     # Tokens only some kinds' rewriters act on (a value default's `main_ppo`: shell launches) are no hit in
-    # the other kinds' files.
+    # the other kinds' files, but for a kind that hands strings to the shell rewriter (Python's
+    # `os.system(...)`), together with the name of such a call.
     dropped = {spec.kind: tokens - mappings.old_tokens_for(spec.kind) for spec in REWRITERS}
+    for spec in REWRITERS:
+        handed = shell_only_groups(mappings, spec.kind)
+        if handed:
+            groups[spec.kind] = groups.get(spec.kind, set()) | handed
     return KindPrefilter(tokens - api_only, extra, groups, imported, dropped)

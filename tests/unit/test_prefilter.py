@@ -223,3 +223,19 @@ def test_a_token_only_shell_launches_need_sends_no_python_launcher_to_its_rewrit
     assert check(script, "shell")
     assert check(b"```bash\n" + script + b"```\n", "markdown")
     assert "main_ppo" not in mappings.old_tokens_for("python") and "main_ppo" in mappings.old_tokens_for("shell")
+
+
+
+@pytest.mark.parametrize("call", [b'os.system("{}")', b'subprocess.run("{}", shell=True)', b'os.popen("{}")'])
+def test_a_shell_command_string_in_python_still_gets_the_default(call):
+    """A command string a shell runs goes through the shell rewriter, which appends the default there."""
+    from migrator.rewrite import python
+    from migrator.rewrite.python.statements import might_change
+
+    mappings = compose(load_builtin(), "v0.5.0")
+    source = b"import os\nimport subprocess\n" + call.replace(b"{}", b"python3 -m verl.trainer.main_ppo trainer.nnodes=1") \
+        + b"\n"
+    assert build_prefilter(mappings)(source, "python")
+    assert might_change(source, mappings)
+    edits = python.locate(source, mappings).edits
+    assert [e.replacement for e in edits if e.kind == "value-default"] == [b" actor_rollout_ref.rollout.name=vllm"]

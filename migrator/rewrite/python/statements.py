@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def _code_tokens(mappings: MappingSet, api_only: frozenset = frozenset()) -> set[str]:
     """Old tokens (but `api_only`), moved modules' last names, old paths' last segments."""
-    return (mappings.old_tokens_for("python") - api_only) | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
+    return (mappings.old_tokens() - api_only) | {m.rsplit(".", 1)[-1] for m in mappings.old_modules()} \
         | {p.rstrip("/").rsplit("/", 1)[-1] for p in mappings.old_paths()}
 
 
@@ -42,7 +42,7 @@ def bare_names(mappings: MappingSet) -> frozenset[bytes]:
     """Tokens that are only a moved module's last name (`actor` of `verl.workers.actor`): they matter in
     `from verl.workers import actor`, never inside a string, where every rewrite needs a dotted name."""
     return frozenset(m.rsplit(".", 1)[-1].encode() for m in mappings.old_modules()) \
-        - {t.encode() for t in mappings.old_tokens_for("python")}
+        - {t.encode() for t in mappings.old_tokens()}
 
 
 def might_change(source: bytes, mappings: MappingSet) -> bool:
@@ -58,12 +58,17 @@ def might_change(source: bytes, mappings: MappingSet) -> bool:
 @per_table_set
 def _gates(mappings: MappingSet) -> tuple:
     """A module that only symbol, keyword and signature entries name (`verl.trainer.main_ppo`) matters only
-    with the name an entry changes (`TaskRunner`): an import of it alone has nothing to rewrite."""
+    with the name an entry changes (`TaskRunner`): an import of it alone has nothing to rewrite. A token
+    only shell launches need (a value default's `main_ppo`) matters only with a call that hands a string
+    to the shell rewriter (`os.system`): a launcher's `"-m", "verl.trainer.main_ppo"` has nothing for it."""
     from migrator.mapping.spelled_names import api_groups
     from migrator.prefilter import Prefilter
+    from migrator.rewrite.shell_strings import shell_only_groups
 
     api_only = frozenset(mappings.api_modules() - mappings.old_modules())
-    return Prefilter(_code_tokens(mappings, api_only)), Prefilter((), api_groups(mappings.entries()))
+    shell_only = frozenset(mappings.old_tokens() - mappings.old_tokens_for("python"))
+    return Prefilter(_code_tokens(mappings, api_only | shell_only)), \
+        Prefilter((), api_groups(mappings.entries()) | shell_only_groups(mappings, "python"))
 
 
 class Statements(NamedTuple):
