@@ -77,8 +77,9 @@ def edits_keep_validity(source: bytes, edits) -> bool:
     Holds when every edit is either a rename of plain name characters inside one run of word
     characters that no other edit touches, where neither the old nor the new run is a word bash's
     parser treats specially (see `_PARSER_WORDS`), or the removal of whole plain arguments from the
-    middle or end of a command (`_removal_keeps_validity`). Anything else (quotes, expansions,
-    here-documents, a command's first word) goes to `bash -n`.
+    middle or end of a command (`_removal_keeps_validity`), or the insertion of text whose removal from
+    the edited script that proof accepts (`_insertions_keep_validity`). Anything else (quotes,
+    expansions, here-documents, a command's first word) goes to `bash -n`.
     """
     if not edits or b"<<" in source or source.count(b"\r") != source.count(b"\r\n"):
         return False  # CRLF is checked as LF (`validate`); a lone CR is a word byte to bash
@@ -218,7 +219,7 @@ def _removal_keeps_validity(source: bytes, start: int, end: int, after: bytes, a
                 node.type not in ARGUMENT_TYPES or node.parent is None or node.parent.type not in ("command", "array"):
             return False  # not an argument to tree-sitter: inside quotes, a redirection's target, a command
         if node.parent.type == "command" and _named_by_parser_word(source, node.parent):
-            return False  # tree-sitter's "command" is bash's syntax: `time if a; then [[ $x == y ]]; fi
+            return False  # a "command" named `then` is no command to bash (`time if a; then [[ $x == y ]]; fi`)
         words += 1
         position = word.end()
     if not words:
