@@ -1,6 +1,6 @@
 """Tables kept on disk between runs, under the cache directory: Hydra's parse of each override text
-(`parsed-*.pickle`) and the verdict on each command's overrides (`verdicts-*.pickle`), per source hash of
-this package and Hydra's and OmegaConf's versions.
+(`parsed-*.pickle`), the verdict on each command's overrides (`verdicts-*.pickle`) and `bash -n`'s on each
+script lint reads (`bashn-*.pickle`), per source hash of this package and Hydra's and OmegaConf's versions.
 
 Launch scripts repeat the same overrides run after run, and most runs lint unchanged scripts: a verdict is
 keyed by everything it depends on (the config tree's content hash, config, overrides, Hydra's version), so
@@ -86,3 +86,4 @@ def code_version() -> str:
 
 PARSED = DiskTable("parsed")  # override text -> (Override, None) | (None, Hydra's message)
 VERDICTS = DiskTable("verdicts")  # (tree digest, config dir, config name, overrides) -> Verdict
+BASH_N = DiskTable("bashn")  # (script digest, bash binary) -> (`bash -n`'s exit status, its messages): lint's VM001

@@ -385,3 +385,29 @@ def test_words_the_script_does_not_show_may_set_a_mandatory_value(mappings, unse
 def test_an_array_the_script_fills_itself_is_seen(mappings):
     source = 'ARGS=(trainer.nnodes=1)\nARGS+=(trainer.total_epochs=2)\npython3 -m verl.trainer.main_ppo "${ARGS[@]}" x.y=$V\n'
     assert [f.key for f in lint(mappings, source, ignore=()) if f.code == "VM008"] == ["actor_rollout_ref.rollout.name"]
+
+
+def test_bash_n_judges_each_script_once(mappings, tmp_path, monkeypatch):
+    """VM001's `bash -n` verdict is kept by the script's bytes: a second lint of the same script starts no
+    bash, and gives the same finding; an edited script is judged again."""
+    import subprocess
+
+    from migrator.lint import syntax
+    from migrator.verdict import memo
+
+    monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(memo, "BASH_N", memo.DiskTable("bashn-test"))
+    runs = []
+    real_run = subprocess.run
+
+    def counting(*args, **kwargs):
+        runs.append(args[0])
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(syntax.subprocess, "run", counting)
+    src = "echo a\necho b\nthen\necho c\n"
+    first = where(lint(mappings, src))
+    assert where(lint(mappings, src)) == first == [(3, "VM001")]
+    assert len(runs) == 1
+    assert where(lint(mappings, "echo z\n" + src)) == [(4, "VM001")]  # the `then` one line down
+    assert len(runs) == 2
