@@ -47,7 +47,7 @@ def syntax(script):
 
 def bash_n(bash: str, source: bytes) -> tuple[int, bytes]:
     """`bash -n`'s exit status and messages for `source`, kept between runs (`BASH_N`): a process start
-    per script was an eighth of linting verl's own checkout, and most runs lint unchanged scripts. Keyed
+    per script was a quarter of linting verl's own checkout, and most runs lint unchanged scripts. Keyed
     by the bytes and by the bash binary (its path, size and modification time: another bash, another
     verdict)."""
     from migrator.verdict.memo import BASH_N

@@ -209,8 +209,9 @@ def test_a_python_launcher_that_only_runs_verl_is_not_parsed():
 
 def test_a_token_only_shell_launches_need_sends_no_python_launcher_to_its_rewriter():
     """From v0.5.0 a launch of main_ppo gets `rollout.name=vllm` appended (a value default, v0.6.0), so the
-    shell rewriter needs every file that names main_ppo; the Python rewriter inserts no defaults, and a
-    launcher's `"-m", "verl.trainer.main_ppo"` must not send it to the deep passes."""
+    shell rewriter needs every file that names main_ppo; the Python rewriter appends it only inside a
+    command string a shell runs, and a launcher's `"-m", "verl.trainer.main_ppo"` list must not send it to
+    the deep passes."""
     from migrator.rewrite.python.statements import might_change
 
     mappings = compose(load_builtin(), "v0.5.0")
