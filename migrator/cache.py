@@ -198,11 +198,14 @@ def locked(relpath: str):
     first's additions, so a cold cache took four runs to fill. Without a usable lock (no `fcntl`, a
     foreign or unwritable lock file, the cache off) the body runs unlocked: a lost addition is only
     computed again."""
+    try:
+        import fcntl  # POSIX only
+    except ImportError:
+        yield
+        return
     fd = _lock_fd(relpath)
     try:
         if fd is not None:
-            import fcntl
-
             fcntl.flock(fd, fcntl.LOCK_EX)  # released when the descriptor closes
         yield
     finally:
@@ -211,10 +214,6 @@ def locked(relpath: str):
 
 
 def _lock_fd(relpath: str) -> int | None:
-    try:
-        import fcntl  # noqa: F401 - POSIX only
-    except ImportError:
-        return None
     head, _, name = relpath.rpartition("/")
     parent = directory(head)
     if parent is None:

@@ -222,7 +222,7 @@ def build_prefilter(mappings) -> KindPrefilter:
     # Tokens only some kinds' rewriters act on (a value default's `main_ppo`: shell launches) are no hit in
     # the other kinds' files, but for a kind that hands strings to the shell rewriter (Python's
     # `os.system(...)`), together with the name of such a call.
-    dropped = {spec.kind: tokens - mappings.old_tokens_for(spec.kind) for spec in REWRITERS}
+    dropped = {spec.kind: mappings.tokens_not_for(spec.kind) for spec in REWRITERS}
     for spec in REWRITERS:
         handed = shell_only_groups(mappings, spec.kind)
         if handed:

@@ -236,12 +236,14 @@ class MappingSet:
                     self._tokens_not_for[token] = frozenset(kinds)
         return self._old_tokens
 
+    def tokens_not_for(self, kind: str) -> frozenset[str]:
+        """The old tokens only entries that no rewriter of `kind` acts on need (`EntryKind.token_kinds`)."""
+        self.old_tokens()
+        return frozenset(token for token, kinds in self._tokens_not_for.items() if kind not in kinds)
+
     def old_tokens_for(self, kind: str) -> frozenset[str]:
-        """`old_tokens()` without the tokens of entries that no rewriter of `kind` acts on
-        (`EntryKind.token_kinds`): what sends a file of that kind to its rewriter."""
-        tokens = self.old_tokens()
-        dropped = {token for token, kinds in self._tokens_not_for.items() if kind not in kinds}
-        return tokens - dropped if dropped else tokens
+        """`old_tokens()` but `tokens_not_for(kind)`: what sends a file of that kind to its rewriter."""
+        return self.old_tokens() - self.tokens_not_for(kind)
 
     def _token_entries(self):
         yield from self.entries()

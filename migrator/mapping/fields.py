@@ -161,11 +161,10 @@ class FileCondition:
     compiled: tuple[re.Pattern[bytes], ...] = field(compare=False, repr=False)
     # Per pattern, bytes every match starts with (None: not known). `re` tries a pattern that starts
     # with `\\b` at every position of the file; `in` finds the bytes first at C speed.
-    leading: tuple[bytes | None, ...] = field(default=(), compare=False, repr=False)
+    leading: tuple[bytes | None, ...] = field(compare=False, repr=False)
 
     def matches(self, source: bytes) -> bool:
-        return any((lead is None or lead in source) and p.search(source)
-                   for p, lead in zip(self.compiled, self.leading or (None,) * len(self.compiled)))
+        return any((lead is None or lead in source) and p.search(source) for p, lead in zip(self.compiled, self.leading))
 
 
 def leading_literal(pattern: re.Pattern[bytes]) -> bytes | None:

@@ -25,5 +25,5 @@ def shell_only_groups(mappings: MappingSet, kind: str) -> set[tuple[str, str]]:
     names = CALL_NAMES.get(kind, ())
     if not names:
         return set()
-    shell_only = mappings.old_tokens_for("shell") - mappings.old_tokens_for(kind)
+    shell_only = mappings.tokens_not_for(kind) - mappings.tokens_not_for("shell")
     return {(token, name) for token in shell_only for name in names}

@@ -66,8 +66,7 @@ def _gates(mappings: MappingSet) -> tuple:
     from migrator.rewrite.shell_strings import shell_only_groups
 
     api_only = frozenset(mappings.api_modules() - mappings.old_modules())
-    shell_only = frozenset(mappings.old_tokens() - mappings.old_tokens_for("python"))
-    return Prefilter(_code_tokens(mappings, api_only | shell_only)), \
+    return Prefilter(_code_tokens(mappings, api_only | mappings.tokens_not_for("python"))), \
         Prefilter((), api_groups(mappings.entries()) | shell_only_groups(mappings, "python"))
 
 
