@@ -24,6 +24,8 @@ SHELL_CALLS = frozenset({"os.system", "os.popen"})
 SUBPROCESS_CALLS = frozenset({"subprocess.run", "subprocess.call", "subprocess.Popen", "subprocess.check_call",
                               "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput"})
 CALLS_OF_INTEREST = PATH_JOINERS | SHELL_CALLS | SUBPROCESS_CALLS
+# Calls that always hand their string to a shell (any other call does with `shell=True`).
+SHELL_STRING_CALLS = SHELL_CALLS | {"subprocess.getoutput", "subprocess.getstatusoutput"}
 STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
 
@@ -315,7 +317,7 @@ class Locator:
 
     def shell_command(self, func: str, args: list[CallArgument]) -> None:
         """A command string run by a shell goes through the shell rewriter (env presets, removals)."""
-        shell = func in SHELL_CALLS or func in ("subprocess.getoutput", "subprocess.getstatusoutput") or any(
+        shell = func in SHELL_STRING_CALLS or any(
             a.keyword == "shell" and a.is_true for a in args)
         if not shell or not args or args[0].string is None:
             return

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from migrator.mapping import compose, load_builtin
-from migrator.rewrite.python.locator import SHELL_CALLS
+from migrator.rewrite.python.locator import SHELL_STRING_CALLS
 from migrator.rewrite.shell_strings import CALL_NAMES, shell_only_groups
 
 
 def test_every_call_the_python_locator_hands_to_the_shell_is_named():
-    handed = {call.rsplit(".", 1)[-1] for call in SHELL_CALLS} | {"getoutput", "getstatusoutput", "shell"}
+    handed = {call.rsplit(".", 1)[-1] for call in SHELL_STRING_CALLS} | {"shell"}  # and `shell=True`
     assert handed == set(CALL_NAMES["python"])
 
 
