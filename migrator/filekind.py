@@ -155,6 +155,11 @@ def sniff(path: str, kinds: frozenset[str] | None = None, spec: RewriterSpec | N
     return Sniffed(spec, data, None)
 
 
+# What `KindPrefilter.scope` finds in a file: some entry's token, or value defaults' tokens alone.
+ALL_ENTRIES = "all"
+DEFAULTS_ALONE = "defaults"
+
+
 class KindPrefilter:
     """The full old tokens for every file kind; kinds that split names also look for their parts:
     YAML nests keys (`rollout:` / `  update_weights_bucket_megabytes: 512`), so a key's last component
@@ -165,22 +170,38 @@ class KindPrefilter:
     def __init__(self, tokens, split_tokens_by_kind: dict[str, set[str]],
                  groups_by_kind: dict[str, set[tuple[str, ...]]] | None = None,
                  imported_by_kind: dict[str, set[str]] | None = None,
-                 dropped_by_kind: dict[str, set[str]] | None = None):
+                 dropped_by_kind: dict[str, set[str]] | None = None,
+                 defaults_by_kind: dict[str, frozenset[str]] | None = None):
         groups_by_kind = groups_by_kind or {}
         imported_by_kind = imported_by_kind or {}
         dropped_by_kind = {kind: dropped for kind, dropped in (dropped_by_kind or {}).items() if dropped}
+        defaults_by_kind = defaults_by_kind or {}
         self.base = Prefilter(tokens)
-        self.by_kind = {kind: Prefilter((set(tokens) - dropped_by_kind.get(kind, set()))
-                                        | split_tokens_by_kind.get(kind, set()),
-                                        groups_by_kind.get(kind, ()), imported_by_kind.get(kind, ()))
-                        for kind in {*split_tokens_by_kind, *groups_by_kind, *imported_by_kind, *dropped_by_kind}}
+        kind_tokens = {kind: (set(tokens) - dropped_by_kind.get(kind, set())) | split_tokens_by_kind.get(kind, set())
+                       for kind in {*split_tokens_by_kind, *groups_by_kind, *imported_by_kind, *dropped_by_kind,
+                                    *defaults_by_kind}}
+        # A kind whose locator plans value defaults alone searches their tokens apart: a file that holds
+        # no other token goes to it with `MappingSet.only_defaults`.
+        self.defaults_by_kind = {kind: Prefilter(kind_tokens[kind] & defaults)
+                                 for kind, defaults in defaults_by_kind.items() if kind_tokens[kind] & defaults}
+        self.by_kind = {kind: Prefilter(found - set(defaults_by_kind.get(kind, ())), groups_by_kind.get(kind, ()),
+                                        imported_by_kind.get(kind, ()))
+                        for kind, found in kind_tokens.items()}
 
     @property
     def engine(self) -> str:
         return self.base.engine
 
     def __call__(self, data: bytes, kind: str | None = None) -> bool:
-        return self.by_kind.get(kind, self.base)(data)
+        return self.scope(data, kind) is not None
+
+    def scope(self, data: bytes, kind: str | None = None) -> str | None:
+        """ALL_ENTRIES when some old token of `kind` occurs whole, DEFAULTS_ALONE when only value defaults'
+        tokens do (and `kind` searches them apart), None when none does."""
+        if self.by_kind.get(kind, self.base)(data):
+            return ALL_ENTRIES
+        defaults = self.defaults_by_kind.get(kind)
+        return DEFAULTS_ALONE if defaults is not None and defaults(data) else None
 
 
 def build_prefilter(mappings) -> KindPrefilter:
@@ -227,4 +248,5 @@ def build_prefilter(mappings) -> KindPrefilter:
         handed = shell_only_groups(mappings, spec.kind)
         if handed:
             groups[spec.kind] = groups.get(spec.kind, set()) | handed
-    return KindPrefilter(tokens - api_only, extra, groups, imported, dropped)
+    alone = {spec.kind: mappings.default_only_tokens() for spec in REWRITERS if spec.plans_defaults_alone}
+    return KindPrefilter(tokens - api_only, extra, groups, imported, dropped, alone)

@@ -22,7 +22,7 @@ from migrator.codes import (
     finding_code,
 )
 from migrator.edits import Finding, SourceNotParsed, apply_edits, regraded, settle_unsafe
-from migrator.filekind import shebang_head, skip_reason_by_name, sniff, sniff_bytes
+from migrator.filekind import ALL_ENTRIES, shebang_head, skip_reason_by_name, sniff, sniff_bytes
 from migrator.mapping import MappingSet
 from migrator.pulls import pr_name
 from migrator.rewrite import RewriterSpec, load_rewriter, spec_for
@@ -134,14 +134,16 @@ def _suppressed_lines(source: bytes) -> set[int]:
 
 
 def process_file(path: str, display: str, mappings: MappingSet, prefilter=None, data: bytes | None = None,
-                 spec: RewriterSpec | None = None, place_written: bool = False) -> FileResult:
+                 spec: RewriterSpec | None = None, place_written: bool = False,
+                 scope: str | None = ALL_ENTRIES) -> FileResult:
     """Locate, apply and validate the edits for one file. Never writes; never raises.
 
     `data`: the file's bytes when the caller read them; `spec`: the rewriter when the caller already
     decided it (`filekind.sniff`); `place_written`: also place each finding in the file as edited (a
-    writing run reports those lines once the file is written)."""
+    writing run reports those lines once the file is written); `scope`: what the caller's prefilter found
+    (`KindPrefilter.scope`), when it asked one and passes none here."""
     try:
-        return _process(path, display, mappings, prefilter, data, spec, place_written)
+        return _process(path, display, mappings, prefilter, data, spec, place_written, scope)
     except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
         return FileResult.not_migrated(display, internal_error(exc))
 
@@ -174,7 +176,7 @@ def internal_error(exc: Exception) -> Reason:
 
 
 def _process(path: str, display: str, mappings: MappingSet, prefilter, data: bytes | None,
-             spec: RewriterSpec | None, place_written: bool = False) -> FileResult:
+             spec: RewriterSpec | None, place_written: bool = False, scope: str | None = ALL_ENTRIES) -> FileResult:
     if data is None:
         spec, data, skip = sniff(path, spec=spec)
     else:
@@ -184,10 +186,14 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
             skip = None if spec is not None else SkipReason.NOT_A_KIND.because()
     if skip is not None:
         return FileResult.not_migrated(display, skip)
-    if prefilter is not None and not prefilter(data, spec.kind) and not compares_runs(data, spec.kind, mappings):
-        return FileResult(display, "unchanged", kind=spec.kind)
+    if prefilter is not None:
+        scope = prefilter.scope(data, spec.kind)
+        if scope is None and not compares_runs(data, spec.kind, mappings):
+            return FileResult(display, "unchanged", kind=spec.kind)
     rewriter = load_rewriter(spec)
     mappings = mappings.for_file(data)
+    if scope != ALL_ENTRIES and spec.plans_defaults_alone:  # no token but value defaults' (or none at all)
+        mappings = mappings.defaults_alone()
     try:
         located = rewriter.locate(data, mappings, display)
         if located.blocks:  # code of another kind inside the file: through that kind's rewriter
@@ -295,11 +301,12 @@ class RewriteWork:
             if skip is not None:
                 return ("skipped", skip)
             mappings, prefilter = self.per_file.get(candidate.display, (self.mappings, self.prefilter))
-            if prefilter is not None and not prefilter(data, spec.kind) and not compares_runs(data, spec.kind, mappings):
+            scope = prefilter.scope(data, spec.kind) if prefilter is not None else ALL_ENTRIES
+            if scope is None and not compares_runs(data, spec.kind, mappings):
                 return ("unchanged", spec.kind)
             # The prefilter has passed it: not asked again.
             result = process_file(candidate.path, candidate.display, mappings, None, data=data, spec=spec,
-                                  place_written=self.place_written)
+                                  place_written=self.place_written, scope=scope)
         except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
             result = FileResult.not_migrated(candidate.display, internal_error(exc))
         if not self.contents:

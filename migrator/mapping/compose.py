@@ -32,7 +32,7 @@ from migrator.mapping.changes import (
 )
 from migrator.mapping.entrycontext import EntryPoints
 from migrator.mapping.key_changes import KeyChanges
-from migrator.mapping.kind import Entry
+from migrator.mapping.kind import Entry, Role
 from migrator.mapping.kinds.env import ENV
 from migrator.mapping.kinds.var import VAR
 from migrator.mapping.load import ReleaseTable, TableError, TableSet, check_table_consistency, load_table
@@ -76,6 +76,7 @@ class MappingSet:
         self._old_tokens: frozenset[str] | None = None
         self._value_defaults: tuple | None = None
         self._tokens_not_for: dict[str, frozenset[str]] = {}  # token -> the only kinds it is for
+        self._default_only_tokens: frozenset[str] = frozenset()
         self._manual_when = tuple(e for e in entries if getattr(e, "manual_when", None) is not None)
 
     # The entries of `manual-when` that the file at hand matches (for_file); none in the set itself. (No
@@ -84,11 +85,20 @@ class MappingSet:
     # Does the file as a whole launch verl (a notebook whose `!python3 -m verl...` line the Python view of
     # a cell blanks)? None: each piece judges from its own text (migrator/rewrite/launch_gate.py).
     file_launches_verl: bool | None = None
+    # Does the file at hand hold no old token but value defaults' (`default_only_tokens`)? Then no entry but
+    # a value default can change it, and a rewriter may plan those alone (`defaults_alone`).
+    only_defaults = False
 
     def launching(self, launches: bool) -> MappingSet:
         """This set for the pieces of a file that launches verl elsewhere in it (`launches`), or does not."""
         view = copy.copy(self)
         view.file_launches_verl = launches
+        return view
+
+    def defaults_alone(self) -> MappingSet:
+        """This set for a file whose only old tokens are value defaults' (`only_defaults`)."""
+        view = copy.copy(self)
+        view.only_defaults = True
         return view
 
     def for_file(self, source: bytes) -> MappingSet:
@@ -219,17 +229,21 @@ class MappingSet:
         if self._old_tokens is None:
             tokens: set[str] = set()
             kinds_of: dict[str, set[str] | None] = {}  # token -> the file kinds it is for (None: every kind)
+            others: set[str] = set()  # tokens some entry other than a value default needs
             for entry in self._token_entries():
                 for token in entry.unit.tokens(entry, self):
                     if not token:
                         continue
                     tokens.add(token)
+                    if entry.unit.role is not Role.DEFAULT:
+                        others.add(token)
                     restricted = entry.unit.token_kinds
                     if restricted is None or kinds_of.get(token, set()) is None:
                         kinds_of[token] = None
                     else:
                         kinds_of[token] = kinds_of.get(token, set()) | restricted
             self._old_tokens = frozenset(tokens)
+            self._default_only_tokens = frozenset(tokens - others)
             self._tokens_not_for = {}
             for token, kinds in kinds_of.items():
                 if kinds is not None:
@@ -240,6 +254,12 @@ class MappingSet:
         """The old tokens only entries that no rewriter of `kind` acts on need (`EntryKind.token_kinds`)."""
         self.old_tokens()
         return frozenset(token for token, kinds in self._tokens_not_for.items() if kind not in kinds)
+
+    def default_only_tokens(self) -> frozenset[str]:
+        """The old tokens only value-default entries need (`main_ppo`, with `--from`): a file holding no
+        other token can need no edit but a default appended to a launch."""
+        self.old_tokens()
+        return self._default_only_tokens
 
     def old_tokens_for(self, kind: str) -> frozenset[str]:
         """`old_tokens()` but `tokens_not_for(kind)`: what sends a file of that kind to its rewriter."""

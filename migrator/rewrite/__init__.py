@@ -29,6 +29,9 @@ class RewriterSpec:
     # YAML code block nests keys: every component must occur); and "declared-keys": its launch commands
     # may write `+key=` on a key the target declares, which Hydra refuses.
     split_names: frozenset[str] = frozenset()
+    # Its locator plans the defaults value-default entries append to launches alone, at a fraction of the
+    # full walk's cost, where the file holds no old token but theirs (`MappingSet.only_defaults`).
+    plans_defaults_alone: bool = False
 
 
 @runtime_checkable
@@ -52,7 +55,7 @@ class Rewriter(Protocol):
 
 REWRITERS: tuple[RewriterSpec, ...] = (
     RewriterSpec("shell", "migrator.rewrite.shell", (".sh", ".bash"), ("bash", "sh", "dash", "zsh", "ksh"),
-                 frozenset({"declared-keys"})),
+                 frozenset({"declared-keys"}), plans_defaults_alone=True),
     RewriterSpec("python", "migrator.rewrite.python", (".py",), ("python", "python3"), frozenset({"modules"})),
     RewriterSpec("yaml", "migrator.rewrite.yaml", (".yaml", ".yml"), (), frozenset({"keys", "modules"})),
     RewriterSpec("markdown", "migrator.rewrite.markdown", (".md", ".markdown", ".rst", ".txt"),

@@ -15,6 +15,7 @@ import re
 from migrator.edits import Edit, Finding
 from migrator.layout import verl_layout
 from migrator.rewrite.shell.plan import ScriptPlan
+from migrator.rewrite.shell.syntax import command_arguments
 
 CONFIG_OPTIONS = (b"--config-name", b"--config-path", b"-cn", b"-cp", b"--config-dir", b"-cd")
 # Hydra's other command-line flags (`python app.py --help`): any other `-x` word is not Hydra's.
@@ -38,6 +39,27 @@ class DefaultEdits:
         self.maps = plan.maps
         self.edits = plan.edits
         self.findings = plan.findings
+
+    def plan_alone(self, root) -> None:
+        """`value_defaults` for every command the walker would hand it, found from where the source names
+        main_ppo rather than by a walk of the whole tree: each command around such a place (a launch inside
+        `$(...)` sits inside the command that expands it), outer before inner as the walk meets them."""
+        if not (self.maps.value_defaults() if self.maps.from_release_given else ()):
+            return
+        name = verl_layout().ppo_name.encode()
+        commands = {}
+        at = self.src.find(name)
+        while at >= 0:
+            node = root.descendant_for_byte_range(at, at + len(name))
+            while node is not None:
+                if node.type == "command":
+                    commands[(node.start_byte, -node.end_byte)] = node
+                node = node.parent
+            at = self.src.find(name, at + len(name))
+        for _, command in sorted(commands.items()):
+            args = command_arguments(command)
+            if len(args) > 1:
+                self.value_defaults(command, args, [self.src[a.start_byte:a.end_byte] for a in args])
 
     def value_defaults(self, command, args: list, words: list[bytes]) -> None:
         defaults = self.maps.value_defaults() if self.maps.from_release_given else ()

@@ -23,7 +23,7 @@ from migrator.rewrite.shell.entrypoint import (
 )
 from migrator.rewrite.shell.plan import ScriptPlan
 from migrator.rewrite.shell.removals import ArgumentRemovals
-from migrator.rewrite.shell.syntax import ARGUMENT_TYPES
+from migrator.rewrite.shell.syntax import ARGUMENT_TYPES, command_arguments
 
 CONFIG_FLAGS = (CONFIG_NAME_FLAG, CONFIG_PATH_FLAG, *SHORT_FLAGS.values())
 # Arguments that pass the caller's own overrides on: pinned values go before them, so the caller's win.
@@ -69,7 +69,7 @@ class Launches:
         while stack:
             node = stack.pop()
             if node.type == "command":
-                args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
+                args = command_arguments(node)
                 words = [self.src[a.start_byte:a.end_byte] for a in args]
                 launch = find_launch(words)
                 if launch is not None:

@@ -23,6 +23,7 @@ from migrator.rewrite.shell.syntax import (
     ARGUMENT_TYPES,
     LITERAL_TYPES,
     WORD_BOUNDARY,
+    command_arguments,
     content_start,
     is_override_word,
     literal_pieces,
@@ -55,15 +56,23 @@ def _overrides_at_word_starts(src: bytes, start: int, end: int):
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
     tree = parse(source)
     plan = ScriptPlan(source, mappings)
-    walker = ScriptWalker(plan, tree.root_node)
-    walker.walk()
+    if mappings.only_defaults and b"<<" not in source:
+        # No old token but value defaults' (the prefilter's word): no key, path, module or variable entry
+        # applies, so the launches of main_ppo are all there is to plan. A heredoc may hold a Python
+        # program, which goes to the Python rewriter: the walk.
+        DefaultEdits(plan).plan_alone(tree.root_node)
+        blocks = ()
+    else:
+        walker = ScriptWalker(plan, tree.root_node)
+        walker.walk()
+        blocks = tuple(walker.blocks)
     if plan.findings and not plan.edits and tree.root_node.has_error:
         # Nothing to validate, and tree-sitter's recovery decided what the steps are about: a script bash
         # cannot parse is said to be that, as one with edits is (validity.validate).
         from migrator.rewrite.shell.validity import unparsed_by_bash
 
         unparsed_by_bash(source)
-    return LocateResult(tuple(plan.edits), tuple(plan.findings), tuple(walker.blocks))
+    return LocateResult(tuple(plan.edits), tuple(plan.findings), blocks)
 
 
 class ScriptWalker:
@@ -132,7 +141,7 @@ class ScriptWalker:
     # -- node handlers ---------------------------------------------------------------------------
     def command(self, node) -> None:
         self.launches.plan_command(node)
-        args = [c for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
+        args = command_arguments(node)
         words = [self.src[a.start_byte:a.end_byte] for a in args]
         script_index = script_position(words)
         # Only a verl entry point reads Hydra overrides: elsewhere a removed key is reported, not deleted.

@@ -20,6 +20,11 @@ ARGUMENT_TYPES = frozenset({"word", "string", "raw_string", "concatenation", "nu
 WORD_BOUNDARY = b" \t\n\r;|&()"
 
 
+def command_arguments(command) -> list:
+    """A `command` node's name and argument words, in order (not its redirections or `$@`-style expansions)."""
+    return [c for c in command.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
+
+
 @lru_cache(maxsize=1)
 def _parser():
     import tree_sitter
