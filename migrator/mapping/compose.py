@@ -89,17 +89,34 @@ class MappingSet:
     # a value default can change it, and a rewriter may plan those alone (`defaults_alone`).
     only_defaults = False
 
+    # The set a view was made from (None: this is no view). Values derived from a set once per process
+    # (`per_set.per_table_set`) are kept for it and each view state, not for each view: a view is made per file.
+    _viewed: MappingSet | None = None
+
+    @property
+    def viewed(self) -> MappingSet:
+        """The set itself, or the one this view of a file's was made from."""
+        return self._viewed if self._viewed is not None else self
+
+    @property
+    def view_state(self) -> tuple:
+        """What a view says beyond its set: equal states of views of one set answer every question alike."""
+        return self._manual_here, self.file_launches_verl, self.only_defaults
+
+    def _view(self, **state) -> MappingSet:
+        view = copy.copy(self)  # shares every collaborator and its caches
+        view._viewed = self.viewed
+        for name, value in state.items():
+            setattr(view, name, value)
+        return view
+
     def launching(self, launches: bool) -> MappingSet:
         """This set for the pieces of a file that launches verl elsewhere in it (`launches`), or does not."""
-        view = copy.copy(self)
-        view.file_launches_verl = launches
-        return view
+        return self._view(file_launches_verl=launches)
 
     def defaults_alone(self) -> MappingSet:
         """This set for a file whose only old tokens are value defaults' (`only_defaults`)."""
-        view = copy.copy(self)
-        view.only_defaults = True
-        return view
+        return self._view(only_defaults=True)
 
     def for_file(self, source: bytes) -> MappingSet:
         """This set as one file sees it: a key rename whose `manual-when` the file matches is a manual step
@@ -107,9 +124,7 @@ class MappingSet:
         matched = frozenset(id(e) for e in self._manual_when if e.manual_when.matches(source))
         if not matched:
             return self
-        view = copy.copy(self)  # shares every collaborator and its caches
-        view._manual_here = matched
-        return view
+        return self._view(_manual_here=matched)
 
     # -- what becomes of a name ----------------------------------------------------------------------
     def key(self, key: str, context: EntryContext | None = None) -> KeyChange | None:
