@@ -19,6 +19,7 @@ from migrator.lint.facts import Facts
 from migrator.lint.ineffective import ineffective_message
 from migrator.lint.keys import did_you_mean
 from migrator.mapping import MappingSet
+from migrator.rewrite.yaml.document import compose_all
 
 CODE = "VM003"
 INEFFECTIVE_CODE = "VM112"
@@ -30,9 +31,14 @@ def lint_yaml(src: bytes, path: str, facts: Facts, mappings: MappingSet, rev: st
     if b"defaults" not in src:
         return []
     try:
-        root = yaml.compose(src.decode("utf-8"), Loader=yaml.SafeLoader)
-    except (yaml.YAMLError, UnicodeDecodeError, ValueError):  # several documents, or not YAML: not a config
+        text = src.decode("utf-8")
+        try:  # libyaml, with the pure-Python loader's marks
+            documents = compose_all(text)
+        except yaml.YAMLError:  # what libyaml refuses, the pure-Python loader decides
+            documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except (yaml.YAMLError, UnicodeDecodeError, ValueError):  # not YAML: not a config
         return []
+    root = documents[0] if len(documents) == 1 else None  # several documents: not a config either
     if not isinstance(root, yaml.MappingNode):
         return []
     base = extended_config(root, facts.configs(rev))

@@ -104,3 +104,13 @@ def test_a_key_newer_than_the_target_is_told_so_not_to_delete_it(tmp_path):
     proc = run_cli("lint", "--to", "v0.8.0", "--output-format", "json", "ours.yaml", cwd=tmp_path)
     [found] = json.loads(proc.stdout)
     assert found["hint"] == "it is first in verl v0.9.0: was the config written for a newer verl?"
+
+
+def test_line_ends_a_missing_final_newline_and_several_documents(tmp_path):
+    """The config is composed by libyaml with the pure-Python loader's marks: `\\r\\n` line ends and a file
+    without a final newline place each finding where an LF file does; a stream of two documents is no config."""
+    (tmp_path / "crlf.yaml").write_bytes(CONFIG.rstrip("\n").replace("\n", "\r\n").encode())
+    (tmp_path / "two.yaml").write_text(CONFIG + "---\nother: 1\n")
+    found = sorted((f["path"], f["line"], f["col"], f["key"]) for f in lint_json(tmp_path))
+    assert found == [("crlf.yaml", 9, 3, "data.max_obs_length"), ("crlf.yaml", 17, 5, "actor_rollout_ref.actor.ppo_epoch"),
+                     ("crlf.yaml", 19, 3, "trainer.use_legacy_worker_impl")]
