@@ -175,7 +175,10 @@ class KindPrefilter:
         groups_by_kind = groups_by_kind or {}
         imported_by_kind = imported_by_kind or {}
         dropped_by_kind = {kind: dropped for kind, dropped in (dropped_by_kind or {}).items() if dropped}
-        defaults_by_kind = defaults_by_kind or {}
+        # A token some other duty of the kind's searches for too (a declared key, a split name) is not the
+        # value defaults' alone there.
+        defaults_by_kind = {kind: set(defaults) - split_tokens_by_kind.get(kind, set())
+                            for kind, defaults in (defaults_by_kind or {}).items()}
         self.base = Prefilter(tokens)
         kind_tokens = {kind: (set(tokens) - dropped_by_kind.get(kind, set())) | split_tokens_by_kind.get(kind, set())
                        for kind in {*split_tokens_by_kind, *groups_by_kind, *imported_by_kind, *dropped_by_kind,
@@ -184,7 +187,7 @@ class KindPrefilter:
         # no other token goes to it with `MappingSet.only_defaults`.
         self.defaults_by_kind = {kind: Prefilter(kind_tokens[kind] & defaults)
                                  for kind, defaults in defaults_by_kind.items() if kind_tokens[kind] & defaults}
-        self.by_kind = {kind: Prefilter(found - set(defaults_by_kind.get(kind, ())), groups_by_kind.get(kind, ()),
+        self.by_kind = {kind: Prefilter(found - defaults_by_kind.get(kind, set()), groups_by_kind.get(kind, ()),
                                         imported_by_kind.get(kind, ()))
                         for kind, found in kind_tokens.items()}
 

@@ -240,3 +240,20 @@ def test_a_shell_command_string_in_python_still_gets_the_default(call):
     assert might_change(source, mappings)
     edits = python.locate(source, mappings).edits
     assert [e.replacement for e in edits if e.kind == "value-default"] == [b" actor_rollout_ref.rollout.name=vllm"]
+
+
+def test_the_scope_tells_value_defaults_tokens_alone_from_any_other(engine_name):
+    """A kind that plans value defaults alone searches their tokens apart; a token another duty of the kind
+    needs too (here a declared key, `x_declared`) is never the defaults' alone."""
+    from migrator.filekind import ALL_ENTRIES, DEFAULTS_ALONE, KindPrefilter
+
+    check = KindPrefilter({"a.b", "main_ppo"}, {"shell": {"x_declared"}},
+                          defaults_by_kind={"shell": frozenset({"main_ppo", "x_declared"})})
+    cases = {(b"python3 -m verl.trainer.main_ppo t.n=1", "shell"): DEFAULTS_ALONE,
+             (b"python3 -m verl.trainer.main_ppo a.b=1", "shell"): ALL_ENTRIES,
+             (b"python3 -m verl.trainer.main_ppo +x_declared=1", "shell"): ALL_ENTRIES,
+             (b"python3 -m my.main_ppo_v2 t.n=1", "shell"): None,
+             (b"echo nothing", "shell"): None,
+             (b"python3 -m verl.trainer.main_ppo t.n=1", "markdown"): ALL_ENTRIES}  # no split there
+    assert {case: check.scope(*case) for case in cases} == cases
+    assert all(check(*case) == (scope is not None) for case, scope in cases.items())

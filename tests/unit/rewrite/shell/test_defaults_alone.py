@@ -119,3 +119,13 @@ def test_the_scope_is_what_decides_the_walk(monkeypatch, tmp_path):
     result = process_file(str(tmp_path / "old.sh"), "old.sh", MAPPINGS, PREFILTER)
     assert walked == [1]
     assert "key-rename" in [e.kind for e in result.edits]
+
+
+def test_a_python_heredoc_is_still_handed_to_the_python_rewriter():
+    """The Python rewriter judges a heredoc's program by its own tokens (an import of verl's), which the
+    shell prefilter does not search for: such a script is walked."""
+    source = (b"#!/bin/bash\npython3 - <<'PY'\nimport verl.trainer.main_ppo\nPY\n"
+              b"python3 -m verl.trainer.main_ppo trainer.nnodes=1\n")
+    assert PREFILTER.scope(source, "shell") == DEFAULTS_ALONE
+    full, alone = both_plans(source)
+    assert alone == full and [kind for _, _, kind in alone.blocks] == ["python"]
