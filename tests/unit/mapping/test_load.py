@@ -8,6 +8,7 @@ import pytest
 
 from migrator.mapping import TableError, compose, load_builtin, load_table
 from migrator.mapping.load import load_release_index
+from tests.helpers.tables import held_on_ascend_table
 
 
 def load(tmp_path, body: str):
@@ -234,21 +235,7 @@ def test_a_rename_held_in_some_files_needs_the_hint_that_is_its_manual_step(tmp_
 
 
 def test_a_file_sees_a_held_rename_as_a_manual_step_and_others_see_the_rename(tmp_path):
-    path = tmp_path / "user.yaml"  # a user's table, applied after --to
-    path.write_text(textwrap.dedent("""
-        entries:
-          - kind: key-rename
-            old: a.b
-            new: a.c
-            manual-when: {file-matches: ['\\bASCEND_[A-Z_]+']}
-            hint: on Ascend set a.npu instead
-            pr: 1
-          - kind: key-rename
-            old: x.y
-            new: x.z
-            pr: 2
-    """), encoding="utf-8")
-    mappings = compose(load_builtin(), None, "v0.9.0", [path])
+    mappings = compose(load_builtin(), None, "v0.9.0", [held_on_ascend_table(tmp_path)])
     plain = b"python3 -m verl.trainer.main_ppo a.b=1 x.y=2\n"
     assert mappings.for_file(plain) is mappings and mappings.key("a.b").new == "a.c"
     npu = mappings.for_file(b"export ASCEND_RT_VISIBLE_DEVICES=0\n" + plain)

@@ -3,24 +3,13 @@ the views made of it per file, never once per view, and never shared between sta
 
 from __future__ import annotations
 
-import textwrap
-
 from migrator.mapping import compose, load_builtin
 from migrator.mapping.per_set import per_table_set
+from tests.helpers.tables import held_on_ascend_table
 
 
 def test_views_of_one_state_share_a_value_and_other_states_get_their_own(tmp_path):
-    path = tmp_path / "user.yaml"
-    path.write_text(textwrap.dedent("""
-        entries:
-          - kind: key-rename
-            old: a.b
-            new: a.c
-            manual-when: {file-matches: ['\\bASCEND_[A-Z_]+']}
-            hint: on Ascend set a.npu instead
-            pr: 1
-    """), encoding="utf-8")
-    mappings = compose(load_builtin(), None, "v0.9.0", [path])
+    mappings = compose(load_builtin(), None, "v0.9.0", [held_on_ascend_table(tmp_path)])
     calls = []
 
     @per_table_set
@@ -37,5 +26,5 @@ def test_views_of_one_state_share_a_value_and_other_states_get_their_own(tmp_pat
     assert len(calls) == 2  # the set, and one state of its views
     assert action(views[0].launching(True)) == "warn" and views[0].launching(True).viewed is mappings
     assert len(calls) == 3  # another state: derived for it
-    other = compose(load_builtin(), None, "v0.9.0", [path])
+    other = compose(load_builtin(), None, "v0.9.0", [held_on_ascend_table(tmp_path)])
     assert action(other) == "rename" and len(calls) == 4  # another set
