@@ -185,8 +185,8 @@ class KindPrefilter:
                                     *defaults_by_kind}}
         # A kind whose locator plans value defaults alone searches their tokens apart: a file that holds
         # no other token goes to it with `MappingSet.only_defaults`.
-        self.defaults_by_kind = {kind: Prefilter(kind_tokens[kind] & defaults)
-                                 for kind, defaults in defaults_by_kind.items() if kind_tokens[kind] & defaults}
+        self.defaults_by_kind = {kind: Prefilter(found) for kind, defaults in defaults_by_kind.items()
+                                 if (found := kind_tokens[kind] & defaults)}
         self.by_kind = {kind: Prefilter(found - defaults_by_kind.get(kind, set()), groups_by_kind.get(kind, ()),
                                         imported_by_kind.get(kind, ()))
                         for kind, found in kind_tokens.items()}

@@ -22,7 +22,7 @@ from migrator.codes import (
     finding_code,
 )
 from migrator.edits import Finding, SourceNotParsed, apply_edits, regraded, settle_unsafe
-from migrator.filekind import ALL_ENTRIES, shebang_head, skip_reason_by_name, sniff, sniff_bytes
+from migrator.filekind import ALL_ENTRIES, DEFAULTS_ALONE, shebang_head, skip_reason_by_name, sniff, sniff_bytes
 from migrator.mapping import MappingSet
 from migrator.pulls import pr_name
 from migrator.rewrite import RewriterSpec, load_rewriter, spec_for
@@ -141,11 +141,20 @@ def process_file(path: str, display: str, mappings: MappingSet, prefilter=None, 
     `data`: the file's bytes when the caller read them; `spec`: the rewriter when the caller already
     decided it (`filekind.sniff`); `place_written`: also place each finding in the file as edited (a
     writing run reports those lines once the file is written); `scope`: what the caller's prefilter found
-    (`KindPrefilter.scope`), when it asked one and passes none here."""
+    (`passed_scope`), when it asked one and passes none here."""
     try:
         return _process(path, display, mappings, prefilter, data, spec, place_written, scope)
     except Exception as exc:  # noqa: BLE001 - one file's failure must never stop the run
         return FileResult.not_migrated(display, internal_error(exc))
+
+
+def passed_scope(prefilter, data: bytes, kind: str, mappings: MappingSet) -> str | None:
+    """What the file's rewriter must plan for: ALL_ENTRIES; DEFAULTS_ALONE when it holds value defaults'
+    tokens alone, or none but is a script whose launches are compared; None when nothing can change it."""
+    if prefilter is None:
+        return ALL_ENTRIES
+    scope = prefilter.scope(data, kind)
+    return DEFAULTS_ALONE if scope is None and compares_runs(data, kind, mappings) else scope
 
 
 def compares_runs(data: bytes, kind: str, mappings: MappingSet) -> bool:
@@ -187,12 +196,12 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     if skip is not None:
         return FileResult.not_migrated(display, skip)
     if prefilter is not None:
-        scope = prefilter.scope(data, spec.kind)
-        if scope is None and not compares_runs(data, spec.kind, mappings):
+        scope = passed_scope(prefilter, data, spec.kind, mappings)
+        if scope is None:
             return FileResult(display, "unchanged", kind=spec.kind)
     rewriter = load_rewriter(spec)
     mappings = mappings.for_file(data)
-    if scope != ALL_ENTRIES and spec.plans_defaults_alone:  # no token but value defaults' (or none at all)
+    if scope == DEFAULTS_ALONE and spec.plans_defaults_alone:
         mappings = mappings.defaults_alone()
     try:
         located = rewriter.locate(data, mappings, display)
@@ -301,8 +310,8 @@ class RewriteWork:
             if skip is not None:
                 return ("skipped", skip)
             mappings, prefilter = self.per_file.get(candidate.display, (self.mappings, self.prefilter))
-            scope = prefilter.scope(data, spec.kind) if prefilter is not None else ALL_ENTRIES
-            if scope is None and not compares_runs(data, spec.kind, mappings):
+            scope = passed_scope(prefilter, data, spec.kind, mappings)
+            if scope is None:
                 return ("unchanged", spec.kind)
             # The prefilter has passed it: not asked again.
             result = process_file(candidate.path, candidate.display, mappings, None, data=data, spec=spec,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from migrator.rewrite.shell.overrides import override_occurrences
-from migrator.rewrite.shell.syntax import ARGUMENT_TYPES, parse
+from migrator.rewrite.shell.syntax import ARGUMENT_TYPES, command_arguments, parse
 from migrator.verdict import PLACEHOLDER
 
 _ARGUMENTS = ARGUMENT_TYPES | {"simple_expansion", "expansion", "command_name"}
@@ -73,8 +73,7 @@ def commands(src: bytes, tree) -> list[tuple[object, list[str]]]:
     while stack:
         node = stack.pop()
         if node.type == "command":
-            words = [_unquote(src[c.start_byte:c.end_byte].decode("utf-8", "replace"))
-                     for c in node.children if c.type in ARGUMENT_TYPES or c.type == "command_name"]
+            words = [_unquote(src[c.start_byte:c.end_byte].decode("utf-8", "replace")) for c in command_arguments(node)]
             out.append((node, words))
         stack.extend(reversed(node.children))
     return out

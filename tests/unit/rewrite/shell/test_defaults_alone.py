@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from migrator.edits import SourceNotParsed
@@ -82,8 +82,7 @@ def fragment(draw) -> str:
 @given(st.lists(fragment(), min_size=1, max_size=4))
 def test_the_plan_of_defaults_alone_is_the_walks(fragments):
     source = ("#!/bin/bash\nset -x\n" + "".join(fragments)).encode()
-    if PREFILTER.scope(source, "shell") == ALL_ENTRIES:
-        return
+    assume(PREFILTER.scope(source, "shell") != ALL_ENTRIES)  # a script holding another token is walked
     full, alone = both_plans(source)
     assert alone == full
 
