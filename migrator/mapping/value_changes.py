@@ -66,12 +66,50 @@ class ValueChanges:
         self.keys = keys  # the KeyChanges: the walk follows the key's renames
         self.any = any(s.value_entries for s in steps.steps)
         self._memo: dict = {}
+        # Once asked: the names keyed entries apply to, and the values entries that name no key can apply to
+        # (None: some such entry may apply to any value).
+        self._entry_names: frozenset[str] | None = None
+        self._keyless_values: frozenset[str] | None = None
+        self._key_applies: dict[str, bool] = {}
 
     def value(self, key: str, value: str, siblings: dict | None = None) -> ValueChange | None:
-        if not self.any:
+        if not self.any or not self._may_apply(key, value):
             return None
         memo = self._memo if not siblings else {}  # asked per override; siblings make it the file's own
         if (key, value) not in memo:
             memo[key, value] = compose_value(self.steps.steps, self.steps.for_name(key, "key"), key, value,
                                              siblings, self.keys.final_name)
         return memo[key, value]
+
+    def _may_apply(self, key: str, value: str) -> bool:
+        """Whether some value entry could apply: one names (as written or at the target) a name the key has
+        at some release, or names no key and can apply to `value`. Until an entry applies, the walk
+        follows the key's renames alone, so when neither holds the value stays. A YAML file asks for each
+        of its values with its siblings, which the memo of `value` does not cover; this check is per key."""
+        if self._entry_names is None:
+            self._index_entries()
+        if self._keyless_values is None or value in self._keyless_values:
+            return True
+        known = self._key_applies.get(key)
+        if known is None:
+            known = self._key_applies[key] = not self._entry_names.isdisjoint(self._names_of(key))
+        return known
+
+    def _index_entries(self) -> None:
+        entries = [e for step in self.steps.steps for e in step.value_entries]
+        names = {e.value_key for e in entries if e.value_key is not None}
+        self._entry_names = frozenset(names | {self.keys.final_name(n) for n in names})
+        keyless = [e.only_values for e in entries if e.value_key is None]
+        self._keyless_values = None if None in keyless else frozenset().union(*keyless)
+
+    def _names_of(self, key: str) -> set[str]:
+        """Every name `key` has along the releases, by the key renames alone."""
+        names, current = {key}, key
+        rename_steps = self.steps.for_name(key, "key")
+        for step in self.steps.steps:
+            if step in rename_steps:
+                found = step.key_entry(current)
+                if found is not None and found[0].unit.role is Role.MOVE:
+                    current = found[1]
+                    names.add(current)
+        return names

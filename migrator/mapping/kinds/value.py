@@ -127,6 +127,12 @@ class ValueEntry(Entry):
         return getattr(self, "key", None)
 
     @property
+    def only_values(self) -> frozenset[str] | None:
+        """The values in hand the entry can apply to at all, when they are a few literals (else None): an
+        entry that names no key is asked about every value, and these spare the walk for the others."""
+        return None
+
+    @property
     def shown_value(self) -> str:
         """The old value as the table gives it: the literal, or the pattern."""
         old, pattern = getattr(self, "old", None), getattr(self, "old_pattern", None)
@@ -278,6 +284,10 @@ class TargetMove(ValueEntry):
     @property
     def identity(self) -> tuple:
         return (self.KIND, self.old, self.key)
+
+    @property
+    def only_values(self) -> frozenset[str]:
+        return frozenset((self.old,))
 
     def stated(self) -> tuple[str, str, str]:
         return self.key or "", self.old, self.new
