@@ -418,6 +418,18 @@ def shell_text(script, start: int, end: int, at: int, split: bool = True) -> tup
 
     The text ends at the word's end, or (`split`) at a blank in the same quoting as `at` (a string
     holding several overrides is split by the expansion that passes it)."""
+    src = script.src
+    if not _SHELL_SPECIAL.search(src, start, end):
+        # No quote, escape, expansion or tilde in the word (most overrides): bash passes its bytes as they are.
+        if split:
+            blank = _BLANK.search(src, at, end)
+            end = blank.start() if blank is not None else end
+        return src[at:end].decode("utf-8", "replace"), end
+    return _read_shell_text(script, start, end, at, split)
+
+
+def _read_shell_text(script, start: int, end: int, at: int, split: bool) -> tuple[str, int]:
+    """`shell_text` byte by byte, following the quoting."""
     src, i, quote, out = script.src, start, "", bytearray()
     start_quote = None
     while i < end:
@@ -451,6 +463,9 @@ def shell_text(script, start: int, end: int, at: int, split: bool = True) -> tup
     return out.decode("utf-8", "replace"), end
 
 
+# What `shell_text` must read byte by byte: quotes, escapes, expansions, a tilde; and the blanks that split.
+_SHELL_SPECIAL = re.compile(rb"[\'\"\\$`~]")
+_BLANK = re.compile(rb"[ \t\n]")
 _VARIABLE = re.compile(rb"\$(?:([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\})")
 _SPECIAL = re.compile(rb"\$(?:[@*#?$!0-9-]|'[^']*')?")
 
