@@ -102,8 +102,13 @@ def _judge_script(script) -> ScriptVerdicts:
 def _judge_launch(script, configs, config_dir, config_name, overrides):
     """([(override, rejection)], failure, positions not judged). Overrides in different branches of an
     `if`/`case` never run together: one that shares its key with such an earlier one is judged without it."""
-    shadowed = {n for n, o in enumerate(overrides)
-                if any(p.key == o.key and exclusive(p, o) for p in overrides[:n])}
+    shadowed = set()
+    earlier_by_key: dict[str, list] = {}  # only an earlier override of the same key can shadow one
+    for n, o in enumerate(overrides):
+        earlier = earlier_by_key.setdefault(o.key, [])
+        if any(exclusive(p, o) for p in earlier):
+            shadowed.add(n)
+        earlier.append(o)
     passes = [[n for n in range(len(overrides)) if n not in shadowed]]
     for n in sorted(shadowed):
         passes.append([m for m in range(len(overrides))
