@@ -133,13 +133,10 @@ def _schema(directory: str, rev: str, config: str) -> KeySchema | None:
 
 @lru_cache(maxsize=4)
 def _key_releases(directory: str) -> dict[str, tuple[str, ...]]:
-    from migrator.mapping import load_builtin
+    from migrator.config import known_releases  # the release index's list: no table need be loaded
 
     facts = _release_facts(directory)
-    try:
-        order = list(load_builtin().releases)
-    except Exception:  # noqa: BLE001 - the order only refines a message
-        order = []
+    order = known_releases()
     shipped = {p.name.split(".ppo")[0] for p in (Path(directory) / "config-keys").glob("*.keys")}
     known: dict[str, list[str]] = {}
     for rev in sorted(shipped, key=lambda r: order.index(r) if r in order else -1):
