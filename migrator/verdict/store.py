@@ -14,7 +14,7 @@ import posixpath
 import shutil
 import tempfile
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from migrator import cache
@@ -44,9 +44,10 @@ class ReleaseConfigs:
     files: dict[str, str]  # config file path -> blob digest
     blobs: Path
 
-    @property
+    @cached_property
     def digest(self) -> str:
-        """Names the materialized tree: changes whenever any file or path changes."""
+        """Names the materialized tree: changes whenever any file or path changes. Asked per script
+        reviewed; the files never change (frozen)."""
         text = "\n".join(f"{path}\t{blob}" for path, blob in sorted(self.files.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
