@@ -284,6 +284,11 @@ def _own_nodes(function: Function | ast.Module):
         stack.extend(child_nodes(node))
 
 
+_DEFINES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_DECLARES = (ast.Global, ast.Nonlocal)
+_STORES = (ast.Store, ast.Del)
+
+
 def _assignments(function: Function) -> tuple[tuple[set[str], dict[str, int], dict[str, ast.expr]], list[ast.Call]]:
     """((every name the body binds, how many times it binds each, the value of a plain `x = value`),
     the calls in the body)."""
@@ -291,20 +296,25 @@ def _assignments(function: Function) -> tuple[tuple[set[str], dict[str, int], di
     values: dict[str, ast.expr] = {}
     calls: list[ast.Call] = []
     for node in _own_nodes(function):
-        if type(node) is ast.Call:
+        kind = type(node)  # parsed trees hold the ast classes themselves, never subclasses
+        if kind is ast.Call:
             calls.append(node)
-        bound: list[str] = []
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            continue
+        if kind is ast.Name:
+            if type(node.ctx) not in _STORES:
+                continue
             bound = [node.id]
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        elif kind in _DEFINES:
             bound = [node.name, node.name]  # never a plain single binding
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        elif kind in _DECLARES:
             bound = [*node.names, *node.names]
-        elif isinstance(node, ast.alias):
+        elif kind is ast.alias:
             name = (node.asname or node.name).split(".")[0]
             bound = [name, name]
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            values[node.targets[0].id] = node.value
+        else:
+            if kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                values[node.targets[0].id] = node.value
+            continue
         for name in bound:
             counts[name] = counts.get(name, 0) + 1
     values = {name: value for name, value in values.items() if counts.get(name) == 1}
@@ -327,24 +337,37 @@ def _assigns_config_plainly(cls: ast.ClassDef) -> bool:  # only for classes base
     """Does the class set `self.config` only from `__init__`'s own parameter (`self.config = config`)?
     Anything else (`self.config = OmegaConf.load(...)`, `mine = load(); self.config = mine`, a set in
     another method) may replace verl's config by the program's own."""
-    for function in [n for n in ast.walk(cls) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] + [cls]:
+    functions = [n for n in _descendants(cls.body) if type(n) is ast.FunctionDef or type(n) is ast.AsyncFunctionDef]
+    for function in [*functions, cls]:
         body = function.body if function is not cls else [n for n in cls.body if not isinstance(
             n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         params = set(_params(function)) if function is not cls else set()
-        rebound = {t.id for n in ast.walk(ast.Module(body=body, type_ignores=[]))
-                   for t in (n.targets if isinstance(n, ast.Assign) else []) if isinstance(t, ast.Name)}
-        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-                node, (ast.AnnAssign, ast.AugAssign)) else []
+        nodes = _descendants(body)
+        rebound = {t.id for n in nodes if type(n) is ast.Assign for t in n.targets if type(t) is ast.Name}
+        for node in nodes:
+            kind = type(node)
+            targets = node.targets if kind is ast.Assign else [node.target] if kind is ast.AnnAssign or \
+                kind is ast.AugAssign else []
             for target in targets:
                 if _dotted(target) != ["self", "config"]:
                     continue
-                plain = isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
+                plain = kind is ast.Assign and isinstance(node.value, ast.Name) and \
                     getattr(function, "name", None) == "__init__" and node.value.id in params and \
                     node.value.id not in rebound
                 if not plain:
                     return False
     return True
+
+
+def _descendants(body: list) -> list:
+    """Every node under the statements of `body`, nested functions and classes included (no expression
+    contexts: no test here reads them)."""
+    nodes = list(body)
+    at = 0
+    while at < len(nodes):
+        nodes.extend(child_nodes(nodes[at]))
+        at += 1
+    return nodes
 
 
 def _imported_names(nodes: dict[type, list]) -> dict[str, str]:
