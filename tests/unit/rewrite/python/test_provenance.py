@@ -251,6 +251,7 @@ def test_lone_cr_line_ends_and_a_bom_keep_every_offset(prefix, newline):
 @pytest.mark.parametrize("assignment, renamed", [
     ("self.config = config", True),
     ("mine = OmegaConf.load('mine.yaml'); self.config = mine", False),  # a name, but the program's own config
+    ("config = OmegaConf.load('mine.yaml'); self.config = config", False),  # the parameter's name, rebound
 ])
 def test_self_config_of_a_verl_trainer_subclass_counts_only_from_init_s_parameter(assignment, renamed):
     source = f"""from omegaconf import OmegaConf
