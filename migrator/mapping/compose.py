@@ -159,10 +159,12 @@ class MappingSet:
         return self.values.value(key, value, siblings)
 
     def value_defaults(self) -> tuple:
-        """Value-default entries in the range, in release order (found once: every launch command asks)."""
-        if self._value_defaults is None:
-            self._value_defaults = tuple(defaults(self.entries()))
-        return self._value_defaults
+        """Value-default entries in the range, in release order (found once per set, its views included:
+        every launch command asks, and a view is made per file)."""
+        base = self.viewed
+        if base._value_defaults is None:
+            base._value_defaults = tuple(defaults(base.entries()))
+        return base._value_defaults
 
     # -- entry points: the config a command's keys belong to ------------------------------------------
     @property
