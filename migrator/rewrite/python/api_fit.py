@@ -108,17 +108,12 @@ class _Imported:
 def _imports(tree: ast.Module, maps: MappingSet) -> dict[str, _Imported]:
     facts = maps.history.facts
     releases = tuple(maps.history.releases)
-    bound: dict[str, int] = {}
-    for node in walk_tree(tree):
-        for name in _bound_names(node):
-            bound[name] = bound.get(name, 0) + 1
-    out: dict[str, _Imported] = {}
+    changed = []  # (local, symbol, target, entries): an import of a name some entry changes
     for node in tree.body:
         if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
             continue
         for alias in node.names:
-            local = alias.asname or alias.name
-            if alias.name == "*" or bound.get(local) != 1:
+            if alias.name == "*":
                 continue
             symbol = f"{node.module}:{alias.name}"
             moved = member_target(maps, node.module, alias.name)
@@ -129,14 +124,27 @@ def _imports(tree: ast.Module, maps: MappingSet) -> dict[str, _Imported]:
             entries = [*(moved[1] if moved is not None else ()), *keywords]
             if not entries:
                 continue
-            first = min(releases.index(e.origin.release) for e in entries if e.origin.release in releases)
-            if first == 0:
-                continue
-            before = shape_at(facts.api_shapes, symbol, releases[first - 1], releases)
-            after = shape_at(facts.api_shapes, target, maps.to_release, releases)
-            if before is not None and after is not None and before.kind == after.kind:
-                out[local] = _Imported(local, symbol, target, before, after, entries, releases[first - 1],
-                                       maps.to_release)
+            changed.append((alias.asname or alias.name, symbol, target, entries))
+    if not changed:
+        return {}
+    # A name bound anywhere else in the file may not be the import where it is used: counted over the
+    # whole tree, only for files importing a changed name (most import none).
+    bound: dict[str, int] = {}
+    for node in walk_tree(tree):
+        for name in _bound_names(node):
+            bound[name] = bound.get(name, 0) + 1
+    out: dict[str, _Imported] = {}
+    for local, symbol, target, entries in changed:
+        if bound.get(local) != 1:
+            continue
+        first = min(releases.index(e.origin.release) for e in entries if e.origin.release in releases)
+        if first == 0:
+            continue
+        before = shape_at(facts.api_shapes, symbol, releases[first - 1], releases)
+        after = shape_at(facts.api_shapes, target, maps.to_release, releases)
+        if before is not None and after is not None and before.kind == after.kind:
+            out[local] = _Imported(local, symbol, target, before, after, entries, releases[first - 1],
+                                   maps.to_release)
     return out
 
 
