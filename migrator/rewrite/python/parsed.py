@@ -52,7 +52,8 @@ def _children_of(node: ast.AST) -> list[ast.AST]:
     kind = type(node)
     fields = _CHILD_FIELDS.get(kind)
     if fields is None:
-        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f != "ctx")
+        never = _NEVER_NODES.get(kind.__name__, ())
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f != "ctx" and f not in never)
     out = []
     for name in fields:
         value = getattr(node, name, None)
@@ -64,6 +65,18 @@ def _children_of(node: ast.AST) -> list[ast.AST]:
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# Fields the grammar (the `ast` module's ASDL) types as identifiers, strings, ints or constants, never nodes:
+# not asked. Names, attributes and constants are most of a tree's nodes, and each of these fields cost a
+# `getattr` and two `isinstance` calls on every walk.
+_NEVER_NODES: dict[str, frozenset[str]] = {name: frozenset(fields) for name, fields in {
+    "Name": ("id",), "Attribute": ("attr",), "Constant": ("value", "kind"), "FunctionDef": ("name", "type_comment"),
+    "AsyncFunctionDef": ("name", "type_comment"), "ClassDef": ("name",), "ImportFrom": ("module", "level"),
+    "alias": ("name", "asname"), "arg": ("arg", "type_comment"), "keyword": ("arg",), "Global": ("names",),
+    "Nonlocal": ("names",), "FormattedValue": ("conversion",), "ExceptHandler": ("name",),
+    "Assign": ("type_comment",), "For": ("type_comment",), "AsyncFor": ("type_comment",),
+    "With": ("type_comment",), "AsyncWith": ("type_comment",), "MatchSingleton": ("value",),
+    "MatchStar": ("name",), "MatchAs": ("name",), "MatchMapping": ("rest",), "MatchClass": ("kwd_attrs",),
+}.items()}
 # [(tree, its nodes, each node's children by id)]: the last tree walked whole. The passes after the
 # first (config access, provenance, API fit, the `ast` front-end) walk parts of the same tree again;
 # with the children kept, each node's fields are read once per file. The tree stays alive with the
