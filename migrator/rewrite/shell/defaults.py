@@ -44,7 +44,7 @@ class DefaultEdits:
         """`value_defaults` for every command the walker would hand it, found from where the source names
         main_ppo rather than by a walk of the whole tree: each command around such a place (a launch inside
         `$(...)` sits inside the command that expands it), outer before inner as the walk meets them."""
-        if not (self.maps.value_defaults() if self.maps.from_release_given else ()):
+        if not self.defaults():
             return
         name = verl_layout().ppo_name.encode()
         commands = {}
@@ -61,8 +61,12 @@ class DefaultEdits:
             if len(args) > 1:
                 self.value_defaults(command, args, [self.src[a.start_byte:a.end_byte] for a in args])
 
+    def defaults(self) -> tuple:
+        """The value defaults to append: only when the run named the files' release (`--from`)."""
+        return self.maps.value_defaults() if self.maps.from_release_given else ()
+
     def value_defaults(self, command, args: list, words: list[bytes]) -> None:
-        defaults = self.maps.value_defaults() if self.maps.from_release_given else ()
+        defaults = self.defaults()
         if not defaults or not runs_main_ppo(words):
             return
         set_keys = {self.maps_final(m.group("key").decode()) for w in words if (m := SETS_KEY.match(w))}
