@@ -74,7 +74,7 @@ class MappingSet:
         self.var_rules: tuple[NameRule, ...] = tuple(
             NameRule(e.old, e.new, None, e.when, e) for e in entries if e.unit.family is VAR)
         self._old_tokens: frozenset[str] | None = None
-        self._value_defaults: tuple | None = None
+        self._value_defaults = tuple(defaults(entries))  # every launch command asks
         self._tokens_not_for: dict[str, frozenset[str]] = {}  # token -> the only kinds it is for
         self._default_only_tokens: frozenset[str] = frozenset()
         self._manual_when = tuple(e for e in entries if getattr(e, "manual_when", None) is not None)
@@ -159,12 +159,8 @@ class MappingSet:
         return self.values.value(key, value, siblings)
 
     def value_defaults(self) -> tuple:
-        """Value-default entries in the range, in release order (found once per set, its views included:
-        every launch command asks, and a view is made per file)."""
-        base = self.viewed
-        if base._value_defaults is None:
-            base._value_defaults = tuple(defaults(base.entries()))
-        return base._value_defaults
+        """Value-default entries in the range, in release order."""
+        return self._value_defaults
 
     # -- entry points: the config a command's keys belong to ------------------------------------------
     @property

@@ -66,10 +66,13 @@ class ValueChanges:
         self.keys = keys  # the KeyChanges: the walk follows the key's renames
         self.any = any(s.value_entries for s in steps.steps)
         self._memo: dict = {}
-        # Once asked: the names keyed entries apply to, and the values entries that name no key can apply to
-        # (None: some such entry may apply to any value).
-        self._entry_names: frozenset[str] | None = None
-        self._keyless_values: frozenset[str] | None = None
+        # The names keyed entries apply to (as written and at the target), and the values entries that name no
+        # key can apply to (None: some such entry may apply to any value).
+        entries = [e for step in steps.steps for e in step.value_entries]
+        names = {e.value_key for e in entries if e.value_key is not None}
+        self._entry_names = frozenset(names | {keys.final_name(n) for n in names})
+        keyless = [e.only_values for e in entries if e.value_key is None]
+        self._keyless_values = None if None in keyless else frozenset().union(*keyless)
         self._key_applies: dict[str, bool] = {}
 
     def value(self, key: str, value: str, siblings: dict | None = None) -> ValueChange | None:
@@ -86,21 +89,12 @@ class ValueChanges:
         at some release, or names no key and can apply to `value`. Until an entry applies, the walk
         follows the key's renames alone, so when neither holds the value stays. A YAML file asks for each
         of its values with its siblings, which the memo of `value` does not cover; this check is per key."""
-        if self._entry_names is None:
-            self._index_entries()
         if self._keyless_values is None or value in self._keyless_values:
             return True
         known = self._key_applies.get(key)
         if known is None:
             known = self._key_applies[key] = not self._entry_names.isdisjoint(self._names_of(key))
         return known
-
-    def _index_entries(self) -> None:
-        entries = [e for step in self.steps.steps for e in step.value_entries]
-        names = {e.value_key for e in entries if e.value_key is not None}
-        self._entry_names = frozenset(names | {self.keys.final_name(n) for n in names})
-        keyless = [e.only_values for e in entries if e.value_key is None]
-        self._keyless_values = None if None in keyless else frozenset().union(*keyless)
 
     def _names_of(self, key: str) -> set[str]:
         """Every name `key` has along the releases, by the key renames alone."""
