@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from migrator.codes import Reason, SkipReason
 from migrator.fileread import read_bytes, read_head_then_rest
-from migrator.prefilter import Prefilter
+from migrator.prefilter import ALONE_HIT, TOKEN_HIT, Prefilter
 from migrator.rewrite import REWRITERS, RewriterSpec, spec_for
 from migrator.rewrite.python.callbacks import callback_tokens
 from migrator.rewrite.python.resolution import import_roots
@@ -156,8 +156,8 @@ def sniff(path: str, kinds: frozenset[str] | None = None, spec: RewriterSpec | N
 
 
 # What `KindPrefilter.scope` finds in a file: some entry's token, or value defaults' tokens alone.
-ALL_ENTRIES = "all"
-DEFAULTS_ALONE = "defaults"
+ALL_ENTRIES = TOKEN_HIT
+DEFAULTS_ALONE = ALONE_HIT
 
 
 class KindPrefilter:
@@ -183,12 +183,10 @@ class KindPrefilter:
         kind_tokens = {kind: (set(tokens) - dropped_by_kind.get(kind, set())) | split_tokens_by_kind.get(kind, set())
                        for kind in {*split_tokens_by_kind, *groups_by_kind, *imported_by_kind, *dropped_by_kind,
                                     *defaults_by_kind}}
-        # A kind whose locator plans value defaults alone searches their tokens apart: a file that holds
-        # no other token goes to it with `MappingSet.only_defaults`.
-        self.defaults_by_kind = {kind: Prefilter(found) for kind, defaults in defaults_by_kind.items()
-                                 if (found := kind_tokens[kind] & defaults)}
+        # A kind whose locator plans value defaults alone tells their tokens apart (`Prefilter.scope`): a
+        # file that holds no other token goes to it with `MappingSet.only_defaults`.
         self.by_kind = {kind: Prefilter(found - defaults_by_kind.get(kind, set()), groups_by_kind.get(kind, ()),
-                                        imported_by_kind.get(kind, ()))
+                                        imported_by_kind.get(kind, ()), found & defaults_by_kind.get(kind, set()))
                         for kind, found in kind_tokens.items()}
 
     @property
@@ -200,11 +198,8 @@ class KindPrefilter:
 
     def scope(self, data: bytes, kind: str | None = None) -> str | None:
         """ALL_ENTRIES when some old token of `kind` occurs whole, DEFAULTS_ALONE when only value defaults'
-        tokens do (and `kind` searches them apart), None when none does."""
-        if self.by_kind.get(kind, self.base)(data):
-            return ALL_ENTRIES
-        defaults = self.defaults_by_kind.get(kind)
-        return DEFAULTS_ALONE if defaults is not None and defaults(data) else None
+        tokens do (and `kind` searches them apart), None when none does: one scan of the bytes."""
+        return self.by_kind.get(kind, self.base).scope(data)
 
 
 def build_prefilter(mappings) -> KindPrefilter:

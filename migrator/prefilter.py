@@ -13,70 +13,68 @@ from __future__ import annotations
 
 import re
 
+# What `Prefilter.scope` finds: some token (or group) occurs whole, or only tokens of `alone` do.
+TOKEN_HIT = "all"
+ALONE_HIT = "defaults"
+
 
 class Prefilter:
     """A predicate over file bytes: True when some old token occurs, or every name of one of `groups`
     (identifiers, the first looked for first: `from verl.workers import rollout` spells `verl`, `workers` and
     `rollout`, never the module). `imported`: tokens that count only where an import statement could name
-    them as a module (`import_position`): `verl` in `"-m", "verl.trainer.main_ppo"` is no hit.
-    `starts`/`matches` report `tokens` only. Pickles as its tokens, groups and imported tokens."""
+    them as a module (`import_position`): `verl` in `"-m", "verl.trainer.main_ppo"` is no hit. `alone`:
+    tokens that are no hit of the predicate, which `scope` tells apart (a value default's `main_ppo`: a file
+    holding it and no other token needs less work). `starts`/`matches` report `tokens` only. Pickles as its
+    tokens, groups, imported and alone tokens.
 
-    def __init__(self, tokens, groups=(), imported=()):
+    With ahocorasick-rs every kind of token is one automaton (`_Scan`): a file costs one scan, whatever it
+    holds (a launcher naming `verl` cost three before: the tokens, the groups' first names and their names)."""
+
+    def __init__(self, tokens, groups=(), imported=(), alone=()):
         self.imported = tuple(sorted(set(imported) - set(tokens)))
         self.tokens = tuple(sorted(set(tokens) | set(self.imported)))
         self.groups = tuple(sorted({tuple(dict.fromkeys(g)) for g in groups if g}))
+        self.alone = tuple(sorted(set(alone) - set(self.tokens)))
         self.engine = "none"
-        self._search = _never
         self._automaton = None
-        if self.groups:
-            self._grouped = _Grouped(self.tokens, self.groups, self.imported)
-            self.engine = self._grouped.engine
-            self._search = self._grouped
+        self._scan = None
+        if not (self.tokens or self.groups or self.alone):
+            self._search = self._search_alone = _never
             return
-        if not self.tokens:
-            return
-        only_imported = {self.tokens.index(t) for t in self.imported}
         try:
             import ahocorasick_rs
         except ImportError:
             self.engine = "re-trie"
-            pattern = _trie_regex(self.tokens)
-            if only_imported:
-                names = set(self.imported)
-                self._search = lambda data: any(
-                    m.group().decode() not in names or import_position(data, m.start()) for m in pattern.finditer(data))
-            else:
-                self._search = pattern.search
-        else:
-            self.engine = "ahocorasick-rs"
-            automaton = self._automaton = ahocorasick_rs.BytesAhoCorasick([t.encode() for t in self.tokens])
-            find = automaton.find_matches_as_indexes
-            if only_imported:
-                self._search = lambda data: any(_whole(data, start, end) and (
-                    i not in only_imported or import_position(data, start))
-                    for i, start, end in find(data, overlapping=True))
-            else:
-                self._search = lambda data: any(_whole(data, start, end)
-                                                for _, start, end in find(data, overlapping=True))
+            self._search = _Grouped(self.tokens, self.groups, self.imported) if self.groups \
+                else _trie_search(self.tokens, self.imported)
+            self._search_alone = _trie_search(self.alone, ()) if self.alone else _never
+            return
+        self.engine = "ahocorasick-rs"
+        self._scan = _Scan(ahocorasick_rs, self.tokens, self.groups, self.imported, self.alone)
+        self._automaton = self._scan.automaton
+        self._search = self._scan.hit
 
     def __call__(self, data: bytes) -> bool:
         return bool(self._search(data))
 
+    def scope(self, data: bytes) -> str | None:
+        """TOKEN_HIT when the predicate holds, ALONE_HIT when only tokens of `alone` occur whole, else None."""
+        if self._scan is not None:
+            return self._scan.scope(data)
+        if self._search(data):
+            return TOKEN_HIT
+        return ALONE_HIT if self._search_alone(data) else None
+
     def starts(self, data: bytes) -> set[int]:
         """Where any token starts in data, whole name or not, overlapping ones included."""
-        if self.groups:
+        if self._scan is not None:
             return {start for _, start, _ in self.matches(data)}
-        if self._automaton is not None:
-            return {start for _, start, _ in self._automaton.find_matches_as_indexes(data, overlapping=True)}
         return occurrences(data, tuple(token.encode() for token in self.tokens))
 
     def matches(self, data: bytes) -> list[tuple[str, int, int]]:
         """(token, start, end) of every occurrence, whole name or not, overlapping ones included."""
-        if self.groups:
-            return self._grouped.matches(data)
-        if self._automaton is not None:
-            return [(self.tokens[i], start, end)
-                    for i, start, end in self._automaton.find_matches_as_indexes(data, overlapping=True)]
+        if self._scan is not None:
+            return self._scan.matches(data)
         out = []
         for token in self.tokens:
             for start in occurrences(data, (token.encode(),)):
@@ -85,37 +83,98 @@ class Prefilter:
 
     def __getstate__(self):
         return {"tokens": tuple(t for t in self.tokens if t not in self.imported), "groups": self.groups,
-                "imported": self.imported}
+                "imported": self.imported, "alone": self.alone}
 
     def __setstate__(self, state):
-        self.__init__(state["tokens"], state.get("groups", ()), state.get("imported", ()))
+        self.__init__(state["tokens"], state.get("groups", ()), state.get("imported", ()), state.get("alone", ()))
+
+
+class _Scan:
+    """Every token, group name and alone token in one Aho-Corasick automaton. A whole token is a hit at once
+    (an imported one where an import could name it); else, when some group's first name (its anchor: the
+    package, `verl`) occurs whole, the names found decide the groups: every name of a group must occur at
+    all before any must occur as a whole name (most files that name the package, every launcher's
+    `-m verl.trainer.main_ppo`, hold no group even so), and only the groups whose last name occurs are
+    compared (the most specific: `TaskRunner`, not `verl`). Group names are identifiers, so their whole
+    occurrences never overlap. A file holds 40-90 hits of common group names (`config`, `rollout`): the
+    roles are sets of pattern indexes, met with the set of the hits' indexes, and only the hits of a
+    pattern that can decide are looked at one by one."""
+
+    def __init__(self, ahocorasick_rs, tokens, groups, imported, alone):
+        names = sorted({name for group in groups for name in group})
+        patterns = sorted(set(tokens) | set(names) | set(alone))
+        index = {pattern: i for i, pattern in enumerate(patterns)}
+        self.patterns = patterns
+        self.token_indexes = frozenset(index[t] for t in tokens)
+        self._imported = frozenset(index[t] for t in imported)
+        self._plain = self.token_indexes - self._imported
+        self._anchors = frozenset(index[g[0]] for g in groups)
+        self._alone = frozenset(index[t] for t in alone)
+        self._name_of = {index[name]: i for i, name in enumerate(names)}
+        self._names = frozenset(self._name_of)
+        self._by_last: dict[int, list[frozenset[int]]] = {}
+        for group in groups:
+            self._by_last.setdefault(index[group[-1]], []).append(frozenset(index[n] for n in group))
+        self._lasts = frozenset(self._by_last)
+        self.automaton = ahocorasick_rs.BytesAhoCorasick([p.encode() for p in patterns])
+        self._find = self.automaton.find_matches_as_indexes
+
+    def _complete(self, found: set[int]) -> bool:
+        return any(group <= found for last in self._lasts & found for group in self._by_last[last])
+
+    def scope(self, data: bytes) -> str | None:
+        hits = self._find(data, overlapping=True)
+        if not hits:
+            return None
+        found = {i for i, _, _ in hits}
+        if found & self.token_indexes:
+            plain, imported = self._plain, self._imported
+            if any(_whole(data, start, end) and (i in plain or import_position(data, start))
+                   for i, start, end in hits if i in plain or i in imported):
+                return TOKEN_HIT
+        anchors = found & self._anchors
+        if anchors and any(_whole(data, start, end) for i, start, end in hits if i in anchors) \
+                and self._complete(found) \
+                and self._complete({i for i, start, end in hits if i in self._names and _whole(data, start, end)}):
+            return TOKEN_HIT
+        alone = found & self._alone
+        return ALONE_HIT if alone and any(_whole(data, start, end) for i, start, end in hits if i in alone) else None
+
+    def hit(self, data: bytes) -> bool:
+        return self.scope(data) == TOKEN_HIT
+
+    def matches(self, data: bytes) -> list[tuple[str, int, int]]:
+        tokens, patterns = self.token_indexes, self.patterns
+        return [(patterns[i], start, end) for i, start, end in self._find(data, overlapping=True) if i in tokens]
+
+
+def _trie_search(tokens: tuple[str, ...], imported: tuple[str, ...]):
+    """The pure-Python fallback's predicate for plain tokens (no groups)."""
+    if not tokens:
+        return _never
+    pattern = _trie_regex(tokens)
+    if not imported:
+        return pattern.search
+    names = set(imported)
+    return lambda data: any(m.group().decode() not in names or import_position(data, m.start())
+                            for m in pattern.finditer(data))
 
 
 class _Grouped:
-    """Tokens and groups: a whole token is a hit at once; else, when some group's first name (its anchor:
-    the package, `verl`) occurs, the whole names found decide the groups. Group names are identifiers,
-    so their whole occurrences never overlap."""
+    """The pure-Python fallback for tokens and groups: a whole token is a hit at once; else, when some
+    group's first name (its anchor: the package, `verl`) occurs, the whole names found decide the groups."""
 
     def __init__(self, tokens: tuple[str, ...], groups: tuple[tuple[str, ...], ...], imported: tuple[str, ...] = ()):
         self.groups = tuple(frozenset(g) for g in groups)
-        self.tokens = Prefilter(tuple(t for t in tokens if t not in imported), imported=imported)
-        self.anchors = Prefilter({g[0] for g in groups})
+        self.tokens = _trie_search(tokens, imported)
+        self.anchors = _trie_search(tuple(sorted({g[0] for g in groups})), ())
         self.names = sorted(set().union(*self.groups))
-        self.engine = self.anchors.engine
-        # Each group as the indexes of its names, under the index of its last name (the most specific:
-        # `TaskRunner`, not `verl`): only groups whose last name occurs are compared with what was found.
         index = self._index = {name: i for i, name in enumerate(self.names)}
         self._by_last: dict[int, list[frozenset[int]]] = {}
         for group in groups:
             self._by_last.setdefault(index[group[-1]], []).append(frozenset(index[n] for n in group))
         self._lasts = frozenset(self._by_last)
-        if self.engine == "ahocorasick-rs":
-            import ahocorasick_rs
-
-            self._find = ahocorasick_rs.BytesAhoCorasick([n.encode() for n in self.names]).find_matches_as_indexes
-        else:
-            self._find = None
-            self._names = _trie_regex(tuple(self.names)).finditer
+        self._names = _trie_regex(tuple(self.names)).finditer
 
     def _complete(self, found: set[int]) -> bool:
         return any(group <= found for last in self._lasts & found for group in self._by_last[last])
@@ -125,17 +184,7 @@ class _Grouped:
             return True
         if not self.anchors(data):
             return False
-        if self._find is None:
-            return self._complete({self._index[m.group().decode()] for m in self._names(data)})
-        hits = self._find(data, overlapping=True)
-        # Every name of a group must occur at all before any must occur as a whole name: most files that
-        # name the package (every launcher's `-m verl.trainer.main_ppo`) hold no group even so.
-        if not self._complete({i for i, _, _ in hits}):
-            return False
-        return self._complete({i for i, start, end in hits if _whole(data, start, end)})
-
-    def matches(self, data: bytes) -> list[tuple[str, int, int]]:
-        return self.tokens.matches(data)
+        return self._complete({self._index[m.group().decode()] for m in self._names(data)})
 
 
 def occurrences(data: bytes, words: tuple[bytes, ...]) -> set[int]:

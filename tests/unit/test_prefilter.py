@@ -257,3 +257,61 @@ def test_the_scope_tells_value_defaults_tokens_alone_from_any_other(engine_name)
              (b"python3 -m verl.trainer.main_ppo t.n=1", "markdown"): ALL_ENTRIES}  # no split there
     assert {case: check.scope(*case) for case in cases} == cases
     assert all(check(*case) == (scope is not None) for case, scope in cases.items())
+
+
+SCOPE_TOKENS = ("a.b", "tp")
+SCOPE_GROUPS = (("verl", "workers", "rollout"), ("verl", "tp"))
+SCOPE_IMPORTED = ("verl",)
+SCOPE_ALONE = ("main_ppo", "rollout")
+
+
+def _whole_at(data: bytes, token: str) -> list[int]:
+    return [m.start() for m in re.finditer(rb"(?:(?<![A-Za-z0-9_])|(?<=\\[A-Za-z0-9_]))(?=" + re.escape(token.encode())
+                                           + rb"(?![A-Za-z0-9_]))", data)]
+
+
+def _reference_scope(data: bytes) -> str | None:
+    """What the scope means, spelt out: a token whole (an imported one where an import could name it), or
+    every name of a group whole; else an alone token whole."""
+    if any(_whole_at(data, t) for t in SCOPE_TOKENS) or any(
+            prefilter.import_position(data, at) for t in SCOPE_IMPORTED for at in _whole_at(data, t)):
+        return prefilter.TOKEN_HIT
+    if any(all(_whole_at(data, name) for name in group) for group in SCOPE_GROUPS):
+        return prefilter.TOKEN_HIT
+    return prefilter.ALONE_HIT if any(_whole_at(data, t) for t in SCOPE_ALONE) else None
+
+
+_SCOPE_PIECES = st.sampled_from([b"a.b", b"tp", b"verl", b"workers", b"rollout", b"main_ppo", b"import ", b"from ",
+                                 b", ", b" ", b"x", b"_", b".", b"\n", b"\\n", b'"', b"verl.workers"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_SCOPE_PIECES, max_size=12))
+def test_one_scan_finds_what_tokens_groups_imports_and_alone_tokens_mean(pieces):
+    """The one-automaton scan (ahocorasick-rs) and the pure-Python fallback give the scope the definition
+    gives, for tokens, groups, imported tokens and alone tokens that share names (`rollout` is a group's name
+    and an alone token, `tp` a token and a group's name)."""
+    data = b"".join(pieces)
+    check = Prefilter(SCOPE_TOKENS, SCOPE_GROUPS, SCOPE_IMPORTED, SCOPE_ALONE)
+    assert check.engine == "ahocorasick-rs"
+    expected = _reference_scope(data)
+    assert check.scope(data) == expected
+    assert check(data) == (expected == prefilter.TOKEN_HIT)
+    fallback = Prefilter.__new__(Prefilter)
+    real = sys.modules.get("ahocorasick_rs")
+    sys.modules["ahocorasick_rs"] = None
+    try:
+        fallback.__init__(SCOPE_TOKENS, SCOPE_GROUPS, SCOPE_IMPORTED, SCOPE_ALONE)
+    finally:
+        sys.modules["ahocorasick_rs"] = real
+    assert fallback.engine == "re-trie"
+    assert fallback.scope(data) == expected
+    assert sorted(check.matches(data)) == sorted(fallback.matches(data))
+
+
+def test_a_prefilter_with_alone_tokens_pickles():
+    import pickle
+
+    check = pickle.loads(pickle.dumps(Prefilter(("tp",), imported=("verl",), alone=("main_ppo",))))
+    assert check.alone == ("main_ppo",) and check.scope(b"-m x.main_ppo") == prefilter.ALONE_HIT
+    assert check.scope(b"import verl") == prefilter.TOKEN_HIT and check.scope(b"x") is None
