@@ -85,7 +85,9 @@ FALLBACK = {
     "comment at the end of a block": f"def f():\n    pass\n    # {BUCKET}\n",
     "comment at the end of the file": f'x = "{BUCKET}=1"\n# {BUCKET}\n',
     "coding cookie": f'# -*- coding: latin-1 -*-\nx = "{BUCKET}=1"\n',
-    "crlf": f'x = 1\r\ny = "{BUCKET}=1"\r\n',
+    # Python ends a line at a lone `\r` as well (old Mac line ends), the line numbers here at `\n` alone;
+    # `\r\n` line ends agree with libcst (test_crlf_line_ends_agree_with_libcst).
+    "lone cr": f'x = 1\ry = "{BUCKET}=1"\r\n',
     "ast rejects, libcst parses": f'f() = "{BUCKET}=1"\n',
     "not Python": f'x = = "{BUCKET}=1"\n',
 }
@@ -207,3 +209,26 @@ def test_ast_front_end_does_not_import_libcst():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+CRLF_CASES = {**{f"golden {p.name}": p.read_text() for p in GOLDEN}, **FAST, **AST_TAKES, **AST_DECLINES}
+
+
+@pytest.mark.parametrize("source", CRLF_CASES.values(), ids=CRLF_CASES.keys())
+def test_crlf_line_ends_agree_with_libcst(source):
+    """`\\r\\n` line ends (a file saved on Windows) take the statement and `ast` paths too: each gives
+    exactly libcst's whole-file result, or declines."""
+    data = source.replace("\n", "\r\n").encode()
+    for maps in (mappings(), compose(load_builtin())):
+        whole = _whole(data, maps)
+        assert _located(data, maps) == whole
+        for front_end in (py_rewriter._locate_ast, py_rewriter._locate_statements):
+            fast = front_end(data, maps)
+            assert fast is None or fast == whole
+
+
+def test_crlf_files_take_the_ast_path_a_lone_cr_does_not():
+    data = AST_TAKES["function body"].replace("\n", "\r\n").encode()
+    assert py_rewriter._locate_ast(data, mappings()) not in (None, py_rewriter.LocateResult((), ()))
+    lone = AST_TAKES["function body"].replace("\n", "\r\n", 1).replace("\n", "\r").encode()
+    assert py_rewriter._locate_ast(lone, mappings()) is None  # old Mac line ends: Python's lines, not ours
