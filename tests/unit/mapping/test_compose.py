@@ -202,3 +202,39 @@ def test_the_old_profiler_nodes_target_is_deleted_not_left_for_hydra_to_refuse()
     the roles' own profilers carry their own targets, so the override goes."""
     change = compose(load_builtin(), "v0.5.0", "v0.6.1").key("actor_rollout_ref.profiler._target_")
     assert (change.action, change.prs) == ("remove", (2894,))
+
+
+def test_a_file_sees_each_manual_when_entry_its_patterns_match(tmp_path):
+    """`for_file`: an entry is held where any of its `file-matches` patterns matches; entries that share a
+    pattern are held together, an entry whose patterns the file does not match is not."""
+    table = user_table(tmp_path, """
+        entries:
+          - kind: key-rename
+            old: a.b
+            new: a.c
+            manual-when: {file-matches: ['\\bASCEND_[A-Z_]+', '(?i)mindspeed']}
+            hint: on Ascend set a.npu instead
+            pr: 1
+          - kind: key-rename
+            old: d.e
+            new: d.f
+            manual-when: {file-matches: ['\\bHCCL_[A-Z_]+', '(?i)mindspeed']}
+            hint: on Ascend set d.npu instead
+            pr: 2
+          - kind: key-rename
+            old: x.y
+            new: x.z
+            pr: 3
+    """)
+    maps = compose(load_builtin(), "v0.9.0", None, [str(table)])
+
+    def held(source: bytes) -> set[str]:
+        view = maps.for_file(source)
+        return {key for key in ("a.b", "d.e", "x.y") if view.key(key).action == "warn"}
+
+    assert held(b"a.b=1 d.e=2 x.y=3") == set()
+    assert maps.for_file(b"a.b=1") is maps  # no view when nothing matches
+    assert held(b"export ASCEND_RT=1\na.b=1") == {"a.b"}
+    assert held(b"export HCCL_IF=1\na.b=1") == {"d.e"}
+    assert held(b"# MindSpeed\na.b=1") == {"a.b", "d.e"}
+    assert held(b"MY_ASCEND_X=1 HCCL_Y=2") == {"d.e"}  # `\b` before ASCEND_: a name ending in it is no match
