@@ -36,7 +36,6 @@ class Prefilter:
         self.groups = tuple(sorted({tuple(dict.fromkeys(g)) for g in groups if g}))
         self.alone = tuple(sorted(set(alone) - set(self.tokens)))
         self.engine = "none"
-        self._automaton = None
         self._scan = None
         if not (self.tokens or self.groups or self.alone):
             self._search = self._search_alone = _never
@@ -51,7 +50,6 @@ class Prefilter:
             return
         self.engine = "ahocorasick-rs"
         self._scan = _Scan(ahocorasick_rs, self.tokens, self.groups, self.imported, self.alone)
-        self._automaton = self._scan.automaton
         self._search = self._scan.hit
 
     def __call__(self, data: bytes) -> bool:
@@ -110,14 +108,12 @@ class _Scan:
         self._plain = self.token_indexes - self._imported
         self._anchors = frozenset(index[g[0]] for g in groups)
         self._alone = frozenset(index[t] for t in alone)
-        self._name_of = {index[name]: i for i, name in enumerate(names)}
-        self._names = frozenset(self._name_of)
+        self._names = frozenset(index[name] for name in names)
         self._by_last: dict[int, list[frozenset[int]]] = {}
         for group in groups:
             self._by_last.setdefault(index[group[-1]], []).append(frozenset(index[n] for n in group))
         self._lasts = frozenset(self._by_last)
-        self.automaton = ahocorasick_rs.BytesAhoCorasick([p.encode() for p in patterns])
-        self._find = self.automaton.find_matches_as_indexes
+        self._find = ahocorasick_rs.BytesAhoCorasick([p.encode() for p in patterns]).find_matches_as_indexes
 
     def _complete(self, found: set[int]) -> bool:
         return any(group <= found for last in self._lasts & found for group in self._by_last[last])

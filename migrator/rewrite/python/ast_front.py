@@ -350,7 +350,8 @@ class _AstWalker:
             if start is None or start in found:
                 continue
             end = self.src.find(b"\n", start)
-            found[start] = len(self.src) if end == -1 else end
+            end = len(self.src) if end == -1 else end - (self.src[end - 1:end] == b"\r")  # `\r\n` ends it too
+            found[start] = end
         for start, end in sorted(found.items()):
             if start == 0 and self.src.startswith(b"#!"):
                 continue

@@ -91,9 +91,9 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     gives each statement's lines. `import a.b` of a moved module also needs every use of the name `a`
     and every import binding it (`finish()`): those statements all contain the text `a`, so they are
     chosen too. None whenever that argument does not hold or cannot be checked cheaply: a BOM, a
-    coding cookie or a `\\r` that is no `\\r\\n` line end (line numbering), a file `ast` rejects (libcst's errors and encodings stay
-    as they are). Tokens outside every statement's lines (a comment between statements, at the end
-    of a block or of the file) are listed in `outside`.
+    coding cookie or a `\\r` that ends no `\\r\\n` (line numbering: Python ends a line there too), a file
+    `ast` rejects (libcst's errors and encodings stay as they are). Tokens outside every statement's lines
+    (a comment between statements, at the end of a block or of the file) are listed in `outside`.
     """
     if source.startswith(b"\xef\xbb\xbf") or source.count(b"\r") != source.count(b"\r\n"):
         return None
