@@ -15,8 +15,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from migrator.mapping import MappingSet
 
-# The last names of the calls, and the keyword, that make the Python locator hand a string to the shell.
-CALL_NAMES = {"python": ("system", "popen", "shell", "getoutput", "getstatusoutput")}
+# Calls that always hand their string to a shell; any other subprocess call does with `shell=True`.
+SHELL_STRING_CALLS = frozenset({"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput"})
+SHELL_KEYWORD = "shell"
+# The last names of those calls, and the keyword, by the kind whose locator hands such strings to the shell.
+CALL_NAMES = {"python": tuple(sorted({call.rsplit(".", 1)[1] for call in SHELL_STRING_CALLS} | {SHELL_KEYWORD}))}
 
 
 def shell_only_groups(mappings: MappingSet, kind: str) -> set[tuple[str, str]]:

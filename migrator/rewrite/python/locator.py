@@ -15,6 +15,7 @@ from migrator.edits import Edit, Finding, LocateResult
 from migrator.mapping import MappingSet
 from migrator.rewrite import launch_gate, literal, scan
 from migrator.rewrite.python.config_access import METHODS, config_roots, locate_config_keys, might_spell_keys
+from migrator.rewrite.shell_strings import SHELL_KEYWORD, SHELL_STRING_CALLS
 
 # Calls whose string arguments are joined into one path (a path split over them cannot be edited).
 PATH_JOINERS = frozenset({"os.path.join", "path.join", "osp.join", "Path", "pathlib.Path", "PurePath",
@@ -24,8 +25,6 @@ SHELL_CALLS = frozenset({"os.system", "os.popen"})
 SUBPROCESS_CALLS = frozenset({"subprocess.run", "subprocess.call", "subprocess.Popen", "subprocess.check_call",
                               "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput"})
 CALLS_OF_INTEREST = PATH_JOINERS | SHELL_CALLS | SUBPROCESS_CALLS
-# Calls that always hand their string to a shell (any other call does with `shell=True`).
-SHELL_STRING_CALLS = SHELL_CALLS | {"subprocess.getoutput", "subprocess.getstatusoutput"}
 STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
 
@@ -318,7 +317,7 @@ class Locator:
     def shell_command(self, func: str, args: list[CallArgument]) -> None:
         """A command string run by a shell goes through the shell rewriter (env presets, removals)."""
         shell = func in SHELL_STRING_CALLS or any(
-            a.keyword == "shell" and a.is_true for a in args)
+            a.keyword == SHELL_KEYWORD and a.is_true for a in args)
         if not shell or not args or args[0].string is None:
             return
         string = args[0].string
