@@ -40,7 +40,10 @@ def builtin_key() -> str | None:
                        for p in ([top] if top.is_file() else top.rglob("*")) if p.is_file())
         inputs = (sorted(builtin.glob("*.yaml")) + facts + sorted(code.rglob("*.py"))
                   + [Path(__file__).resolve().parent / name  # the registry says which kinds split names
-                     for name in ("prefilter.py", "filekind.py", "rewrite/__init__.py", "layout.py")])
+                     for name in ("prefilter.py", "filekind.py", "rewrite/__init__.py", "layout.py",
+                                  # and these name the tokens `filekind.build_prefilter` adds to the tables'
+                                  "rewrite/shell_strings.py", "rewrite/python/callbacks.py",
+                                  "rewrite/python/resolution.py", "rewrite/shell/markers.py")])
         add_stat_signatures(digest, inputs)
     except Exception:  # noqa: BLE001 - an unreadable input: compose (and report) without the cache
         return None

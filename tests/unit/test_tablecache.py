@@ -165,3 +165,25 @@ def test_the_shipped_hydra_configs_are_no_input_of_the_tables(tmp_path, monkeypa
     keys = next((builtin / "verl" / "facts" / "config-keys").glob("*.keys"))
     os.utime(keys, ns=(0, 10**9))
     assert tablecache.builtin_key() != first
+
+
+def test_the_key_follows_every_module_that_names_prefilter_tokens(monkeypatch):
+    """The cache holds the prefilter too: the modules whose constants `build_prefilter` adds to the tables'
+    tokens (the shell-string call names, callback names, import roots, the manual-step marker) are inputs of
+    the key, so editing one of them (a new shell call name) recomposes instead of reusing a stale filter."""
+    import inspect
+    import re
+    from pathlib import Path
+
+    import migrator
+    from migrator import filekind
+
+    stated = []
+    monkeypatch.setattr(tablecache, "add_stat_signatures", lambda digest, inputs: stated.extend(inputs))
+    assert tablecache.builtin_key() is not None
+    package = Path(migrator.__file__).resolve().parent
+    names = set(re.findall(r"from migrator\.([\w.]+) import", inspect.getsource(filekind)))
+    modules = {package / (name.replace(".", "/") + ".py") for name in names}
+    modules = {m if m.is_file() else m.with_suffix("") / "__init__.py" for m in modules}
+    deciding = {m for m in modules if m.relative_to(package).parts[0] not in ("codes.py", "fileread.py")}
+    assert deciding and deciding <= {Path(p).resolve() for p in stated}
