@@ -78,13 +78,20 @@ def fragment(draw) -> str:
     return body
 
 
+# A launch that always gets the default: with it in a script, equal plans cannot be two empty ones.
+PLAIN_LAUNCH = "python3 -m verl.trainer.main_ppo trainer.nnodes=1\n"
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(fragment(), min_size=1, max_size=4))
-def test_the_plan_of_defaults_alone_is_the_walks(fragments):
-    source = ("#!/bin/bash\nset -x\n" + "".join(fragments)).encode()
+@given(st.lists(fragment(), min_size=1, max_size=4), st.booleans())
+def test_the_plan_of_defaults_alone_is_the_walks(fragments, with_plain_launch):
+    source = ("#!/bin/bash\nset -x\n" + (PLAIN_LAUNCH if with_plain_launch else "") + "".join(fragments)).encode()
     assume(PREFILTER.scope(source, "shell") != ALL_ENTRIES)  # a script holding another token is walked
     full, alone = both_plans(source)
     assert alone == full
+    if with_plain_launch:
+        assert any(e.kind == "value-default" and e.start == len("#!/bin/bash\nset -x\n") + len(PLAIN_LAUNCH) - 1
+                   for e in full.edits)
 
 
 SCRIPTS = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".sh", ".bash"))
