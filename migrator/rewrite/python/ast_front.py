@@ -13,6 +13,8 @@ import warnings
 
 from migrator.edits import LocateResult
 from migrator.mapping import MappingSet
+from migrator.mapping.per_set import per_table_set
+from migrator.prefilter import Prefilter
 from migrator.rewrite.python.locator import (
     CALLS_OF_INTEREST,
     STRING_PREFIX,
@@ -32,6 +34,11 @@ STRING_TOKEN = re.compile(
     rb"|'(?:[^\\'\n]|\\.)*'|\"(?:[^\\\"\n]|\\.)*\")", re.DOTALL)
 _FROM_MODULE = re.compile(rb"from[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)[ \t]")
 _IDENTIFIER_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+@per_table_set
+def _text_tokens(maps: MappingSet) -> Prefilter:
+    return Prefilter(maps.old_tokens_for("python"))
 
 
 def locate_ast(source: bytes, mappings: MappingSet) -> LocateResult | None:
@@ -71,6 +78,7 @@ class _AstWalker:
         self.outside = statements.outside
         self.roots = statements.roots
         self._string_starts: list[int] | None = None
+        self._text_token_starts: list[int] | None = None  # where an old token of Python text starts
         self._string_spans: list[tuple[int, int]] = []
         self.locator = locator
         self.strings: list[tuple[int, int]] = []  # single string tokens
@@ -87,6 +95,17 @@ class _AstWalker:
 
     def offset(self, line: int, col: int) -> int:
         return self.line_starts[line - 1] + col
+
+    def holds_text_token(self, start: int, end: int) -> bool:
+        """Does src[start:end] hold an old token a Python file's text can carry (`old_tokens_for`), whole or
+        not? A string holding none gets nothing from the text scan (`literal.text_edits` acts only on old
+        keys, modules, symbols, paths and values, each spelt in the text it edits: the prefilter's own
+        contract, which lets no file holding none through); a launcher's list of override strings is mostly
+        such strings (90% of the launcher tree's)."""
+        if self._text_token_starts is None:
+            self._text_token_starts = sorted(_text_tokens(self.locator.maps).starts(self.src))
+        at = bisect.bisect_left(self._text_token_starts, start)
+        return at < len(self._text_token_starts) and self._text_token_starts[at] < end
 
     def span(self, node) -> tuple[int, int]:
         return self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset)
@@ -139,7 +158,8 @@ class _AstWalker:
                 literal_ = self.string_literal(node)
                 if literal_ is not None:
                     self.strings.append((literal_.start, literal_.end))
-                    locator.string(literal_)
+                    if self.holds_text_token(literal_.start, literal_.end):
+                        locator.string(literal_)
                 elif isinstance(node.value, (str, bytes)):
                     self.joined(*self.span(node))
                 continue

@@ -8,6 +8,8 @@ the edits and findings of `_locate_module`, and that it declines (None) where it
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from migrator.edits import SourceNotParsed
 from migrator.mapping import compose, load_builtin
@@ -232,3 +234,44 @@ def test_crlf_files_take_the_ast_path_a_lone_cr_does_not():
     assert py_rewriter._locate_ast(data, mappings()) not in (None, py_rewriter.LocateResult((), ()))
     lone = AST_TAKES["function body"].replace("\n", "\r\n", 1).replace("\n", "\r").encode()
     assert py_rewriter._locate_ast(lone, mappings()) is None  # old Mac line ends: Python's lines, not ours
+
+
+def test_strings_without_an_old_token_skip_the_text_scan_and_the_result_is_libcsts(monkeypatch):
+    """A launcher's list of override strings: only the strings holding an old token of Python text go
+    through the text scan; the result is libcst's, which scans every string."""
+    from migrator.rewrite import literal
+
+    source = ("import subprocess\nARGS = [\n" + '    "trainer.n_gpus_per_node=8",\n' * 40
+              + f'    "{BUCKET}=4",\n    "verl.utils.npu_utils",\n' + '    "data.train_batch_size=8",\n' * 40
+              + ']\nsubprocess.run(["python3", "-m", "verl.trainer.main_ppo", *ARGS])\n').encode()
+    scanned = []
+    real = literal.text_edits
+    monkeypatch.setattr(literal, "text_edits", lambda src, start, end, *a, **k: (
+        scanned.append(src[start:end]), real(src, start, end, *a, **k))[1])
+    maps = mappings()
+    fast = py_rewriter._locate_ast(source, maps)
+    assert sorted(scanned) == sorted([f"{BUCKET}=4".encode(), b"verl.utils.npu_utils"])
+    assert fast == _whole(source, maps) and {e.kind for e in fast.edits} >= {"key-rename"}
+
+
+_BUILTIN_FROM_050 = compose(load_builtin(), "v0.5.0")
+_STRING_TEXTS = st.sampled_from([
+    "trainer.nnodes=1", "actor_rollout_ref.actor.grad_clip=1.0", "+actor_rollout_ref.actor.grad_clip=1",
+    "recipe.dapo", "recipe.dapo.main_dapo", "-m recipe.dapo.main_dapo",
+    "verl.single_controller.base.megatron.worker:MegatronWorker", "verl.trainer.config.config.CriticConfig",
+    "examples/grpo_trainer/run_qwen3-236b_megatron.sh", "bash examples/grpo_trainer/run_qwen3-236b_megatron.sh",
+    "${actor_rollout_ref.actor.grad_clip}", "actor_rollout_ref.rollout.name=sglang", "actor_rollout_ref.actor.grad_clip",
+    "VLLM_ATTENTION_BACKEND=XFORMERS", "data.train_batch_size=8 actor_rollout_ref.actor.grad_clip=2", "plain words",
+])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_STRING_TEXTS, min_size=1, max_size=6))
+def test_a_launchers_strings_get_libcsts_result_whichever_skip_the_text_scan(texts):
+    """Strings of old keys, modules, symbols, paths, interpolations and values among token-less ones, with the
+    built-in tables: the `ast` front-end, which skips the text scan of strings holding no old token, gives
+    libcst's result (which scans them all), or declines."""
+    source = ("import subprocess\nARGS = [\n" + "".join(f'    "{t}",\n' for t in texts)
+              + ']\nsubprocess.run(["python3", "-m", "verl.trainer.main_ppo", *ARGS])\n').encode()
+    fast = py_rewriter._locate_ast(source, _BUILTIN_FROM_050)
+    assert fast is None or fast == _whole(source, _BUILTIN_FROM_050)
