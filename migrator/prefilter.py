@@ -109,14 +109,8 @@ class _Scan:
         self._anchors = frozenset(index[g[0]] for g in groups)
         self._alone = frozenset(index[t] for t in alone)
         self._names = frozenset(index[name] for name in names)
-        self._by_last: dict[int, list[frozenset[int]]] = {}
-        for group in groups:
-            self._by_last.setdefault(index[group[-1]], []).append(frozenset(index[n] for n in group))
-        self._lasts = frozenset(self._by_last)
+        self._complete = _Groups(groups, index).complete
         self._find = ahocorasick_rs.BytesAhoCorasick([p.encode() for p in patterns]).find_matches_as_indexes
-
-    def _complete(self, found: set[int]) -> bool:
-        return any(group <= found for last in self._lasts & found for group in self._by_last[last])
 
     def scope(self, data: bytes) -> str | None:
         hits = self._find(data, overlapping=True)
@@ -144,6 +138,21 @@ class _Scan:
         return [(patterns[i], start, end) for i, start, end in self._find(data, overlapping=True) if i in tokens]
 
 
+class _Groups:
+    """The groups as sets of their names' indexes, filed under their last name's (the most specific:
+    `TaskRunner`, not `verl`): only the groups whose last name was found are compared with what was."""
+
+    def __init__(self, groups, index: dict[str, int]):
+        self._by_last: dict[int, list[frozenset[int]]] = {}
+        for group in groups:
+            self._by_last.setdefault(index[group[-1]], []).append(frozenset(index[n] for n in group))
+        self._lasts = frozenset(self._by_last)
+
+    def complete(self, found: set[int]) -> bool:
+        """Are all the names of some group among `found`?"""
+        return any(group <= found for last in self._lasts & found for group in self._by_last[last])
+
+
 def _trie_search(tokens: tuple[str, ...], imported: tuple[str, ...]):
     """The pure-Python fallback's predicate for plain tokens (no groups)."""
     if not tokens:
@@ -161,19 +170,12 @@ class _Grouped:
     group's first name (its anchor: the package, `verl`) occurs, the whole names found decide the groups."""
 
     def __init__(self, tokens: tuple[str, ...], groups: tuple[tuple[str, ...], ...], imported: tuple[str, ...] = ()):
-        self.groups = tuple(frozenset(g) for g in groups)
         self.tokens = _trie_search(tokens, imported)
         self.anchors = _trie_search(tuple(sorted({g[0] for g in groups})), ())
-        self.names = sorted(set().union(*self.groups))
-        index = self._index = {name: i for i, name in enumerate(self.names)}
-        self._by_last: dict[int, list[frozenset[int]]] = {}
-        for group in groups:
-            self._by_last.setdefault(index[group[-1]], []).append(frozenset(index[n] for n in group))
-        self._lasts = frozenset(self._by_last)
-        self._names = _trie_regex(tuple(self.names)).finditer
-
-    def _complete(self, found: set[int]) -> bool:
-        return any(group <= found for last in self._lasts & found for group in self._by_last[last])
+        names = sorted({name for group in groups for name in group})
+        self._index = {name: i for i, name in enumerate(names)}
+        self._complete = _Groups(groups, self._index).complete
+        self._names = _trie_regex(tuple(names)).finditer
 
     def __call__(self, data: bytes) -> bool:
         if self.tokens(data):
