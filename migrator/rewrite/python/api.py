@@ -16,14 +16,13 @@ is left to the import rewrites alone.
 from __future__ import annotations
 
 import ast
-import re
 
 from migrator.edits import Edit, Finding
 from migrator.mapping import MappingSet
 from migrator.mapping.per_set import per_table_set
 from migrator.mapping.spelled_names import api_groups
 from migrator.prefilter import Prefilter
-from migrator.rewrite.python.parsed import line_starts, other_encoding, parse, walk_tree
+from migrator.rewrite.python.parsed import line_starts, lone_cr, other_encoding, parse, walk_tree
 from migrator.rewrite.python.statements import walk_statements
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -38,7 +37,7 @@ def locate_api(source: bytes, maps: MappingSet) -> tuple[list[Edit], list[Findin
     modules = _api_modules(maps)
     if not modules or not _may_use(source, maps):
         return [], []
-    if other_encoding(source) or re.search(rb"\r(?!\n)", source):
+    if other_encoding(source) or lone_cr(source):
         return [], []
     try:
         tree = parse(source)

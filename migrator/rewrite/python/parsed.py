@@ -115,6 +115,12 @@ def scope_nodes(body):
 _LINE_END = re.compile(rb"\r\n|\r|\n")  # the tokenizer's line ends
 
 
+def lone_cr(source: bytes) -> bool:
+    """Does a `\\r` end a line without a `\\n` after it (old Mac line ends)? The tokenizer ends a line
+    there too; a file without one numbers its lines at each `\\n`."""
+    return source.count(b"\r") != source.count(b"\r\n")
+
+
 def line_starts(source: bytes) -> list[int]:
     """The offset where each of the parser's lines starts (`ast` line numbers are 1-based indexes into it,
     its columns are UTF-8 byte offsets from there; a BOM is not part of line 1's columns)."""

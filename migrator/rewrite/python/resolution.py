@@ -22,7 +22,7 @@ from migrator.edits import Edit, Finding, apply_edits
 from migrator.layout import verl_layout
 from migrator.mapping import MappingSet
 from migrator.mapping.per_set import per_table_set
-from migrator.rewrite.python.parsed import line_starts, other_encoding, parse
+from migrator.rewrite.python.parsed import line_starts, lone_cr, other_encoding, parse
 
 UNRESOLVED_CODE = "VM123"
 GUARDED_CODE = "VM124"
@@ -126,7 +126,7 @@ def _all_resolve_as_spelled(source: bytes, judge: "_Judge", roots: set[str], rep
     such import resolves at the target, or holds a finding of the table's (`reported(start, end)` of the
     statement's span: the check skips those): then no finding can come and the file need not be parsed.
     False means only "parse to know" (the parser decides what is code; a docstring's import is not one)."""
-    if re.search(rb"\r(?!\n)", source):
+    if lone_cr(source):
         return False  # lines end in a lone `\r`: the parser's lines are not these
     plain_lines = set()
     line, counted = 0, 0

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from migrator.mapping import MappingSet
 from migrator.mapping.per_set import per_table_set
 from migrator.prefilter import NAME_BYTES
-from migrator.rewrite.python.parsed import coding_cookie, parse
+from migrator.rewrite.python.parsed import coding_cookie, lone_cr, parse
 
 if TYPE_CHECKING:
     from migrator.prefilter import Prefilter
@@ -95,7 +95,7 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     `ast` rejects (libcst's errors and encodings stay as they are). Tokens outside every statement's lines
     (a comment between statements, at the end of a block or of the file) are listed in `outside`.
     """
-    if source.startswith(b"\xef\xbb\xbf") or source.count(b"\r") != source.count(b"\r\n"):
+    if source.startswith(b"\xef\xbb\xbf") or lone_cr(source):
         return None
     if coding_cookie(source) is not None:
         return None
