@@ -31,6 +31,7 @@ from migrator.mapping.changes import (
     ValueChange,
 )
 from migrator.mapping.entrycontext import EntryPoints
+from migrator.mapping.fields import FileCondition
 from migrator.mapping.key_changes import KeyChanges
 from migrator.mapping.kind import Entry, Role
 from migrator.mapping.kinds.env import ENV
@@ -79,9 +80,7 @@ class MappingSet:
         self._default_only_tokens: frozenset[str] = frozenset()
         self._manual_when = tuple(e for e in entries if getattr(e, "manual_when", None) is not None)
         # Each distinct `file-matches` pattern once (the entries of a family share theirs: `\bASCEND_...`).
-        self._when_patterns = tuple({p: (c, lead) for e in self._manual_when
-                                     for p, c, lead in zip(e.manual_when.patterns, e.manual_when.compiled,
-                                                           e.manual_when.leading)}.items())
+        self._manual_when_patterns = FileCondition.of_all(e.manual_when for e in self._manual_when)
 
     # The entries of `manual-when` that the file at hand matches (for_file); none in the set itself. (No
     # annotation: a view's state, not a field of the set.)
@@ -125,16 +124,11 @@ class MappingSet:
     def for_file(self, source: bytes) -> MappingSet:
         """This set as one file sees it: a key rename whose `manual-when` the file matches is a manual step
         there (no edit; the entry's hint). Itself when no such entry matches (the common case)."""
-        if not self._manual_when:
+        found = self._manual_when_patterns.matching(source)  # each pattern once, whichever entries name it
+        if not found:
             return self
-        # Each pattern is searched once for the file, whichever entries name it.
-        found = {p for p, (compiled, lead) in self._when_patterns if (lead is None or lead in source)
-                 and compiled.search(source)}
-        matched = frozenset(id(e) for e in self._manual_when if not found.isdisjoint(e.manual_when.patterns)) \
-            if found else frozenset()
-        if not matched:
-            return self
-        return self._view(_manual_here=matched)
+        return self._view(_manual_here=frozenset(id(e) for e in self._manual_when
+                                                 if not found.isdisjoint(e.manual_when.patterns)))
 
     # -- what becomes of a name ----------------------------------------------------------------------
     def key(self, key: str, context: EntryContext | None = None) -> KeyChange | None:

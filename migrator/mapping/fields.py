@@ -164,7 +164,23 @@ class FileCondition:
     leading: tuple[bytes | None, ...] = field(compare=False, repr=False)
 
     def matches(self, source: bytes) -> bool:
-        return any((lead is None or lead in source) and p.search(source) for p, lead in zip(self.compiled, self.leading))
+        return any(_found(p, lead, source) for p, lead in zip(self.compiled, self.leading))
+
+    def matching(self, source: bytes) -> frozenset[str]:
+        """The patterns `source` matches."""
+        return frozenset(text for text, p, lead in zip(self.patterns, self.compiled, self.leading)
+                         if _found(p, lead, source))
+
+    @staticmethod
+    def of_all(conditions) -> FileCondition:
+        """One condition holding each distinct pattern of `conditions` once."""
+        distinct = {text: (p, lead) for c in conditions for text, p, lead in zip(c.patterns, c.compiled, c.leading)}
+        return FileCondition(tuple(distinct), tuple(p for p, _ in distinct.values()),
+                             tuple(lead for _, lead in distinct.values()))
+
+
+def _found(pattern: re.Pattern[bytes], lead: bytes | None, source: bytes) -> bool:
+    return (lead is None or lead in source) and pattern.search(source) is not None
 
 
 def leading_literal(pattern: re.Pattern[bytes]) -> bytes | None:
