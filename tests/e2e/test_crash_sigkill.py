@@ -105,6 +105,12 @@ def test_sigkill_at_any_moment_never_tears_a_file(tmp_path):
     clean = subprocess.run([sys.executable, "-m", "migrator", *ARGS, str(reference)], capture_output=True,
                            timeout=HANG_GUARD)
     assert clean.returncode == 0, clean.stderr
+    # How long a run takes with the caches the first one filled, as every killed run below has them.
+    timed = tmp_path / "timed"
+    shutil.copytree(pristine, timed)
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "migrator", *ARGS, str(timed)], capture_output=True, timeout=HANG_GUARD)
+    clean_seconds = time.monotonic() - started
     after = snapshot(reference)
     changeable = sum(1 for k in before if before[k] != after[k])
     assert changeable == FILES - FILES // 3
@@ -116,7 +122,7 @@ def test_sigkill_at_any_moment_never_tears_a_file(tmp_path):
     for attempt in range(5):
         victim = tmp_path / f"victim{attempt}"
         shutil.copytree(pristine, victim)
-        history = _kill_at_each_moment(victim, before, after, changeable)
+        history = _kill_at_each_moment(victim, before, after, changeable, clean_seconds)
         final = subprocess.run([sys.executable, "-m", "migrator", *ARGS, str(victim)], capture_output=True,
                                timeout=HANG_GUARD)
         assert final.returncode == 0, final.stderr
@@ -129,8 +135,10 @@ def test_sigkill_at_any_moment_never_tears_a_file(tmp_path):
     print(history)
 
 
-def _kill_at_each_moment(victim: Path, before: dict, after: dict, changeable: int) -> list:
-    triggers = [("startup", 0.05, None), ("processing", 0.6, None), ("first write", None, 1),
+def _kill_at_each_moment(victim: Path, before: dict, after: dict, changeable: int, clean_seconds: float) -> list:
+    # "processing" is half a warm clean run's time: a fixed 0.6 s outlasted the whole run on a fast machine,
+    # and then no kill was left for the write phase.
+    triggers = [("startup", 0.05, None), ("processing", min(0.6, 0.5 * clean_seconds), None), ("first write", None, 1),
                 ("a third written", None, 1 / 3), ("half the rest written", None, 1 / 2)]
     history, migrated = [], 0
     for label, delay, fraction in triggers:
@@ -162,9 +170,12 @@ def test_sigkill_of_the_parent_alone_leaves_no_workers_and_no_writes(tmp_path):
     before = snapshot(root)
     proc = start(root, tmp_path / "run.stderr")
     workers: list[str] = []
-    while len(workers) < 2 and proc.poll() is None:
+    # Two processes besides the parent, and its lock taken: a child seen before the lock (the `git` it runs
+    # first) left the next run no lock to take over, and the test failed by its timing alone.
+    while (len(workers) < 2 or not (root / LOCK_NAME).exists()) and proc.poll() is None:
         time.sleep(0.02)
-        workers = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        workers = [pid for pid in subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True,
+                                                 text=True).stdout.split() if pid != str(proc.pid)]
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     try:
