@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from migrator.codes import Reason, SkipReason
 from migrator.fileread import read_bytes, read_head_then_rest
-from migrator.prefilter import ALONE_HIT, TOKEN_HIT, Prefilter
+from migrator.prefilter import ALONE_HIT, IMPORT_HIT, TOKEN_HIT, Prefilter
 from migrator.rewrite import REWRITERS, RewriterSpec, spec_for
 from migrator.rewrite.python.callbacks import callback_tokens
 from migrator.rewrite.python.resolution import import_roots
@@ -155,8 +155,10 @@ def sniff(path: str, kinds: frozenset[str] | None = None, spec: RewriterSpec | N
     return Sniffed(spec, data, None)
 
 
-# What `KindPrefilter.scope` finds in a file: some entry's token, or value defaults' tokens alone.
+# What `KindPrefilter.scope` finds in a file: some entry's token, or only the import roots the import check
+# needs, or value defaults' tokens alone.
 ALL_ENTRIES = TOKEN_HIT
+IMPORTS_ALONE = IMPORT_HIT
 DEFAULTS_ALONE = ALONE_HIT
 
 
@@ -197,8 +199,9 @@ class KindPrefilter:
         return self.scope(data, kind) is not None
 
     def scope(self, data: bytes, kind: str | None = None) -> str | None:
-        """ALL_ENTRIES when some old token of `kind` occurs whole, DEFAULTS_ALONE when only value defaults'
-        tokens do (and `kind` searches them apart), None when none does: one scan of the bytes."""
+        """ALL_ENTRIES when some old token of `kind` occurs whole, IMPORTS_ALONE when only import roots do
+        where an import could name them, DEFAULTS_ALONE when only value defaults' tokens do (and `kind`
+        searches them apart), None when none does: one scan of the bytes."""
         return self.by_kind.get(kind, self.base).scope(data)
 
 

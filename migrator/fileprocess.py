@@ -22,7 +22,15 @@ from migrator.codes import (
     finding_code,
 )
 from migrator.edits import Finding, SourceNotParsed, apply_edits, regraded, settle_unsafe
-from migrator.filekind import ALL_ENTRIES, DEFAULTS_ALONE, shebang_head, skip_reason_by_name, sniff, sniff_bytes
+from migrator.filekind import (
+    ALL_ENTRIES,
+    DEFAULTS_ALONE,
+    IMPORTS_ALONE,
+    shebang_head,
+    skip_reason_by_name,
+    sniff,
+    sniff_bytes,
+)
 from migrator.mapping import MappingSet
 from migrator.pulls import pr_name
 from migrator.rewrite import RewriterSpec, load_rewriter, spec_for
@@ -149,8 +157,9 @@ def process_file(path: str, display: str, mappings: MappingSet, prefilter=None, 
 
 
 def passed_scope(prefilter, data: bytes, kind: str, mappings: MappingSet) -> str | None:
-    """What the file's rewriter must plan for: ALL_ENTRIES; DEFAULTS_ALONE when it holds value defaults'
-    tokens alone, or none but is a script whose launches are compared; None when nothing can change it."""
+    """What the file's rewriter must plan for: ALL_ENTRIES; IMPORTS_ALONE when it holds import roots alone;
+    DEFAULTS_ALONE when it holds value defaults' tokens alone, or none but is a script whose launches are
+    compared; None when nothing can change it."""
     if prefilter is None:
         return ALL_ENTRIES
     scope = prefilter.scope(data, kind)
@@ -203,6 +212,8 @@ def _process(path: str, display: str, mappings: MappingSet, prefilter, data: byt
     mappings = mappings.for_file(data)
     if scope == DEFAULTS_ALONE and spec.plans_defaults_alone:
         mappings = mappings.defaults_alone()
+    elif scope == IMPORTS_ALONE and spec.plans_imports_alone:
+        mappings = mappings.imports_alone()
     try:
         located = rewriter.locate(data, mappings, display)
         if located.blocks:  # code of another kind inside the file: through that kind's rewriter

@@ -13,19 +13,23 @@ from __future__ import annotations
 
 import re
 
-# What `Prefilter.scope` finds: some token (or group) occurs whole, or only tokens of `alone` do.
+# What `Prefilter.scope` finds: some token (or group) occurs whole; or only `imported` tokens do, where an
+# import could name them; or only tokens of `alone` do.
 TOKEN_HIT = "all"
+IMPORT_HIT = "imports"
 ALONE_HIT = "defaults"
+HITS = frozenset({TOKEN_HIT, IMPORT_HIT})  # what the predicate counts as a hit
 
 
 class Prefilter:
     """A predicate over file bytes: True when some old token occurs, or every name of one of `groups`
     (identifiers, the first looked for first: `from verl.workers import rollout` spells `verl`, `workers` and
     `rollout`, never the module). `imported`: tokens that count only where an import statement could name
-    them as a module (`import_position`): `verl` in `"-m", "verl.trainer.main_ppo"` is no hit. `alone`:
-    tokens that are no hit of the predicate, which `scope` tells apart (a value default's `main_ppo`: a file
-    holding it and no other token needs less work). `starts`/`matches` report `tokens` only. Pickles as its
-    tokens, groups, imported and alone tokens.
+    them as a module (`import_position`): `verl` in `"-m", "verl.trainer.main_ppo"` is no hit; `scope` tells
+    a file holding them alone apart (the import check is all it needs). `alone`: tokens that are no hit of
+    the predicate, which `scope` tells apart too (a value default's `main_ppo`: a file holding it and no
+    other token needs less work). `starts`/`matches` report `tokens` only. Pickles as its tokens, groups,
+    imported and alone tokens.
 
     With ahocorasick-rs every kind of token is one automaton (`_Scan`): a file costs one scan, whatever it
     holds (a launcher naming `verl` cost three before: the tokens, the groups' first names and their names)."""
@@ -38,30 +42,32 @@ class Prefilter:
         self.engine = "none"
         self._scan = None
         if not (self.tokens or self.groups or self.alone):
-            self._search = self._search_alone = _never
+            self._search = self._search_imported = self._search_alone = _never
             return
         try:
             import ahocorasick_rs
         except ImportError:
             self.engine = "re-trie"
-            self._search = _Grouped(self.tokens, self.groups, self.imported) if self.groups \
-                else _trie_search(self.tokens, self.imported)
+            plain = tuple(t for t in self.tokens if t not in self.imported)
+            self._search = _Grouped(plain, self.groups) if self.groups else _trie_search(plain, ())
+            self._search_imported = _trie_search(self.imported, self.imported) if self.imported else _never
             self._search_alone = _trie_search(self.alone, ()) if self.alone else _never
             return
         self.engine = "ahocorasick-rs"
         self._scan = _Scan(ahocorasick_rs, self.tokens, self.groups, self.imported, self.alone)
-        self._search = self._scan.hit
 
     def __call__(self, data: bytes) -> bool:
-        return bool(self._search(data))
+        return self.scope(data) in HITS
 
     def scope(self, data: bytes) -> str | None:
-        """TOKEN_HIT when the predicate holds, ALONE_HIT when only tokens of `alone` occur whole, else None."""
+        """TOKEN_HIT when a token other than `imported` or a group occurs whole; else IMPORT_HIT when only
+        imported tokens do (where an import could name them), ALONE_HIT when only tokens of `alone` do;
+        TOKEN_HIT when both of those do (no narrower scope covers the two); None when none does."""
         if self._scan is not None:
             return self._scan.scope(data)
         if self._search(data):
             return TOKEN_HIT
-        return ALONE_HIT if self._search_alone(data) else None
+        return _narrowest(bool(self._search_imported(data)), bool(self._search_alone(data)))
 
     def starts(self, data: bytes) -> set[int]:
         """Where any token starts in data, whole name or not, overlapping ones included."""
@@ -117,25 +123,29 @@ class _Scan:
         if not hits:
             return None
         found = {i for i, _, _ in hits}
-        if found & self.token_indexes:
-            plain, imported = self._plain, self._imported
-            if any(_whole(data, start, end) and (i in plain or import_position(data, start))
-                   for i, start, end in hits if i in plain or i in imported):
-                return TOKEN_HIT
+        if found & self._plain and any(_whole(data, start, end) for i, start, end in hits if i in self._plain):
+            return TOKEN_HIT
         anchors = found & self._anchors
         if anchors and any(_whole(data, start, end) for i, start, end in hits if i in anchors) \
                 and self._complete(found) \
                 and self._complete({i for i, start, end in hits if i in self._names and _whole(data, start, end)}):
             return TOKEN_HIT
-        alone = found & self._alone
-        return ALONE_HIT if alone and any(_whole(data, start, end) for i, start, end in hits if i in alone) else None
-
-    def hit(self, data: bytes) -> bool:
-        return self.scope(data) == TOKEN_HIT
+        imported, alone = found & self._imported, found & self._alone
+        return _narrowest(
+            bool(imported) and any(_whole(data, start, end) and import_position(data, start)
+                                   for i, start, end in hits if i in imported),
+            bool(alone) and any(_whole(data, start, end) for i, start, end in hits if i in alone))
 
     def matches(self, data: bytes) -> list[tuple[str, int, int]]:
         tokens, patterns = self.token_indexes, self.patterns
         return [(patterns[i], start, end) for i, start, end in self._find(data, overlapping=True) if i in tokens]
+
+
+def _narrowest(imported: bool, alone: bool) -> str | None:
+    """The scope of a file in which no plain token or group occurs: the narrow one its tokens give."""
+    if imported and alone:
+        return TOKEN_HIT
+    return IMPORT_HIT if imported else ALONE_HIT if alone else None
 
 
 class _Groups:

@@ -91,6 +91,9 @@ class MappingSet:
     # Does the file at hand hold no old token but value defaults' (`default_only_tokens`)? Then no entry but
     # a value default can change it, and a rewriter may plan those alone (`defaults_alone`).
     only_defaults = False
+    # Does the file at hand hold no old token but an import root where an import could name it (`verl`)?
+    # Then no entry can change it: only its imports are checked at the target (`imports_alone`).
+    only_imports = False
 
     # The set a view was made from (None: this is no view). Values derived from a set once per process
     # (`per_set.per_table_set`) are kept for it and each view state, not for each view: a view is made per file.
@@ -104,7 +107,7 @@ class MappingSet:
     @property
     def view_state(self) -> tuple:
         """What a view says beyond its set: equal states of views of one set answer every question alike."""
-        return self._manual_here, self.file_launches_verl, self.only_defaults
+        return self._manual_here, self.file_launches_verl, self.only_defaults, self.only_imports
 
     def _view(self, **state) -> MappingSet:
         view = copy.copy(self)  # shares every collaborator and its caches
@@ -120,6 +123,10 @@ class MappingSet:
     def defaults_alone(self) -> MappingSet:
         """This set for a file whose only old tokens are value defaults' (`only_defaults`)."""
         return self._view(only_defaults=True)
+
+    def imports_alone(self) -> MappingSet:
+        """This set for a file whose only old tokens are import roots at imports (`only_imports`)."""
+        return self._view(only_imports=True)
 
     def for_file(self, source: bytes) -> MappingSet:
         """This set as one file sees it: a key rename whose `manual-when` the file matches is a manual step

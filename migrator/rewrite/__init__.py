@@ -32,6 +32,9 @@ class RewriterSpec:
     # Its locator plans the defaults value-default entries append to launches alone, at a fraction of the
     # full walk's cost, where the file holds no old token but theirs (`MappingSet.only_defaults`).
     plans_defaults_alone: bool = False
+    # Its locator runs the import check alone where the file holds no old token but an import root at an
+    # import (`from verl.utils import hf_tokenizer`): no entry can change such a file (`MappingSet.only_imports`).
+    plans_imports_alone: bool = False
 
 
 @runtime_checkable
@@ -56,7 +59,8 @@ class Rewriter(Protocol):
 REWRITERS: tuple[RewriterSpec, ...] = (
     RewriterSpec("shell", "migrator.rewrite.shell", (".sh", ".bash"), ("bash", "sh", "dash", "zsh", "ksh"),
                  frozenset({"declared-keys"}), plans_defaults_alone=True),
-    RewriterSpec("python", "migrator.rewrite.python", (".py",), ("python", "python3"), frozenset({"modules"})),
+    RewriterSpec("python", "migrator.rewrite.python", (".py",), ("python", "python3"), frozenset({"modules"}),
+                 plans_imports_alone=True),
     RewriterSpec("yaml", "migrator.rewrite.yaml", (".yaml", ".yml"), (), frozenset({"keys", "modules"})),
     RewriterSpec("markdown", "migrator.rewrite.markdown", (".md", ".markdown", ".rst", ".txt"),
                  split_names=frozenset({"declared-keys", "key-parts", "modules"})),

@@ -271,14 +271,17 @@ def _whole_at(data: bytes, token: str) -> list[int]:
 
 
 def _reference_scope(data: bytes) -> str | None:
-    """What the scope means, spelt out: a token whole (an imported one where an import could name it), or
-    every name of a group whole; else an alone token whole."""
-    if any(_whole_at(data, t) for t in SCOPE_TOKENS) or any(
-            prefilter.import_position(data, at) for t in SCOPE_IMPORTED for at in _whole_at(data, t)):
+    """What the scope means, spelt out: a token whole, or every name of a group whole; else an imported
+    token whole where an import could name it, or an alone token whole (both: the whole scope)."""
+    if any(_whole_at(data, t) for t in SCOPE_TOKENS):
         return prefilter.TOKEN_HIT
     if any(all(_whole_at(data, name) for name in group) for group in SCOPE_GROUPS):
         return prefilter.TOKEN_HIT
-    return prefilter.ALONE_HIT if any(_whole_at(data, t) for t in SCOPE_ALONE) else None
+    imported = any(prefilter.import_position(data, at) for t in SCOPE_IMPORTED for at in _whole_at(data, t))
+    alone = any(_whole_at(data, t) for t in SCOPE_ALONE)
+    if imported and alone:
+        return prefilter.TOKEN_HIT
+    return prefilter.IMPORT_HIT if imported else prefilter.ALONE_HIT if alone else None
 
 
 _SCOPE_PIECES = st.sampled_from([b"a.b", b"tp", b"verl", b"workers", b"rollout", b"main_ppo", b"import ", b"from ",
@@ -296,7 +299,7 @@ def test_one_scan_finds_what_tokens_groups_imports_and_alone_tokens_mean(pieces)
     assert check.engine == "ahocorasick-rs"
     expected = _reference_scope(data)
     assert check.scope(data) == expected
-    assert check(data) == (expected == prefilter.TOKEN_HIT)
+    assert check(data) == (expected in (prefilter.TOKEN_HIT, prefilter.IMPORT_HIT))
     fallback = Prefilter.__new__(Prefilter)
     real = sys.modules.get("ahocorasick_rs")
     sys.modules["ahocorasick_rs"] = None
@@ -306,6 +309,7 @@ def test_one_scan_finds_what_tokens_groups_imports_and_alone_tokens_mean(pieces)
         sys.modules["ahocorasick_rs"] = real
     assert fallback.engine == "re-trie"
     assert fallback.scope(data) == expected
+    assert fallback(data) == check(data)
     assert sorted(check.matches(data)) == sorted(fallback.matches(data))
 
 
@@ -314,4 +318,6 @@ def test_a_prefilter_with_alone_tokens_pickles():
 
     check = pickle.loads(pickle.dumps(Prefilter(("tp",), imported=("verl",), alone=("main_ppo",))))
     assert check.alone == ("main_ppo",) and check.scope(b"-m x.main_ppo") == prefilter.ALONE_HIT
-    assert check.scope(b"import verl") == prefilter.TOKEN_HIT and check.scope(b"x") is None
+    assert check.scope(b"import verl") == prefilter.IMPORT_HIT and check.scope(b"x") is None
+    assert check.scope(b"import verl\ntp = 1") == prefilter.TOKEN_HIT
+    assert check.scope(b"import verl\n-m x.main_ppo") == prefilter.TOKEN_HIT

@@ -33,7 +33,7 @@ from migrator.rewrite.python.nesting import (
     nesting_depth,
 )
 from migrator.rewrite.python.parsed import parsed_already
-from migrator.rewrite.python.resolution import unresolved_imports
+from migrator.rewrite.python.resolution import imports_resolve_as_spelled, unresolved_imports
 from migrator.rewrite.python.statements import might_change
 from migrator.rewrite.python.validity import edits_keep_validity  # noqa: F401 - the engine asks for it
 
@@ -43,6 +43,10 @@ EXAMPLE_LABEL = "block."
 
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
+    # A file holding no entry's token but imports of verl (the prefilter's scope): only the import check can
+    # find anything, and where every import line resolves as spelled it finds nothing without a parse.
+    if mappings.only_imports and imports_resolve_as_spelled(source, mappings):
+        return LocateResult((), ())
     depth = nesting_depth(source)
     if depth > MAX_NESTING:  # the parsers would exhaust the recursion limit, or libcst the C stack
         raise SourceNotParsed(_too_deep(depth, MAX_NESTING))
