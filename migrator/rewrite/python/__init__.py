@@ -32,8 +32,8 @@ from migrator.rewrite.python.nesting import (
     UNBOUNDED,
     nesting_depth,
 )
-from migrator.rewrite.python.parsed import parsed_already
-from migrator.rewrite.python.resolution import imports_resolve_as_spelled, unresolved_imports
+from migrator.rewrite.python.parsed import coding_cookie, lone_cr, parse, parsed_already
+from migrator.rewrite.python.resolution import unresolved_imports
 from migrator.rewrite.python.statements import might_change
 from migrator.rewrite.python.validity import edits_keep_validity  # noqa: F401 - the engine asks for it
 
@@ -43,19 +43,36 @@ EXAMPLE_LABEL = "block."
 
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
-    # A file holding no entry's token but imports of verl (the prefilter's scope): only the import check can
-    # find anything, and where every import line resolves as spelled it finds nothing without a parse.
-    if mappings.only_imports and imports_resolve_as_spelled(source, mappings):
-        return LocateResult((), ())
     depth = nesting_depth(source)
     if depth > MAX_NESTING:  # the parsers would exhaust the recursion limit, or libcst the C stack
         raise SourceNotParsed(_too_deep(depth, MAX_NESTING))
-    result = _locate_table(source, mappings, depth)
+    if mappings.only_imports and not might_spell_keys(source, mappings) and _parses(source, mappings):
+        # No entry's token is in the file but an import root (the prefilter's scope), nor a renamed key's
+        # name, which a config access may spell apart (`r = cfg.actor_rollout_ref; r.rollout.n`): the
+        # table's passes have nothing to find, the import check below may.
+        result = LocateResult((), ())
+    else:
+        result = _locate_table(source, mappings, depth)
     if path.startswith(EXAMPLE_LABEL):
         return result
     more = unresolved_imports(source, mappings, result.edits, result.findings) + callback_findings(source, mappings) \
         + api_fit_findings(source, mappings)
     return LocateResult(result.edits, result.findings + tuple(more)) if more else result
+
+
+def _parses(source: bytes, mappings: MappingSet) -> bool:
+    """Would the table's passes find the file parsable? They parse it only where a statement may change,
+    and take libcst where `ast` fails or gives no exact lines (a BOM, a coding cookie, a lone `\r`), which
+    then decides: False sends the file to them."""
+    if not might_change(source, mappings):
+        return True
+    if source.startswith(b"\xef\xbb\xbf") or lone_cr(source) or coding_cookie(source) is not None:
+        return False
+    try:
+        parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def _too_deep(depth: int, bound: int, why: str = "") -> str:

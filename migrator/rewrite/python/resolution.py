@@ -57,32 +57,16 @@ def unknown_release_note(maps: MappingSet) -> str | None:
             "imports of verl are not checked against it")
 
 
-def imports_resolve_as_spelled(source: bytes, maps: MappingSet) -> bool:
-    """Does the migration's import check find nothing in `source`, which no table edit changes, without
-    parsing it (every line that could import a root is a plain import that resolves at the target, or
-    nothing is checked)? False: only a parse can tell."""
-    judged = _judged(source, maps, as_written=False)
-    return judged is None or _all_resolve_as_spelled(source, judged[0], judged[1])
-
-
-def _judged(source: bytes, maps: MappingSet, as_written: bool):
-    """(judge, roots) of the import check of `source`, or None when it checks nothing there."""
-    if not any(root in source for root in verl_layout().package_bytes) or other_encoding(source):  # `ast` columns would not be byte offsets
-        return None
-    facts = release_modules(maps)
-    roots = import_roots(maps)
-    if facts is None or not roots:
-        return None
-    return _Judge(facts, maps, as_written=as_written), roots
-
-
 def unresolved_imports(source: bytes, maps: MappingSet, edits=None, findings=()) -> list[Finding]:
     """Findings for the imports that do not resolve once the table's `edits` are applied (the migration),
     or as written (`edits` None: the lint); `findings`, the table's (offsets into `source`), cover their spans."""
-    judged = _judged(source, maps, as_written=edits is None)
-    if judged is None:
+    if not any(root in source for root in verl_layout().package_bytes) or other_encoding(source):  # `ast` columns would not be byte offsets
         return []
-    judge, roots = judged
+    facts = release_modules(maps)
+    roots = import_roots(maps)
+    if facts is None or not roots:
+        return []
+    judge = _Judge(facts, maps, as_written=edits is None)
     after, applied, _ = apply_edits(source, list(edits or ()))
     covered = sorted(f.offset for f in findings)
     places = _Places(source, after, applied)
