@@ -32,7 +32,7 @@ from migrator.rewrite.python.nesting import (
     UNBOUNDED,
     nesting_depth,
 )
-from migrator.rewrite.python.parsed import coding_cookie, lone_cr, parse, parsed_already
+from migrator.rewrite.python.parsed import coding_cookie, lone_cr, parsed_already
 from migrator.rewrite.python.resolution import unresolved_imports
 from migrator.rewrite.python.statements import might_change
 from migrator.rewrite.python.validity import edits_keep_validity  # noqa: F401 - the engine asks for it
@@ -68,10 +68,10 @@ def _parses(source: bytes, mappings: MappingSet) -> bool:
         return True
     if source.startswith(b"\xef\xbb\xbf") or lone_cr(source) or coding_cookie(source) is not None:
         return False
-    try:
-        parse(source)
+    try:  # no tree is needed: compiling costs half of `ast.parse`, which builds the tree's Python objects
+        compile(source, "<parse check>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
+        return False  # the compiler refuses more than the parser (`return` outside a function): they decide
     return True
 
 

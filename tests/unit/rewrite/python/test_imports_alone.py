@@ -65,6 +65,7 @@ PIECES = [
     b"# -*- coding: latin-1 -*-\nimport verl\n",
     b"import verl\rx = 1\r",
     b"def compute_score(data_source, solution_str, ground_truth, extra_info=None):\n    return 0.0\n",
+    b"return 1\n",  # the parser takes it, the compiler does not
 ]
 
 
