@@ -119,6 +119,8 @@ _PLAIN_IMPORT = re.compile(
     rb"[ \t]*(?:(?P<names>" + _ALIASES + rb")|\((?P<grouped>[\w \t\r\n,]*)\)))[ \t]*(?:,[ \t]*)?(?:#[^\n]*)?\r?$",
     re.MULTILINE)
 _IMPORT_WORD = re.compile(rb"\bimport\b")
+# A backslash that ends its line, `\r`s after it (a line `ast` ends at `\r\n`; a lone `\r` never gets here).
+_CONTINUED = re.compile(rb"\\\r*(?:\n|\Z)")
 
 
 def _all_resolve_as_spelled(source: bytes, judge: "_Judge", roots: set[str], reported=None) -> bool:
@@ -136,16 +138,33 @@ def _all_resolve_as_spelled(source: bytes, judge: "_Judge", roots: set[str], rep
         plain_lines.update(range(line, line + match.group(0).count(b"\n") + 1))
         if not _resolves(match, judge, roots) and not (reported is not None and reported(*_statement_span(match))):
             return False
-    lines = source.split(b"\n")
+    return not _other_import_lines(source, plain_lines)
+
+
+def _other_import_lines(source: bytes, plain_lines: set[int]) -> bool:
+    """Does a line outside `plain_lines` (0-based) hold the word `import` and a root's name, or does a line
+    ending in a continuation, joined with the next, hold either? The lines with the word, and those that
+    end in a backslash, are each found by one scan of the whole source (a loop over every line cost more
+    than the rest of the check)."""
     packages = verl_layout().package_bytes
-    for number, text in enumerate(lines):
-        if number not in plain_lines and _IMPORT_WORD.search(text) and any(r in text for r in packages):
-            return False
-        if text.rstrip(b"\r").endswith(b"\\"):  # a continuation joins this line and the next into one
-            joined = text + (lines[number + 1] if number + 1 < len(lines) else b"")
-            if _IMPORT_WORD.search(joined) or any(r in joined for r in packages):
-                return False
-    return True
+    line, counted = 0, 0
+    for match in _IMPORT_WORD.finditer(source):
+        line += source.count(b"\n", counted, match.start())
+        counted = match.start()
+        if line not in plain_lines and any(r in _line_at(source, match.start()) for r in packages):
+            return True
+    for match in _CONTINUED.finditer(source):
+        following = _line_at(source, match.end()) if source.endswith(b"\n", 0, match.end()) else b""
+        joined = _line_at(source, match.start()) + following
+        if _IMPORT_WORD.search(joined) or any(r in joined for r in packages):
+            return True
+    return False
+
+
+def _line_at(source: bytes, offset: int) -> bytes:
+    """The line (without its `\\n`) that holds `offset`."""
+    end = source.find(b"\n", offset)
+    return source[source.rfind(b"\n", 0, offset) + 1:end if end >= 0 else None]
 
 
 def _statement_span(match) -> tuple[int, int]:

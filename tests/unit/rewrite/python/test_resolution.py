@@ -8,6 +8,8 @@ import json
 from functools import lru_cache
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from migrator.filekind import build_prefilter
 from migrator.fileprocess import process_file
@@ -268,8 +270,6 @@ def test_an_import_the_table_already_reports_does_not_send_the_file_to_the_parse
     assert [(f.code, f.offset) for f in found] == [("VM123", commented.index(b"verl"))]
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _LINE = st.one_of(
     st.builds(lambda m, a: f"import {m}" + (f" as {a}" if a else ""), st.sampled_from(_MODULES),
@@ -351,3 +351,34 @@ def test_a_package_is_a_module_exactly_when_some_module_lies_under_it():
         for name in names:
             expected = name in modules or any(m.startswith(name + ".") for m in modules)
             assert judge.module_exists(name, release) == expected, (release, name)
+
+
+def _other_import_lines_by_line(source: bytes, plain_lines: set[int]) -> bool:
+    """`_other_import_lines` spelt out, line by line."""
+    import re
+
+    from migrator.layout import verl_layout
+
+    word, packages = re.compile(rb"\bimport\b"), verl_layout().package_bytes
+    lines = source.split(b"\n")
+    for number, text in enumerate(lines):
+        if number not in plain_lines and word.search(text) and any(r in text for r in packages):
+            return True
+        if text.rstrip(b"\r").endswith(b"\\"):
+            joined = text + (lines[number + 1] if number + 1 < len(lines) else b"")
+            if word.search(joined) or any(r in joined for r in packages):
+                return True
+    return False
+
+
+_LINE_PIECES = st.sampled_from([b"import", b" ", b"verl", b"recipe", b"\\", b"\n", b"\r", b"\r\n", b"x", b"_",
+                                b"importer", b"from ", b"#", b"os"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_LINE_PIECES, max_size=14), st.sets(st.integers(0, 6)))
+def test_the_scans_for_other_import_lines_find_what_a_look_at_every_line_finds(pieces, plain_lines):
+    from migrator.rewrite.python.resolution import _other_import_lines
+
+    source = b"".join(pieces)
+    assert _other_import_lines(source, plain_lines) == _other_import_lines_by_line(source, plain_lines)
