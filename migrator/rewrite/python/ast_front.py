@@ -15,6 +15,7 @@ from migrator.edits import LocateResult
 from migrator.mapping import MappingSet
 from migrator.mapping.per_set import per_table_set
 from migrator.prefilter import Prefilter
+from migrator.rewrite.python.config_access import cannot_spell_key
 from migrator.rewrite.python.locator import (
     CALLS_OF_INTEREST,
     STRING_PREFIX,
@@ -65,7 +66,7 @@ def locate_ast(source: bytes, mappings: MappingSet) -> LocateResult | None:
     locator = walker.locator
     if not {old.split(".")[0] for _, old, _, _ in locator.plain_imports} <= statements.roots:
         return None
-    locator.finish()
+    locator.finish(sorted(walker.no_keys))
     return result_of(locator)
 
 
@@ -82,6 +83,7 @@ class _AstWalker:
         self._string_spans: list[tuple[int, int]] = []
         self.locator = locator
         self.strings: list[tuple[int, int]] = []  # single string tokens
+        self.no_keys: list[tuple[int, int]] = []  # those of them that cannot spell a config key (overrides)
         self.opaque: list[tuple[int, int]] = []  # joined strings, f-strings `fstring_parts` declines
         self.fstrings: list[tuple[int, int]] = []  # f-string tokens whose literal parts went to the locator
         self.fields: list[tuple[int, int]] = []  # their replacement fields
@@ -157,7 +159,7 @@ class _AstWalker:
             if kind is ast.Constant:
                 literal_ = self.string_literal(node)
                 if literal_ is not None:
-                    self.strings.append((literal_.start, literal_.end))
+                    self.string_token(literal_.start, literal_.end, len(literal_.prefix), literal_.quote_len)
                     if self.holds_text_token(literal_.start, literal_.end):
                         locator.string(literal_)
                 elif isinstance(node.value, (str, bytes)):
@@ -169,6 +171,11 @@ class _AstWalker:
             if kind is ast.Call:
                 self.call(node)
             stack.extend(reversed(child_nodes(node)))
+
+    def string_token(self, start: int, end: int, prefix_len: int, quote_len: int) -> None:
+        self.strings.append((start, end))
+        if cannot_spell_key(self.src[start + prefix_len + quote_len:end - quote_len]):
+            self.no_keys.append((start, end))
 
     def fstring(self, node) -> None:
         """One f-string token: its literal parts as libcst's FormattedStringText (an old token inside a
@@ -224,7 +231,7 @@ class _AstWalker:
                         continue
                     text = self.src[piece_start:piece_end]
                     quote_len = 3 if text[len(prefix):len(prefix) + 3] in (b'"""', b"'''") else 1
-                    self.strings.append((piece_start, piece_end))
+                    self.string_token(piece_start, piece_end, len(prefix), quote_len)
                     self.locator.string(StringLiteral(piece_start, piece_end, prefix, quote_len,
                                                       lambda text=text: _evaluated(text)), continues_after=continued)
                 return

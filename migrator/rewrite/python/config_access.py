@@ -89,17 +89,35 @@ def _moved_apart(mappings: MappingSet) -> frozenset[str]:
     return frozenset(n for n in above if n not in target and key_target(mappings, n) is None)
 
 
-def might_spell_keys(source: bytes, mappings: MappingSet) -> bool:
-    """Does an old renamed key's longest name occur as a whole name, other than as a dict literal's key?"""
+def might_spell_keys(source: bytes, mappings: MappingSet, no_keys: list[tuple[int, int]] = ()) -> bool:
+    """Does an old renamed key's longest name occur as a whole name, other than as a dict literal's key or
+    inside one of `no_keys` (sorted spans of string tokens that `cannot_spell_key`: a launcher's override
+    strings)? The pass reads a key only from an access's names or from a string that is a whole key or
+    key path, and resolves nothing unless one of them is such a name (`resolve_all`)."""
     search = _key_tokens(mappings)
     if not search(source):
         return False
+    starts = [start for start, _ in no_keys]
     for _, start, end in search.matches(source):
         if (start and source[start - 1] in _NAME) or (end < len(source) and source[end] in _NAME):
             continue
-        if not _DICT_KEY.match(source, end):
+        if _DICT_KEY.match(source, end):
+            continue
+        at = bisect.bisect_right(starts, start) - 1
+        if at < 0 or end > no_keys[at][1]:
             return True
     return False
+
+
+# A byte no key or key path has (`_KEY`, dots between): `=` of an override, a blank of a command.
+_NOT_OF_A_KEY = re.compile(rb"[^A-Za-z0-9_.\-]")
+
+
+def cannot_spell_key(content: bytes) -> bool:
+    """Can no string whose bytes between the quotes are `content` be a key, a key path or a key's part,
+    alone or joined with others? Without a backslash its value is its bytes, and one that is no key's
+    is none joined either."""
+    return b"\\" not in content and _NOT_OF_A_KEY.search(content) is not None
 
 
 def locate_config_keys(source: bytes, maps: MappingSet) -> tuple[list[Edit], list[Finding]]:

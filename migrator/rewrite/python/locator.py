@@ -333,11 +333,12 @@ class Locator:
                              self.findings)
 
     # -- `import a.b` without an alias ---------------------------------------------------------------
-    def finish(self) -> None:
+    def finish(self, no_keys: list[tuple[int, int]] = ()) -> None:
         """Rewrite `import old.mod` and its `old.mod.x` references together, or report a manual step;
-        config keys in every spelling, over the whole file (config_access)."""
+        config keys in every spelling, over the whole file (config_access), unless the only names of keys
+        it holds are inside `no_keys` (sorted spans of strings that `cannot_spell_key`)."""
         self.finish_plain_imports()
-        if might_spell_keys(self.src, self.maps):
+        if might_spell_keys(self.src, self.maps, no_keys):
             edits, findings = locate_config_keys(self.src, self.maps)
             self.edits.extend(edits)
             self.findings.extend(findings)
