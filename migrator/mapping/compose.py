@@ -165,6 +165,10 @@ class MappingSet:
     def signature_changes(self, symbol: str) -> list:
         return self.names.signature_changes(symbol)
 
+    def changes_calls(self, function: str) -> bool:
+        """Could `keyword` or `signature_changes` find anything for `function` (`pkg.mod:Name`)?"""
+        return self.names.changes_calls(function)
+
     def value(self, key: str, value: str, siblings: dict | None = None) -> ValueChange | None:
         """The composed change for the literal `value` of `key` (as the user wrote the key), or None."""
         return self.values.value(key, value, siblings)

@@ -18,6 +18,7 @@ class NameChanges:
         self.to_release = to_release
         self._modules: dict = {}
         self._symbols: dict = {}
+        self._calls: dict[str, bool] = {}
 
     def module(self, module: str) -> ModuleChange | None:
         """The composed change for a module (or a member of a moved package), or None."""
@@ -94,6 +95,26 @@ class NameChanges:
                     break
                 current = found[1]
         return out
+
+    def changes_calls(self, function: str) -> bool:
+        """Does a keyword or signature entry apply to `pkg.mod:Name` in the range, following the name
+        through moves (`keyword` or `signature_changes` could find something for it)?"""
+        cached = self._calls.get(function)
+        if cached is None:
+            cached = self._calls[function] = self._changes_calls(function)
+        return cached
+
+    def _changes_calls(self, function: str) -> bool:
+        current = function
+        for step in self.steps.steps:
+            if current in step.keyword_functions or current in step.signatures:
+                return True
+            found = step.symbol_entry(current)
+            if found is not None:
+                if found[1] is None:
+                    return False
+                current = found[1]
+        return False
 
     def api_modules(self) -> set[str]:
         """Modules that symbol, keyword and signature entries name (the tokens that call for the API pass)."""

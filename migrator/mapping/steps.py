@@ -41,6 +41,7 @@ class ReleaseStep:
         self.symbols: dict[str, Entry] = {}
         self.keywords: dict[tuple[str, str], Entry] = {}
         self.signatures: dict[str, list[Entry]] = {}
+        self.keyword_functions: set[str] = set()  # the functions of `keywords`
         self.entry_points: dict[str, Entry] = {}
         self.config_names: dict[str, Entry] = {}
         self.config_dirs: dict[str, Entry] = {}
@@ -69,6 +70,7 @@ class ReleaseStep:
                 self.symbols[e.old] = e
             elif family is KEYWORD:
                 self.keywords[(e.function, e.old)] = e
+                self.keyword_functions.add(e.function)
             elif family is SIGNATURE:
                 self.signatures.setdefault(e.symbol, []).append(e)
             elif family is VALUE and e.unit.role is not Role.DEFAULT:

@@ -44,7 +44,9 @@ def locate_api(source: bytes, maps: MappingSet) -> tuple[list[Edit], list[Findin
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return [], []
     bindings = _Bindings(tree, modules)
-    if not bindings.modules and not bindings.names:
+    # A name imported from a module (`from verl.x import f`) matters to the walk only in calls and class
+    # bases, where keyword and signature entries apply; its moves are the import's (the front-ends').
+    if not bindings.modules and not any(maps.changes_calls(ref) for ref in bindings.names.values()):
         return [], []
     walker = _ApiWalker(source, maps, bindings)
     walker.walk(tree)

@@ -5,9 +5,12 @@ The test releases (tests/fixtures/tables/rewriters_releases) plus tests/fixtures
 
 from __future__ import annotations
 
+import ast
 from functools import lru_cache
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from migrator.fileprocess import process_file
 from migrator.mapping import compose
@@ -234,3 +237,59 @@ def test_bare_module_names_outside_imports_keep_the_fast_front_end():
     assert might_change(source, maps)
     result = locate_ast(source, maps)
     assert result is not None and not result.edits and not result.findings
+
+
+# Names imported from modules of the table (moved, renamed, with keyword renames or signature changes) and
+# their uses: calls with keywords, subclasses, module aliases. The walk is skipped where only names without
+# keyword or signature entries are imported (their moves are the import's); the result must not change.
+_API_PIECES = [
+    "from verl.workers.rollout.utils import get_free_port, is_valid_ipv6_address\n",
+    "port = get_free_port(host='x')\n",
+    "from verl.trainer.ppo.core_algos import compute_policy_loss\n",
+    "loss = compute_policy_loss(eos_mask=m, logits=l)\n",
+    "from verl.experimental.agent_loop.agent_loop import AgentLoopBase\n",
+    "class Loop(AgentLoopBase):\n    def __init__(self, c):\n        super().__init__(dataset_config=c)\n"
+    "    async def run(self, messages, sampling_params):\n        pass\n",
+    "from verl.trainer.ppo.ray_trainer import RayPPOTrainer, compute_reward\n",
+    "class T(get_free_port, RayPPOTrainer):\n    def __init__(self, reward_fn=None):\n        pass\n",
+    "t = RayPPOTrainer(config=c, reward_fn=f)\n",
+    "import verl.workers.rollout.utils as ru\n",
+    "p = ru.get_free_port()\n",
+    "from verl.utils.torch_functional import get_eos_mask\n",
+    "mask = get_eos_mask(response_id=r, eos_token=2)\n",
+    "get_free_port = 1\n",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_API_PIECES), min_size=1, max_size=6))
+def test_the_api_walk_is_skipped_only_where_it_finds_nothing(pieces):
+    from migrator.rewrite.python.api import locate_api
+
+    source = "".join(pieces).encode()
+    assert locate_api(source, mappings()) == _walked_for_every_binding(source, mappings())
+
+
+def _walked_for_every_binding(source: bytes, maps):
+    """The API pass without the skip: every file that binds a name of the table's modules is walked."""
+    from migrator.rewrite.python import api
+
+    if not api._may_use(source, maps):
+        return [], []
+    tree = ast.parse(source)
+    bindings = api._Bindings(tree, api._api_modules(maps))
+    if not bindings.modules and not bindings.names:
+        return [], []
+    walker = api._ApiWalker(source, maps, bindings)
+    walker.walk(tree)
+    return walker.edits, walker.findings
+
+
+def test_a_name_changes_calls_when_a_keyword_or_signature_entry_reaches_it():
+    maps = mappings()
+    assert maps.changes_calls("verl.trainer.ppo.core_algos:compute_policy_loss")  # a keyword rename
+    assert maps.changes_calls("verl.trainer.ppo.ray_trainer:RayPPOTrainer")  # a signature change
+    assert maps.changes_calls("verl.experimental.agent_loop.agent_loop:AgentLoopBase")  # a method's, a keyword
+    assert not maps.changes_calls("verl.workers.rollout.utils:get_free_port")  # moved, nothing else
+    assert not maps.changes_calls("verl.trainer.ppo.ray_trainer:compute_reward")  # removed
+    assert not maps.changes_calls("os:getcwd")
