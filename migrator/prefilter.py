@@ -26,10 +26,10 @@ class Prefilter:
     (identifiers, the first looked for first: `from verl.workers import rollout` spells `verl`, `workers` and
     `rollout`, never the module). `imported`: tokens that count only where an import statement could name
     them as a module (`import_position`): `verl` in `"-m", "verl.trainer.main_ppo"` is no hit; `scope` tells
-    a file holding them alone apart (the import check is all it needs). `alone`: tokens that are no hit of
-    the predicate, which `scope` tells apart too (a value default's `main_ppo`: a file holding it and no
-    other token needs less work). `starts`/`matches` report `tokens` only. Pickles as its tokens, groups,
-    imported and alone tokens.
+    a file holding them alone apart (the Python rewriter's import check needs them, its other passes do
+    not). `alone`: tokens that are no hit of the predicate, which `scope` tells apart too (a value
+    default's `main_ppo`: a file holding it and no other token needs less work). `starts`/`matches` report
+    `tokens` only. Pickles as its tokens, groups, imported and alone tokens.
 
     With ahocorasick-rs every kind of token is one automaton (`_Scan`): a file costs one scan, whatever it
     holds (a launcher naming `verl` cost three before: the tokens, the groups' first names and their names)."""

@@ -92,7 +92,8 @@ class MappingSet:
     # a value default can change it, and a rewriter may plan those alone (`defaults_alone`).
     only_defaults = False
     # Does the file at hand hold no old token but an import root where an import could name it (`verl`)?
-    # Then no entry can change it: only its imports are checked at the target (`imports_alone`).
+    # Then no entry's token is in it: its imports are checked at the target, and the table's passes run
+    # only where a config access may spell a renamed key apart (`imports_alone`).
     only_imports = False
 
     # The set a view was made from (None: this is no view). Values derived from a set once per process

@@ -32,8 +32,8 @@ class RewriterSpec:
     # Its locator plans the defaults value-default entries append to launches alone, at a fraction of the
     # full walk's cost, where the file holds no old token but theirs (`MappingSet.only_defaults`).
     plans_defaults_alone: bool = False
-    # Its locator runs the import check alone where the file holds no old token but an import root at an
-    # import (`from verl.utils import hf_tokenizer`): no entry can change such a file (`MappingSet.only_imports`).
+    # Its locator skips the table's passes where the file holds no old token but an import root at an
+    # import (`from verl.utils import hf_tokenizer`) and spells no renamed key's name (`MappingSet.only_imports`).
     plans_imports_alone: bool = False
 
 
