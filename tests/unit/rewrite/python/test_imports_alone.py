@@ -71,7 +71,7 @@ PIECES = [
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=6))
-def test_the_import_check_alone_finds_what_the_whole_locator_finds(pieces):
+def test_the_imports_alone_view_gives_what_the_whole_locator_gives(pieces):
     maps, prefilter = tables()
     source = b"".join(pieces)
     if prefilter.scope(source, "python") != IMPORTS_ALONE:
