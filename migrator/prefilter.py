@@ -179,8 +179,8 @@ class _Grouped:
     """The pure-Python fallback for tokens and groups: a whole token is a hit at once; else, when some
     group's first name (its anchor: the package, `verl`) occurs, the whole names found decide the groups."""
 
-    def __init__(self, tokens: tuple[str, ...], groups: tuple[tuple[str, ...], ...], imported: tuple[str, ...] = ()):
-        self.tokens = _trie_search(tokens, imported)
+    def __init__(self, tokens: tuple[str, ...], groups: tuple[tuple[str, ...], ...]):
+        self.tokens = _trie_search(tokens, ())
         self.anchors = _trie_search(tuple(sorted({g[0] for g in groups})), ())
         names = sorted({name for group in groups for name in group})
         self._index = {name: i for i, name in enumerate(names)}
