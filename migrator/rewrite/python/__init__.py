@@ -32,9 +32,9 @@ from migrator.rewrite.python.nesting import (
     UNBOUNDED,
     nesting_depth,
 )
-from migrator.rewrite.python.parsed import coding_cookie, lone_cr, parsed_already
+from migrator.rewrite.python.parsed import parsed_already
 from migrator.rewrite.python.resolution import unresolved_imports
-from migrator.rewrite.python.statements import might_change
+from migrator.rewrite.python.statements import ast_lines_differ, might_change
 from migrator.rewrite.python.validity import edits_keep_validity  # noqa: F401 - the engine asks for it
 
 KIND = "python"
@@ -66,7 +66,7 @@ def _parses(source: bytes, mappings: MappingSet) -> bool:
     then decides: False sends the file to them."""
     if not might_change(source, mappings):
         return True
-    if source.startswith(b"\xef\xbb\xbf") or lone_cr(source) or coding_cookie(source) is not None:
+    if ast_lines_differ(source):
         return False
     try:  # no tree is needed: compiling costs half of `ast.parse`, which builds the tree's Python objects
         compile(source, "<parse check>", "exec", dont_inherit=True)

@@ -83,6 +83,12 @@ class Statements(NamedTuple):
     whole: frozenset[int] = frozenset()
 
 
+def ast_lines_differ(source: bytes) -> bool:
+    """A BOM, a coding cookie or a `\\r` that ends no `\\r\\n`: the lines or columns `ast` gives may not be the
+    file's, so the statement chooser (and the `ast` front-end) leaves the file to libcst."""
+    return source.startswith(b"\xef\xbb\xbf") or lone_cr(source) or coding_cookie(source) is not None
+
+
 def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     """The top-level statements that matter, or None when the whole file must be parsed.
 
@@ -95,9 +101,7 @@ def choose_statements(source: bytes, mappings: MappingSet) -> Statements | None:
     `ast` rejects (libcst's errors and encodings stay as they are). Tokens outside every statement's lines
     (a comment between statements, at the end of a block or of the file) are listed in `outside`.
     """
-    if source.startswith(b"\xef\xbb\xbf") or lone_cr(source):
-        return None
-    if coding_cookie(source) is not None:
+    if ast_lines_differ(source):
         return None
     try:
         tree = parse(source)
