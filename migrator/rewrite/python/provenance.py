@@ -41,13 +41,12 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 class Provenance:
     """The verl-config names of one parsed file, per function (`names`) and per class (`holders`)."""
 
-    def __init__(self, tree: ast.Module, line_starts: list[int], objects: ConfigObjects | None = None):
+    def __init__(self, tree: ast.Module, line_starts: list[int], objects: ConfigObjects | None = None,
+                 nodes: dict[type, list] | None = None):
         self.line_starts = line_starts
         self.objects = objects if objects is not None else ConfigObjects()  # verl's objects that carry its config (mappings/verl/config-objects.yaml)
         # One walk over the whole tree for what is file-wide: imports, classes, calls, names read.
-        self._nodes: dict[type, list] = {}
-        for node in walk_tree(tree):
-            self._nodes.setdefault(type(node), []).append(node)
+        self._nodes = nodes if nodes is not None else _nodes_by_kind(tree)
         self.imports = _imported_names(self._nodes)
         self.functions: list[tuple[Function, ast.ClassDef | None]] = list(_functions(tree.body, None))
         self.holders: dict[int, ConfigNode] = {}  # id(ClassDef) -> what its `self.config` holds
@@ -250,13 +249,43 @@ NOTHING = _Nothing()
 def provenance_of(tree: ast.Module, source: bytes, line_starts: list[int], objects: ConfigObjects | None = None):
     """`Provenance(...)` where the file can hold verl's config, else `NOTHING`: every piece of evidence is a
     name bound by an import of verl's packages (the objects' modules, its config classes) or an
-    `@hydra.main`, so a file that spells neither (a launcher that runs verl in a child process) has none."""
+    `@hydra.main`, so a file that spells neither (a launcher that runs verl in a child process) has none,
+    and neither has one whose imports bind none of those objects and no config class."""
     objects = objects if objects is not None else ConfigObjects()
     roots = {name.split(".")[0] for name in (*objects.takers, *objects.holders)} \
         | {verl_layout().config_classes_package.split(".")[0], "hydra"}
     if not any(root.encode() in source for root in roots):
         return NOTHING
-    return Provenance(tree, line_starts, objects)
+    nodes = _nodes_by_kind(tree)
+    if b"hydra" not in source and not _binds_evidence(_imported_names(nodes), source, objects):
+        return NOTHING
+    return Provenance(tree, line_starts, objects, nodes)
+
+
+def _binds_evidence(imports: dict[str, str], source: bytes, objects: ConfigObjects) -> bool:
+    """Can a name these imports bind be evidence? Every seed is a name the file's imports qualify
+    (`Provenance.qualified`: the bound name, then the attributes after it): a taker or holder
+    (`run_ppo(config)`, `class W(ActorRolloutRefWorker)`) is one the binding is, or a module or class above
+    it; a config class (`config: ActorConfig`) lies in verl's config-classes package and its name is
+    spelt in the file (in the annotation or in the import that binds it). Without a seed no name of the
+    file is ever verl's config (`_propagate` only carries seeds), and `@hydra.main` is told by its bytes."""
+    objects_above = {".".join(parts[:i]) for name in (*objects.takers, *objects.holders)
+                     for parts in [name.split(".")] for i in range(1, len(parts) + 1)}
+    package = verl_layout().config_classes_package
+    spells_class = any(name.encode() in source for name in objects.classes)
+    for bound in imports.values():
+        if bound in objects_above:
+            return True
+        if spells_class and (bound == package or bound.startswith(package + ".") or package.startswith(bound + ".")):
+            return True
+    return False
+
+
+def _nodes_by_kind(tree: ast.Module) -> dict[type, list]:
+    nodes: dict[type, list] = {}
+    for node in walk_tree(tree):
+        nodes.setdefault(type(node), []).append(node)
+    return nodes
 
 
 def _functions(body, cls):

@@ -9,6 +9,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from migrator.fileprocess import apply_edits
 from migrator.mapping import compose, load_builtin
@@ -325,9 +327,104 @@ def test_a_file_that_names_neither_verl_nor_hydra_has_no_provenance_to_build():
     from migrator.rewrite.python.parsed import line_starts
     from migrator.rewrite.python.provenance import NOTHING, Provenance, provenance_of
 
+    objects = _maps().history.config_objects
     plain = b"import json\n\n\ndef main(config):\n    return config.ray_init.num_cpus\n"
-    assert provenance_of(ast.parse(plain), plain, line_starts(plain)) is NOTHING
+    assert provenance_of(ast.parse(plain), plain, line_starts(plain), objects) is NOTHING
     for header in (b"import hydra\n", b"from verl.trainer.main_ppo import run_ppo\n"):
         source = header + plain
-        assert isinstance(provenance_of(ast.parse(source), source, line_starts(source)), Provenance)
+        assert isinstance(provenance_of(ast.parse(source), source, line_starts(source), objects), Provenance)
     assert migrate(plain.decode())[0] == plain.decode()  # still unrenamed: nothing shows it is verl's
+
+
+def test_a_file_whose_imports_bind_no_evidence_has_no_provenance_to_build():
+    """verl's own modules import verl everywhere; few bind a taker, a holder or a config class."""
+    import ast
+
+    from migrator.rewrite.python.parsed import line_starts
+    from migrator.rewrite.python.provenance import NOTHING, Provenance, provenance_of
+
+    objects = _maps().history.config_objects
+    body = b"\n\ndef main(config):\n    return config.ray_init.num_cpus\n"
+    for header, built in [(b"from verl.utils import hf_tokenizer\n", False),
+                          (b"from verl import DataProto\nfrom verl.utils.fs import copy_to_local\n", False),
+                          (b"from verl.trainer.ppo import ray_trainer\n", True),  # a module above a taker
+                          (b"import verl\n", True),  # a package above every object
+                          (b"from verl import utils\nX = 'AlgoConfig'\n", True),  # a module that may hold the class
+                          (b"from verl.workers.config import actor\nA = actor.ActorConfig\n", True),
+                          (b"from mine import AlgoConfig\n", False)]:
+        source = header + body
+        found = provenance_of(ast.parse(source), source, line_starts(source), objects)
+        assert (found is not NOTHING) is built, header
+        if built:
+            assert isinstance(found, Provenance)
+
+
+# Imports that bind a taker, a holder, a config class, a module or package above one, or none of them;
+# uses that are evidence when their names are verl's (hydra.main, a call of a taker, a subclass of a
+# holder, an annotation with a config class, a call chain through the file's own functions).
+EVIDENCE_IMPORTS = [
+    "from verl.trainer.main_ppo import run_ppo\n",
+    "from verl.trainer.ppo.ray_trainer import RayPPOTrainer\n",
+    "from verl.trainer.ppo import ray_trainer\n",
+    "import verl.trainer.ppo.ray_trainer as rt\n",
+    "import verl\n",
+    "import verl.workers\n",
+    "from verl.workers.fsdp_workers import ActorRolloutRefWorker as Base\n",
+    "from verl.workers import fsdp_workers\n",
+    "from verl.trainer.config import AlgoConfig\n",
+    "from verl.workers.config import actor as actor_cfg\n",
+    "from verl.workers.config import RolloutConfig as RC\n",
+    "from verl.utils import hdfs_io\n",
+    "from verl import DataProto\n",
+    "from mine import run_ppo, RayPPOTrainer, AlgoConfig, Base\n",
+    "import hydra\n",
+    "from hydra import main as hmain\n",
+]
+EVIDENCE_USES = [
+    "@hydra.main(config_path='pkg://verl.trainer.config', config_name='ppo_trainer')\ndef main(config):\n"
+    "    run_ppo(config)\n",
+    "@hmain(config_path='pkg://verl.trainer.config')\ndef m2(cfg):\n    return cfg.trainer.x\n",
+    "def f(config):\n    run_ppo(config)\n    return config.ray_init.num_cpus\n",
+    "def g(config):\n    rt.RayPPOTrainer(config)\n",
+    "def h(config):\n    ray_trainer.RayPPOTrainer(config=config)\n",
+    "def h2(config):\n    RayPPOTrainer(config)\n    helper(config)\n",
+    "def helper(c):\n    return c.trainer.n\n",
+    "class W(Base):\n    def __init__(self, config):\n        self.config = config\n\n"
+    "    def m(self):\n        return self.config.rollout.n\n",
+    "class T(fsdp_workers.ActorRolloutRefWorker):\n    def m(self):\n        return self.config.rollout.n\n",
+    "class V(verl.workers.fsdp_workers.CriticWorker):\n    def m(self):\n        return self.config.x\n",
+    "class U(W):\n    def m2(self):\n        return self.config.y\n",
+    "def a(config: AlgoConfig):\n    return config.rollout_is\n",
+    "def b(config: actor_cfg.ActorConfig):\n    return config.x\n",
+    "def c(config: verl.trainer.config.AlgoConfig):\n    return config.y\n",
+    "def d(config: RC):\n    return config.n\n",
+    "def k():\n    from verl.trainer.main_ppo import run_ppo as rp\n\n    def inner(config):\n"
+    "        rp(config)\n",
+    "def plain(config):\n    x = config.actor_rollout_ref\n    return x.rollout.n\n",
+]
+
+
+def _known_names(found) -> tuple:
+    return (sorted(found.holders.values(), key=repr),
+            sorted(((name, node) for env in found.names.values() for name, node in env.items()), key=repr))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(EVIDENCE_IMPORTS), max_size=4), st.lists(st.sampled_from(EVIDENCE_USES), max_size=5))
+def test_no_provenance_is_built_only_where_the_whole_one_knows_no_name(imports, uses):
+    """The reference is `Provenance` itself, built for every file: where `provenance_of` skips it, that one
+    holds no class and no name of verl's config (so every `node_of` is None)."""
+    import ast
+
+    from migrator.rewrite.python.parsed import line_starts
+    from migrator.rewrite.python.provenance import NOTHING, Provenance, provenance_of
+
+    source = ("".join(imports) + "\n\n" + "\n\n".join(uses)).encode()
+    tree = ast.parse(source)
+    objects = _maps().history.config_objects
+    whole = Provenance(tree, line_starts(source), objects)
+    found = provenance_of(tree, source, line_starts(source), objects)
+    if found is NOTHING:
+        assert _known_names(whole) == ([], [])
+    else:
+        assert _known_names(found) == _known_names(whole)
