@@ -30,7 +30,7 @@ from migrator.rewrite.python.nesting import (
     MAX_NESTING,
     MAX_NESTING_FOR_LIBCST,
     UNBOUNDED,
-    nesting_depth,
+    nesting_depth_over,
 )
 from migrator.rewrite.python.parsed import parsed_already
 from migrator.rewrite.python.resolution import unresolved_imports
@@ -43,7 +43,7 @@ EXAMPLE_LABEL = "block."
 
 
 def locate(source: bytes, mappings: MappingSet, path: str = "") -> LocateResult:
-    depth = nesting_depth(source)
+    depth = nesting_depth_over(source, MAX_NESTING_FOR_LIBCST)  # the bounds below are the comparisons made
     if depth > MAX_NESTING:  # the parsers would exhaust the recursion limit, or libcst the C stack
         raise SourceNotParsed(_too_deep(depth, MAX_NESTING))
     if mappings.only_imports and not might_spell_keys(source, mappings) and _parses(source, mappings):

@@ -205,3 +205,96 @@ def test_a_file_only_libcst_could_read_is_skipped_above_the_libcst_bound():
                              f"{MAX_NESTING_FOR_LIBCST + 1} levels; at most {MAX_NESTING_FOR_LIBCST})")
     # the `ast` front-end reads the same nesting without the f-string: migrated
     assert run(OLD_IMPORT + PYTHON_SHAPES["unary"](n + 1), "ast.py").status == "changed"
+
+
+# The cheap bound the rewriter asks first (`nesting_depth_over`): never below the estimate, and the same
+# answer as the estimate to every comparison the guard makes. Pieces of code whose reading differs between a
+# scan of the whole code and one that skips strings and comments first: string prefixes that begin a token
+# or do not (`xr"a"`, `1f"a"`, `rbf"a"`), `.` before a prefix, f-strings with fields, specs and the same
+# quotes nested (Python 3.12), triple quotes across lines, comments holding quotes and brackets, `#` in
+# strings, continuations, `\r` and `\r\n` line ends, keywords glued to strings, `elif` chains, brackets
+# that do not pair.
+_PIECES = st.sampled_from([
+    "a", "b.c", "1", "1.5e-3", "0xff", " ", "\n", "\r\n", "\r", "    ", "\t", "\\\n", ",", ";", ":", "=",
+    "-", "+", "**", "~", "not ", " and ", " if ", " else ", "lambda: ", " in ", " is ", "elif a:", "else:",
+    "(", ")", "[", "]", "{", "}", "f(", "x[", "'s'", '"s"', "'''a\n(b'''", '"""#\n"""', "r'\\d('", "rb'x'",
+    "b'('", "xr'('", "1f'('", "rbf'('", "a.f'('", "1.f'{a'", "u'('", "f'{a}'", "F'{a!r:>{b}}'", "f'{a[\"k\"]}'",
+    'f"{f\'{a}\'}"', "f'''{\na\n}'''", "f'{{('", "rf'\\{a}'", "f'{a:{b}{c}}'", "# (('\n", "#'\n", "'#'",
+    "'a", "\"", "'''", "if a:\n    ", "\n    ", "\xe9in", "_if", "if_", "1if", ")'s'if",
+])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_PIECES, max_size=40))
+def test_the_quick_bound_is_never_below_the_estimate(pieces):
+    from migrator.rewrite.python.nesting import _bound
+
+    source = "".join(pieces).encode()
+    exact, bound = nesting_depth(source), _bound(source)
+    assert bound is None or bound >= exact, (source, bound, exact)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_EXPRESSIONS, st.integers(min_value=0, max_value=4), st.sampled_from(["", "# a (\n", "s = '''\n(\n'''\n"]))
+def test_the_quick_bound_is_never_below_the_estimate_of_expressions(expression, indent, before):
+    from migrator.rewrite.python.nesting import _bound
+
+    source = (before + "".join("    " * i + "if a:\n" for i in range(indent)) + "    " * indent
+              + f"x = {expression}\n").encode()
+    bound = _bound(source)
+    assert bound is not None and bound >= nesting_depth(source)
+
+
+@pytest.mark.parametrize("shape", sorted(PYTHON_SHAPES))
+def test_the_guard_decides_as_the_estimate_at_every_size_around_the_bounds(shape):
+    from migrator.rewrite.python.nesting import nesting_depth_over
+
+    for bound in (MAX_NESTING_FOR_LIBCST, MAX_NESTING):
+        n = largest_within_bound(shape, bound)
+        for size in (1, n - 1, n, n + 1):
+            source = PYTHON_SHAPES[shape](size).encode()
+            exact, over = nesting_depth(source), nesting_depth_over(source, MAX_NESTING_FOR_LIBCST)
+            assert [over > b for b in (MAX_NESTING_FOR_LIBCST, MAX_NESTING)] == \
+                [exact > b for b in (MAX_NESTING_FOR_LIBCST, MAX_NESTING)], (shape, size)
+            if exact > MAX_NESTING_FOR_LIBCST:
+                assert over == exact  # the reason a skipped file gives is the estimate's
+
+
+def test_ordinary_code_needs_only_the_quick_bound():
+    from migrator.rewrite.python.nesting import _bound
+
+    files = sorted(REPO.glob("migrator/**/*.py")) + sorted(REPO.glob("tests/**/*.py"))
+    bounds = [_bound(path.read_bytes()) for path in files]
+    assert None not in bounds
+    assert sum(b > MAX_NESTING_FOR_LIBCST for b in bounds) <= len(files) // 20
+
+
+@pytest.mark.parametrize("source", [
+    b"x = 1.f'{a' + " + b"-" * 300 + b"a\n",  # a number's `.f`, then a plain string: the operators count
+    b"x = xf'{a' + " + b"-" * 300 + b"a\n",  # a name ending in `f`, then a plain string
+    b"x = rbf'{a' + " + b"-" * 300 + b"a\n",
+    b"x = b'{a' + " + b"-" * 300 + b"a\n",
+    b"".join(b"    " * i + b"while a:\r" for i in range(60)) + b"    " * 60 + b"x = 1\r",  # `\r` line ends
+    b"".join(b"\t" * i + b"while a:\r\n" for i in range(60)) + b"\t" * 60 + b"x = 1\r\n",
+    b"if a:\n    pass\n" + b"elif a:\n    pass\n" * 300,
+    b"x = (a \\\n" + b" if a else a \\\n" * 300 + b")\n",
+    b"x = f'{a:{b}{" + b"-" * 300 + b"c}}'\n",
+    b"x = ('#' + " + b"-" * 300 + b"a)  # )\n",
+])
+def test_the_quick_bound_holds_where_a_shortcut_would_misread(source):
+    from migrator.rewrite.python.nesting import _bound
+
+    bound, exact = _bound(source), nesting_depth(source)
+    assert exact >= 60
+    assert bound is None or bound >= exact, (bound, exact)
+
+
+def test_the_quick_bound_leaves_brackets_nested_past_its_rounds_to_the_estimate():
+    """Pairing brackets takes a pass over them per level: past `_PAIRING_ROUNDS` levels the estimate decides."""
+    from migrator.rewrite.python.nesting import _PAIRING_ROUNDS, _bound, nesting_depth_over
+
+    deep = b"x = " + b"(" * 5000 + b"a" + b")" * 5000 + b"\n"
+    assert _bound(deep) is None
+    assert nesting_depth_over(deep, MAX_NESTING_FOR_LIBCST) == nesting_depth(deep) > MAX_NESTING
+    within = b"x = " + b"(" * (_PAIRING_ROUNDS - 1) + b"a" + b")" * (_PAIRING_ROUNDS - 1) + b"\n"
+    assert _bound(within) is not None
