@@ -133,7 +133,7 @@ _ASSIGNMENT_PREFIX = re.compile(rb"[ \t]*(?:export[ \t]+)?")
 
 
 def assignments_of(src: bytes, name: bytes):
-    """(line start, end of `NAME=`) of each line that assigns `name`, `^[ \t]*(?:export[ \t]+)?NAME=` per
+    """(line start, end of `NAME=`) of each line that assigns `name`, `^[ \\t]*(?:export[ \\t]+)?NAME=` per
     line, in order. Found from the occurrences of `NAME=` (a `^` tried at every byte of the script cost a
     quarter of the rewriter's time on verl's scripts, which pass most keys a variable)."""
     needle = name + b"="
