@@ -70,31 +70,18 @@ class NameChanges:
     def keyword(self, function: str, keyword: str) -> KeywordChange | None:
         """The keyword a call of `function` (named as in the first release) passes instead of `keyword`.
         A release's keyword entry names the function as it was before that release's symbol moves."""
-        current, kw, chain = function, keyword, []
-        for step in self.steps.steps:
+        kw, chain = keyword, []
+        for step, current in self._named_through_moves(function):
             e = step.keywords.get((current, kw))
             if e is not None:
                 chain.append(e)
                 kw = e.new
-            found = step.symbol_entry(current)
-            if found is not None:
-                if found[1] is None:
-                    break
-                current = found[1]
         return KeywordChange(function, keyword, kw, tuple(chain)) if chain and kw != keyword else None
 
     def signature_changes(self, symbol: str) -> list:
         """Signature changes of `pkg.mod:Name` (a function, or a class and its methods) in the range,
         following the name through moves."""
-        current, out = symbol, []
-        for step in self.steps.steps:
-            out.extend(step.signatures.get(current, ()))
-            found = step.symbol_entry(current)
-            if found is not None:
-                if found[1] is None:
-                    break
-                current = found[1]
-        return out
+        return [e for step, current in self._named_through_moves(symbol) for e in step.signatures.get(current, ())]
 
     def changes_calls(self, function: str) -> bool:
         """Does a keyword or signature entry apply to `pkg.mod:Name` in the range, following the name
@@ -105,16 +92,20 @@ class NameChanges:
         return cached
 
     def _changes_calls(self, function: str) -> bool:
-        current = function
+        return any(current in step.keyword_functions or current in step.signatures
+                   for step, current in self._named_through_moves(function))
+
+    def _named_through_moves(self, symbol: str):
+        """(step, the name that step's entries give `symbol`) for each release step of the range in order,
+        the name followed through the symbol moves, up to and with the step that removes it."""
+        current = symbol
         for step in self.steps.steps:
-            if current in step.keyword_functions or current in step.signatures:
-                return True
+            yield step, current
             found = step.symbol_entry(current)
             if found is not None:
                 if found[1] is None:
-                    return False
+                    return
                 current = found[1]
-        return False
 
     def api_modules(self) -> set[str]:
         """Modules that symbol, keyword and signature entries name (the tokens that call for the API pass)."""
