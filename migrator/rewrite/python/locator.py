@@ -20,11 +20,11 @@ from migrator.rewrite.shell_strings import SHELL_KEYWORD, SHELL_STRING_CALLS
 # Calls whose string arguments are joined into one path (a path split over them cannot be edited).
 PATH_JOINERS = frozenset({"os.path.join", "path.join", "osp.join", "Path", "pathlib.Path", "PurePath",
                           "PurePosixPath", "PosixPath"})
-# Calls that hand their first argument to a shell (subprocess.* only with shell=True).
-SHELL_CALLS = frozenset({"os.system", "os.popen"})
+# The subprocess calls: each hands its first argument to a shell with `shell=True` (`SHELL_STRING_CALLS`
+# always do).
 SUBPROCESS_CALLS = frozenset({"subprocess.run", "subprocess.call", "subprocess.Popen", "subprocess.check_call",
                               "subprocess.check_output", "subprocess.getoutput", "subprocess.getstatusoutput"})
-CALLS_OF_INTEREST = PATH_JOINERS | SHELL_CALLS | SUBPROCESS_CALLS
+CALLS_OF_INTEREST = PATH_JOINERS | SHELL_STRING_CALLS | SUBPROCESS_CALLS
 STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
 
@@ -294,7 +294,7 @@ class Locator:
 
     def call(self, func: str, call_start: int, args: list[CallArgument]) -> None:
         """A call of one of CALLS_OF_INTEREST, before its arguments are visited."""
-        if func in SHELL_CALLS or func in SUBPROCESS_CALLS:
+        if func in SHELL_STRING_CALLS or func in SUBPROCESS_CALLS:
             self.shell_command(func, args)
         if func not in PATH_JOINERS or len(args) < 2:
             return
