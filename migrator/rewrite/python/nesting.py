@@ -23,6 +23,8 @@ import sys
 from itertools import accumulate
 from operator import sub
 
+from migrator.prefilter import NAME_BYTES
+
 # The bounds, in units of the estimate, with Python's default recursion limit (docs/robustness.md,
 # bench/parse_limits.py): `ast.parse` and `compile` fail at ~3,000 (Python refuses 200 brackets or 100
 # indents itself), libcst's native parser crashes the process at ~1,280 parentheses and 8,000
@@ -262,7 +264,7 @@ def nesting_depth_over(source: bytes, floor: int) -> int:
 _STRING_OR_COMMENT = re.compile(rb"[#'\"]")
 _COMMENT_REST = re.compile(rb"[^\r\n]*")
 _PREFIX_BYTES = frozenset(b"rRbBuUfF")
-_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_" + bytes(range(0x80, 0x100)))
+_NAME_BYTES = NAME_BYTES | frozenset(range(0x80, 0x100))  # a byte above 0x7f is a name's too, as in `_CODE`
 _TRIPLE_QUOTES = (b"'''", b'"""')
 _JOINED_LINE = re.compile(rb"\\(?:\r\n|\r|\n)")
 _INDENT = re.compile(rb"\n[ \t\f]+")
