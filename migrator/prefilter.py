@@ -11,6 +11,7 @@ imports nothing of the package, so rewriters may use the search too.
 
 from __future__ import annotations
 
+import functools
 import re
 from functools import cached_property
 from typing import NamedTuple
@@ -54,17 +55,9 @@ class Prefilter:
     @cached_property
     def _searches(self) -> _Searches:
         """The search, made when first asked for: a run's parent process hands the files to its workers and
-        never searches, and a pre-commit run of one script needs one kind's of the seven (2-3 ms each)."""
-        if self.engine == "none":
-            return _Searches(None, _never, _never, _never)
-        if self.engine == "re-trie":
-            plain = tuple(t for t in self.tokens if t not in self.imported)
-            return _Searches(None, _Grouped(plain, self.groups) if self.groups else _trie_search(plain, ()),
-                             _trie_search(self.imported, self.imported) if self.imported else _never,
-                             _trie_search(self.alone, ()) if self.alone else _never)
-        import ahocorasick_rs
-
-        return _Searches(_Scan(ahocorasick_rs, self.tokens, self.groups, self.imported, self.alone), None, None, None)
+        never searches, and a pre-commit run of one script needs one kind's of the seven (2-3 ms each).
+        Prefilters of the same tokens share one (`_searches_for`)."""
+        return _searches_for(self.engine, self.tokens, self.groups, self.imported, self.alone)
 
     def __call__(self, data: bytes) -> bool:
         return self.scope(data) in HITS
@@ -112,6 +105,25 @@ class _Searches(NamedTuple):
     search: object
     imported: object
     alone: object
+
+# A pass's prefilter is derived once per view state of the tables (`per_table_set`), and views that differ
+# only in what the pass does not read (a file that launches verl or not) derive the same tokens: the bench
+# tree's Python files had six automata built twice (0.2-1.9 ms each, in every worker). A search holds nothing
+# of a file, so one per distinct set of tokens serves every prefilter of them.
+@functools.lru_cache(maxsize=64)
+def _searches_for(engine: str, tokens: tuple[str, ...], groups: tuple[tuple[str, ...], ...],
+                  imported: tuple[str, ...], alone: tuple[str, ...]) -> _Searches:
+    if engine == "none":
+        return _Searches(None, _never, _never, _never)
+    if engine == "re-trie":
+        plain = tuple(t for t in tokens if t not in imported)
+        return _Searches(None, _Grouped(plain, groups) if groups else _trie_search(plain, ()),
+                         _trie_search(imported, imported) if imported else _never,
+                         _trie_search(alone, ()) if alone else _never)
+    import ahocorasick_rs
+
+    return _Searches(_Scan(ahocorasick_rs, tokens, groups, imported, alone), None, None, None)
+
 
 
 class _Scan:

@@ -53,6 +53,16 @@ def test_engines_match_a_whole_name_search(data, token, plant):
     assert Prefilter(TOKENS)(data) == expected
 
 
+def test_prefilters_of_the_same_tokens_share_one_search(engine_name):
+    # Views of one table set derive equal prefilters; each automaton costs milliseconds to build.
+    first, same = Prefilter(TOKENS, groups=[("verl", "workers")]), Prefilter(list(reversed(TOKENS)), groups=[("verl", "workers")])
+    other = Prefilter(TOKENS[:2], groups=[("verl", "workers")])
+    assert first._searches is same._searches
+    assert other._searches is not first._searches
+    assert not other(b"see examples/ppo_trainer/run.sh") and first(b"see examples/ppo_trainer/run.sh")
+    assert same(b"from verl.workers import x") and other(b"from verl.workers import x")
+
+
 def test_empty_token_set_matches_nothing():
     assert not Prefilter(())(b"anything")
 
