@@ -256,8 +256,14 @@ def entries(pattern: str, relpath: str = "") -> list[Path]:
 
 
 def remove(path: Path) -> None:
+    """Remove a cache entry: a file, or a directory of files (a table's shards and their locks)."""
     try:
-        path.unlink()
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            for inside in path.iterdir():
+                inside.unlink()
+            path.rmdir()
+        else:
+            path.unlink()
     except OSError:
         pass
 

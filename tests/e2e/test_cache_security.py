@@ -45,7 +45,9 @@ def _plant_everywhere(root: Path, markers: Path) -> list[Path]:
     """Replace every pickle of a warm cache with a plant that names its file; return the planted files."""
     planted = []
     for path in sorted(root.rglob("*.pickle")):
-        path.write_bytes(pickle.dumps(_Plant(markers / path.name.replace(".", "_"))))
+        # Named by the path below the root: a table's shards (`verdicts-<version>/3.pickle`) share names.
+        name = str(path.relative_to(root)).replace("/", "__").replace(".", "_")
+        path.write_bytes(pickle.dumps(_Plant(markers / name)))
         planted.append(path)
     return planted
 
@@ -91,7 +93,7 @@ def test_a_pickle_planted_by_another_user_is_never_loaded(tmp_path, warmed):
     markers = tmp_path / "markers"
     markers.mkdir()
     planted = _plant_everywhere(root, markers)
-    kinds = {p.name.split("-")[0] for p in planted}
+    kinds = {p.relative_to(root).parts[0].split("-")[0] for p in planted}
     assert {"tables", "facts", "parsed", "verdicts", "reviews"} <= kinds and (root / "composed").is_dir()
 
     # Control: the same plants, ours, are loaded (so the names are the ones a run reads).
@@ -119,15 +121,30 @@ def test_a_directory_of_another_user_inside_the_cache_keeps_its_pickles_out(tmp_
     markers.mkdir()
     _plant_everywhere(root / "composed", markers)
     os.chown(root / "composed", OTHER_UID, OTHER_UID)
-    for path in root.glob("verdicts-*.pickle"):
-        path.unlink()  # so the run composes, reading `composed/`
+    for path in root.glob("verdicts-*"):
+        shutil.rmtree(path)  # so the run composes, reading `composed/`
     _runs(scripts, env)
     assert list(markers.iterdir()) == []
     os.chown(root / "composed", 0, 0)
-    for path in root.glob("verdicts-*.pickle"):
-        path.unlink()
+    for path in root.glob("verdicts-*"):
+        shutil.rmtree(path)
     _runs(scripts, env)
     assert list(markers.iterdir()) != []  # control: ours, it is read
+
+
+def test_a_table_directory_of_another_user_keeps_its_shards_out(tmp_path, warmed):
+    root, scripts, env = _warm_cache(tmp_path, warmed)
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    (tables,) = root.glob("reviews-*")  # the shell reviews' shards: read by `--check --from`
+    assert tables.is_dir() and list(tables.glob("*.pickle"))
+    _plant_everywhere(tables, markers)
+    os.chown(tables, OTHER_UID, OTHER_UID)
+    _runs(scripts, env)
+    assert list(markers.iterdir()) == []
+    os.chown(tables, 0, 0)
+    _runs(scripts, env)
+    assert list(markers.iterdir()) != []  # control: ours, its shards are read
 
 
 @pytest.mark.parametrize("how", ["owned by another user", "group-writable", "world-writable"])

@@ -35,7 +35,13 @@ from migrator.verdict.mandatory import unset_message
 from migrator.verdict.memo import DiskTable
 
 APPEND_REFUSED = "Could not append to config. An item is already at"
-REVIEWS = DiskTable("reviews")  # (tree digest, code digest, script digest, applied edits) -> Review
+
+
+def _script_digest(key: tuple) -> str:
+    return key[2]
+
+
+REVIEWS = DiskTable("reviews", shard_by=_script_digest)  # (tree digest, code digest, script digest, edits, run) -> Review
 
 
 @lru_cache(maxsize=1)

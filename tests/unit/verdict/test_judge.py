@@ -263,6 +263,24 @@ def test_a_saved_table_prunes_the_files_other_versions_left(tmp_path, monkeypatc
     table.save()
     ours = table._name()
     # the newest other stays; an older format's file goes too; another table's (`reviews-test`) is not ours
-    assert sorted(p.name for p in root.glob("*.pickle")) == sorted(
+    assert sorted(p.name for p in root.glob("reviews*")) == sorted(
         [ours, "reviews-cccc-1.0-2.0.pickle", "reviews-test-dddd-1.0-2.0.pickle"])
+    assert (root / ours).is_dir()
     assert memo.DiskTable("reviews").table == {"k": 1}
+    # A newer version's save keeps ours as the newest other, shards and locks, and removes the older file.
+    os.utime(root / ours, (2_000_000, 2_000_000))
+    monkeypatch.setattr(memo, "code_version", lambda: "eeee")
+    newer = memo.DiskTable("reviews")
+    newer.table["k2"] = 2
+    newer.save()
+    newer_name = newer._name()
+    assert sorted(p.name for p in root.glob("reviews*")) == sorted(
+        [ours, newer_name, "reviews-test-dddd-1.0-2.0.pickle"])
+    assert memo.DiskTable("reviews").table == {"k2": 2}
+    os.utime(root / newer_name, (3_000_000, 3_000_000))
+    monkeypatch.setattr(memo, "code_version", lambda: "ffff")
+    newest = memo.DiskTable("reviews")
+    newest.table["k3"] = 3
+    newest.save()
+    assert sorted(p.name for p in root.glob("reviews*")) == sorted(
+        [newer_name, newest._name(), "reviews-test-dddd-1.0-2.0.pickle"])  # a directory goes whole

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -53,7 +55,9 @@ def test_a_foreign_lock_file_is_not_waited_for(tmp_path, monkeypatch):
     import fcntl
 
     monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
-    lock = cache.directory() / f"{DiskTable('shared')._name()}.lock"
+    shared = DiskTable("shared")
+    cache.directory(shared._name())
+    lock = cache.directory() / f"{shared.shard_file(shared.shard_of('k'))}.lock"
     lock.write_bytes(b"")
     lock.chmod(0o666)
     with open(lock, "rb") as held:
@@ -65,21 +69,41 @@ def test_a_foreign_lock_file_is_not_waited_for(tmp_path, monkeypatch):
             worker.kill()
         assert worker.exitcode == 0
     assert DiskTable("shared").table == {"k": "v"}
+    # Control: the same lock, ours alone and held, is waited for (so it is the one the save takes). Another
+    # process holds it: a forked worker would inherit this one's descriptor, and the lock with it.
+    lock.chmod(0o600)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'rb'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print(flush=True); time.sleep(60)", str(lock)],
+                              stdout=subprocess.PIPE)
+    try:
+        holder.stdout.readline()
+        worker = multiprocessing.get_context("fork").Process(target=_save_one, args=("shared",))
+        worker.start()
+        worker.join(1)
+        waited = worker.exitcode is None
+    finally:
+        holder.kill()  # lets go (the worker holds a copy of every pipe of this process: no end of input reaches it)
+        holder.wait()
+    worker.join(20)
+    assert waited and worker.exitcode == 0
 
 
 def test_a_value_is_unpickled_only_when_looked_up_and_a_broken_one_is_a_miss(tmp_path, monkeypatch):
-    """A worker looks up a few of a table's thousands of entries: the others are never unpickled, and one
-    that will not unpickle (a truncated write, another Python's) costs its own recomputation, not the table."""
+    """A worker looks up a few of a table's thousands of entries: only the shards of its keys are read and
+    only the values it asks for unpickled; one that will not unpickle (a truncated write, another Python's)
+    costs its own recomputation, not the table."""
     import pickle
 
     monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
     table = DiskTable("lazy")
-    table.table.update({"kept": ("a", 1), "broken": "x", "other": [2]})
+    keys = ["kept", "broken", "other"] + [f"k{i}" for i in range(40)]
+    table.table.update({key: (key, 1) for key in keys})
     table.save()
-    name = table._name()
-    raw = pickle.loads((cache.directory() / name).read_bytes())
+    assert len({table.shard_of(key) for key in keys}) > 1
+    broken = table.shard_file(table.shard_of("broken"))
+    raw = pickle.loads((cache.directory() / broken).read_bytes())
     raw["broken"] = raw["broken"][:-3]  # truncated
-    cache.store_pickle(name, raw)
+    cache.store_pickle(broken, raw)
     loads = []
     real_loads = pickle.loads
 
@@ -89,12 +113,33 @@ def test_a_value_is_unpickled_only_when_looked_up_and_a_broken_one_is_a_miss(tmp
 
     monkeypatch.setattr(pickle, "loads", counting)
     again = DiskTable("lazy").table
-    assert len(loads) == 1  # the file; no value yet
-    assert again["kept"] == ("a", 1) and again["kept"] is again["kept"] and len(loads) == 2
-    assert again.get("broken") is None and "broken" not in again and len(again) == 2
-    assert sorted(again) == ["kept", "other"]
+    assert loads == []  # no shard is read before a lookup needs it
+    assert again["kept"] == ("kept", 1) and again["kept"] is again["kept"] and len(loads) == 2  # its shard, its value
+    same_shard = [key for key in keys if table.shard_of(key) == table.shard_of("kept") and key != "kept"]
+    assert all(again[key] == (key, 1) for key in same_shard) and len(loads) == 2 + len(same_shard)
+    assert again.get("broken") is None and "broken" not in again and len(again) == len(keys) - 1
+    assert sorted(again) == sorted(set(keys) - {"broken"})
     again["broken"] = "computed again"
-    assert again == {"kept": ("a", 1), "other": [2], "broken": "computed again"}
+    assert again == {**{key: (key, 1) for key in keys}, "broken": "computed again"}
+
+
+def test_a_save_writes_only_the_shards_it_added_to(tmp_path, monkeypatch):
+    monkeypatch.setenv("VERL_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    table = DiskTable("sharded")
+    table.table.update({f"k{i}": i for i in range(64)})
+    table.save()
+    written = sorted(p.name for p in (cache.directory() / table._name()).glob("*.pickle"))
+    assert len(written) > 8
+    stored = []
+    store = cache.store_pickle
+    monkeypatch.setattr(cache, "store_pickle", lambda name, value: stored.append(name) or store(name, value))
+    again = DiskTable("sharded")
+    assert again.table["k1"] == 1
+    again.table["new"] = "n"
+    again.save()
+    again.save()  # nothing added since: nothing written
+    assert stored == [again.shard_file(again.shard_of("new"))]
+    assert DiskTable("sharded").table == {**{f"k{i}": i for i in range(64)}, "new": "n"}
 
 
 def test_an_unpicklable_value_is_left_out_of_the_save_and_the_rest_is_kept(tmp_path, monkeypatch):
