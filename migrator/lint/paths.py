@@ -58,8 +58,12 @@ def missing_paths(script):
 
 def _paths_in(script, tree, start: int, end: int):
     src = script.src
+    if src.find(b"/", start, end) < 0:
+        return  # every candidate below holds a `/`: most words of a launch (`a.b.c=1`) hold none
     roots = verl_layout().roots
     for m in _TOKEN.finditer(src, start, end):
+        if m.group().find(b"/") < 0:
+            continue
         token = m.group().decode("ascii")
         if "://" in token or src[m.end():m.end() + 1] in (b"$", b"*", b"{", b"?", b"["):
             continue
