@@ -429,12 +429,20 @@ def shell_text(script, start: int, end: int, at: int, split: bool = True) -> tup
 
 
 def _read_shell_text(script, start: int, end: int, at: int, split: bool) -> tuple[str, int]:
-    """`shell_text` byte by byte, following the quoting."""
+    """`shell_text` following the quoting: a run of bytes that mean themselves in every quoting at once, the
+    rest byte by byte (each byte of `data.train_files=` was a turn of this loop)."""
     src, i, quote, out = script.src, start, "", bytearray()
     start_quote = None
     while i < end:
         if i >= at and start_quote is None:
             start_quote = quote
+        run = _LITERAL_RUN.match(src, i, end)
+        if run is not None:  # no quote, escape, expansion, tilde or blank: kept from `at` on, the quoting as it was
+            if run.end() > at:
+                start_quote = quote if start_quote is None else start_quote
+                out += src[max(i, at):run.end()]
+            i = run.end()
+            continue
         c = src[i:i + 1]
         keep = out if i >= at else bytearray()  # before `at`: only the quoting state matters
         if split and start_quote is not None and c in (b" ", b"\t", b"\n") and quote == start_quote:
@@ -465,6 +473,7 @@ def _read_shell_text(script, start: int, end: int, at: int, split: bool) -> tupl
 
 # What `shell_text` must read byte by byte: quotes, escapes, expansions, a tilde; and the blanks that split.
 _SHELL_SPECIAL = re.compile(rb"[\'\"\\$`~]")
+_LITERAL_RUN = re.compile(rb"[^\'\"\\$`~ \t\n]+")  # what no quoting reads differently, blanks apart
 _BLANK = re.compile(rb"[ \t\n]")
 _VARIABLE = re.compile(rb"\$(?:([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\})")
 _SPECIAL = re.compile(rb"\$(?:[@*#?$!0-9-]|'[^']*')?")

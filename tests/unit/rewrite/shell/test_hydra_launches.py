@@ -32,7 +32,44 @@ def words(draw):
 def test_the_shortcut_reads_as_the_byte_by_byte_reading(word, split):
     src, start, at, end = word
     script = SimpleNamespace(src=src, literal_values={"a": "1"})
-    assert shell_text(script, start, end, at, split) == hydra_launches._read_shell_text(script, start, end, at, split)
+    assert shell_text(script, start, end, at, split) == byte_by_byte(script, start, end, at, split)
+    assert hydra_launches._read_shell_text(script, start, end, at, split) == byte_by_byte(script, start, end, at, split)
+
+
+def byte_by_byte(script, start: int, end: int, at: int, split: bool) -> tuple[str, int]:
+    """What bash makes of the word, read one byte at a time: the reading the runs of `_read_shell_text` must match."""
+    src, i, quote, out = script.src, start, "", bytearray()
+    start_quote = None
+    while i < end:
+        if i >= at and start_quote is None:
+            start_quote = quote
+        c = src[i:i + 1]
+        keep = out if i >= at else bytearray()  # before `at`: only the quoting state matters
+        if split and start_quote is not None and c in (b" ", b"\t", b"\n") and quote == start_quote:
+            end = i
+            break
+        if quote == "'" or (c == b"'" and not quote):
+            if c == b"'":
+                quote = "" if quote else "'"
+            else:
+                keep += c
+            i += 1
+        elif c == b'"':
+            quote, i = ("" if quote == '"' else '"'), i + 1
+        elif c == b"\\" and i + 1 < end and (not quote or src[i + 1:i + 2] in b'$`"\\\n'):
+            keep += b"" if src[i + 1:i + 2] == b"\n" else src[i + 1:i + 2]
+            i += 2
+        elif c in (b"$", b"`"):
+            i, value = hydra_launches._expansion(script, i, end)
+            keep += value.encode("utf-8")
+        elif c == b"~" and not quote and src[i - 1:i] in (b"=", b":") and i - 1 >= at:
+            keep += hydra_launches.PLACEHOLDER.encode()  # bash expands `key=~/x` to $HOME/x (tilde after `=` or `:`)
+            i += 1
+        else:
+            keep += c
+            i += 1
+    return out.decode("utf-8", "replace"), end
+
 
 
 @pytest.mark.parametrize("blank", [b" ", b"\t", b"\n"])
