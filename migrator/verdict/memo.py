@@ -17,6 +17,7 @@ for one (`_Entries`): a worker of a run looks up the reviews of its own scripts,
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import pickle
 import zlib
@@ -215,8 +216,10 @@ def _pickled(values: dict) -> dict:
     return out
 
 
+@functools.lru_cache(maxsize=1)
 def code_version() -> str:
-    """A hash of this package's source: a verdict computed by other code is never read back."""
+    """A hash of this package's source: a verdict computed by other code is never read back. Read once a
+    process: each shard's file name holds it (16 names a table)."""
     import hashlib
     from pathlib import Path
 
