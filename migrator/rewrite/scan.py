@@ -41,6 +41,8 @@ def find_keys_in_prose(src: bytes, start: int, end: int, maps: MappingSet,
 
 def find_paths(src: bytes, start: int, end: int, maps: MappingSet) -> Iterator[tuple[int, int, PathChange]]:
     """Old paths that end a path token on a `/` boundary (never a prefix of a longer name)."""
+    if src.find(b"/", start, end) < 0:
+        return  # every path holds a `/`: most pieces a walk hands over (`a.b.c=1`) hold none
     for m in PATH_TOKEN.finditer(src, start, end):
         token = m.group().rstrip(b".")
         if b"/" not in token:
