@@ -11,9 +11,8 @@ imports nothing of the package, so rewriters may use the search too.
 
 from __future__ import annotations
 
-import functools
 import re
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 # What `Prefilter.scope` finds: some token (or group) occurs whole; or only `imported` tokens do, where an
@@ -106,11 +105,12 @@ class _Searches(NamedTuple):
     imported: object
     alone: object
 
+
 # A pass's prefilter is derived once per view state of the tables (`per_table_set`), and views that differ
 # only in what the pass does not read (a file that launches verl or not) derive the same tokens: the bench
 # tree's Python files had six automata built twice (0.2-1.9 ms each, in every worker). A search holds nothing
 # of a file, so one per distinct set of tokens serves every prefilter of them.
-@functools.lru_cache(maxsize=64)
+@lru_cache(maxsize=64)
 def _searches_for(engine: str, tokens: tuple[str, ...], groups: tuple[tuple[str, ...], ...],
                   imported: tuple[str, ...], alone: tuple[str, ...]) -> _Searches:
     if engine == "none":
@@ -123,7 +123,6 @@ def _searches_for(engine: str, tokens: tuple[str, ...], groups: tuple[tuple[str,
     import ahocorasick_rs
 
     return _Searches(_Scan(ahocorasick_rs, tokens, groups, imported, alone), None, None, None)
-
 
 
 class _Scan:
