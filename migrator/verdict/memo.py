@@ -234,8 +234,7 @@ def _first(key: tuple) -> str:
 
 
 def _verdict_text(key: tuple) -> str:
-    _tree, config_dir, config_name, overrides = key
-    return "\n".join((config_dir, config_name, *overrides))
+    return repr(key[1:])  # the config and the overrides (strings, a missing config name None)
 
 
 PARSED = DiskTable("parsed", shard_by=str)  # override text -> (Override, None) | (None, Hydra's message)
