@@ -267,20 +267,16 @@ def test_a_saved_table_prunes_the_files_other_versions_left(tmp_path, monkeypatc
         [ours, "reviews-cccc-1.0-2.0.pickle", "reviews-test-dddd-1.0-2.0.pickle"])
     assert (root / ours).is_dir()
     assert memo.DiskTable("reviews").table == {"k": 1}
-    # A newer version's save keeps ours as the newest other, shards and locks, and removes the older file.
-    os.utime(root / ours, (2_000_000, 2_000_000))
-    monkeypatch.setattr(memo, "code_version", lambda: "eeee")
-    newer = memo.DiskTable("reviews")
-    newer.table["k2"] = 2
-    newer.save()
-    newer_name = newer._name()
-    assert sorted(p.name for p in root.glob("reviews*")) == sorted(
-        [ours, newer_name, "reviews-test-dddd-1.0-2.0.pickle"])
-    assert memo.DiskTable("reviews").table == {"k2": 2}
-    os.utime(root / newer_name, (3_000_000, 3_000_000))
-    monkeypatch.setattr(memo, "code_version", lambda: "ffff")
-    newest = memo.DiskTable("reviews")
-    newest.table["k3"] = 3
-    newest.save()
-    assert sorted(p.name for p in root.glob("reviews*")) == sorted(
-        [newer_name, newest._name(), "reviews-test-dddd-1.0-2.0.pickle"])  # a directory goes whole
+    # Each newer version's save keeps the one before as the newest other (a directory of shards and locks)
+    # and removes the older one whole: first the older format's file, then a directory.
+    previous, older = ours, "reviews-cccc-1.0-2.0.pickle"
+    for age, version in enumerate(["eeee", "ffff"], start=2):
+        os.utime(root / previous, (age * 1_000_000, age * 1_000_000))
+        monkeypatch.setattr(memo, "code_version", lambda version=version: version)
+        newer = memo.DiskTable("reviews")
+        newer.table[version] = age
+        newer.save()
+        assert sorted(p.name for p in root.glob("reviews*")) == sorted(
+            [previous, newer._name(), "reviews-test-dddd-1.0-2.0.pickle"]) and not (root / older).exists()
+        assert memo.DiskTable("reviews").table == {version: age}
+        previous, older = newer._name(), previous
