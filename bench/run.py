@@ -286,9 +286,11 @@ def main() -> int:
     jobs = args.jobs or len(os.sched_getaffinity(0))
     vm = verl_migrate()
     common = ["--from", args.from_release, "-q", "-j", str(jobs)]
-    # A user's plain `--check`: the same tables (the oldest release is the default), but with the files'
-    # release not named no launch is compared before and after (no value defaults, no run differences).
-    plain = ["-q", "-j", str(jobs)] if args.from_release == "v0.1" else None
+    # A user's plain `--check`: the same tables when --from is the default (the oldest release), but with the
+    # files' release not named no launch is compared before and after (no value defaults, no run differences).
+    from migrator.config import known_releases
+
+    plain = ["-q", "-j", str(jobs)] if known_releases()[:1] == [args.from_release] else None
     tokens = work / "tokens.txt"
     tokens.write_text("\n".join(sorted(mappings.old_tokens())) + "\n")
     script = work / "renames.sed"

@@ -62,7 +62,7 @@ def _paths_in(script, tree, start: int, end: int):
         return  # every candidate below holds a `/`: most words of a launch (`a.b.c=1`) hold none
     roots = verl_layout().roots
     for m in _TOKEN.finditer(src, start, end):
-        if m.group().find(b"/") < 0:
+        if b"/" not in m.group():
             continue
         token = m.group().decode("ascii")
         if "://" in token or src[m.end():m.end() + 1] in (b"$", b"*", b"{", b"?", b"["):
